@@ -1,0 +1,69 @@
+package dev.impipe.schemas.compat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.apache.avro.Schema;
+import org.apache.avro.SchemaCompatibility;
+import org.apache.avro.SchemaCompatibility.SchemaCompatibilityType;
+import org.apache.avro.SchemaCompatibility.SchemaPairCompatibility;
+
+/**
+ * Offline BACKWARD compatibility gate: the current schema of every record must read data written with
+ * each released version kept under {@code <released>/<RecordName>/v*.avsc}.
+ *
+ * <p>Run by the build at {@code process-classes}; a non-empty problem list fails {@code ./mvnw verify}.
+ */
+public final class CompatibilityCheck {
+
+  private CompatibilityCheck() {}
+
+  /** Returns one human-readable line per incompatibility; empty when every schema is compatible. */
+  public static List<String> check(Path currentDir, Path releasedDir) throws IOException {
+    List<String> problems = new ArrayList<>();
+    if (!Files.isDirectory(releasedDir)) {
+      return problems;
+    }
+    try (Stream<Path> recordDirs = Files.list(releasedDir)) {
+      for (Path recordDir : recordDirs.filter(Files::isDirectory).sorted().toList()) {
+        String name = recordDir.getFileName().toString();
+        Path current = currentDir.resolve(name + ".avsc");
+        if (!Files.exists(current)) {
+          problems.add(name + ": released schema has no current version " + current
+              + " (schemas are never removed)");
+          continue;
+        }
+        Schema reader = new Schema.Parser().parse(current.toFile());
+        try (Stream<Path> versions = Files.list(recordDir)) {
+          for (Path released : versions.filter(p -> p.toString().endsWith(".avsc")).sorted().toList()) {
+            Schema writer = new Schema.Parser().parse(released.toFile());
+            SchemaPairCompatibility result =
+                SchemaCompatibility.checkReaderWriterCompatibility(reader, writer);
+            if (result.getType() != SchemaCompatibilityType.COMPATIBLE) {
+              problems.add(name + ": current " + current.getFileName() + " cannot read data written with "
+                  + recordDir.getFileName() + "/" + released.getFileName() + ": "
+                  + result.getResult().getIncompatibilities());
+            }
+          }
+        }
+      }
+    }
+    return problems;
+  }
+
+  /** {@code CompatibilityCheck <currentDir> <releasedDir>}; throws (failing the build) on any incompatibility. */
+  public static void main(String[] args) throws IOException {
+    if (args.length != 2) {
+      throw new IllegalArgumentException("usage: CompatibilityCheck <current-avsc-dir> <released-dir>");
+    }
+    List<String> problems = check(Path.of(args[0]), Path.of(args[1]));
+    if (!problems.isEmpty()) {
+      throw new IllegalStateException("Schema changes are not BACKWARD compatible:\n  "
+          + String.join("\n  ", problems));
+    }
+    System.out.println("[schema-compatibility] every schema reads all released versions under " + args[1]);
+  }
+}

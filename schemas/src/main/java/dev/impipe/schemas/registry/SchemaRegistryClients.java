@@ -1,0 +1,27 @@
+package dev.impipe.schemas.registry;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/** Picks the client for a registry URL: {@code mock://...} in memory, anything else over HTTP. */
+public final class SchemaRegistryClients {
+
+  /** Serde config key, as in Confluent's serdes. */
+  public static final String URL_CONFIG = "schema.registry.url";
+
+  private static final Map<String, SchemaRegistryClient> SHARED = new ConcurrentHashMap<>();
+
+  private SchemaRegistryClients() {}
+
+  /** A client for {@code url}, shared per URL so all serdes of a process share one cache. */
+  public static SchemaRegistryClient forUrl(String url) {
+    if (url == null || url.isBlank()) {
+      throw new SchemaRegistryException("No schema registry URL configured (" + URL_CONFIG + ")");
+    }
+    String trimmed = url.trim();
+    if (trimmed.startsWith("mock://")) {
+      return InMemorySchemaRegistry.forScope(trimmed);
+    }
+    return SHARED.computeIfAbsent(trimmed, RestSchemaRegistryClient::new);
+  }
+}
