@@ -1,0 +1,121 @@
+package dev.impipe.runtime.config;
+
+import java.nio.file.Path;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * Settings shared by every part of the pipeline, built from the environment by {@link #fromEnv(Map)}, a
+ * pure function (tests pass a map). Module-specific settings live in each module's own config.
+ *
+ * @param bootstrapServers Kafka bootstrap servers; empty means "start the embedded broker" in local mode
+ * @param schemaRegistryUrl registry base URL; empty means "start the embedded registry" in local mode
+ * @param topicPrefix prefix of every topic name and application id (default {@code im.})
+ * @param httpPort port of the HTTP API
+ * @param stateDir Kafka Streams state directory root
+ * @param conversationPartitions partitions of conversation-keyed topics
+ * @param userPartitions partitions of user-keyed topics
+ * @param replicationFactor replication factor of created topics
+ * @param kafkaOverrides client properties from {@code KAFKA_*} variables (e.g. KAFKA_SASL_MECHANISM)
+ */
+public record ImConfig(
+    Optional<String> bootstrapServers,
+    Optional<String> schemaRegistryUrl,
+    String topicPrefix,
+    int httpPort,
+    Path stateDir,
+    int conversationPartitions,
+    int userPartitions,
+    short replicationFactor,
+    Map<String, String> kafkaOverrides) {
+
+  public static final String KAFKA_BOOTSTRAP_SERVERS = "KAFKA_BOOTSTRAP_SERVERS";
+  public static final String SCHEMA_REGISTRY_URL = "SCHEMA_REGISTRY_URL";
+  public static final String IM_TOPIC_PREFIX = "IM_TOPIC_PREFIX";
+  public static final String IM_HTTP_PORT = "IM_HTTP_PORT";
+  public static final String IM_STATE_DIR = "IM_STATE_DIR";
+  public static final String IM_CONVERSATION_PARTITIONS = "IM_CONVERSATION_PARTITIONS";
+  public static final String IM_USER_PARTITIONS = "IM_USER_PARTITIONS";
+  public static final String IM_REPLICATION_FACTOR = "IM_REPLICATION_FACTOR";
+
+  /** Variables of Kafka's own scripts, not client properties. */
+  private static final Set<String> NOT_CLIENT_PROPERTIES = Set.of(
+      KAFKA_BOOTSTRAP_SERVERS, "KAFKA_HEAP_OPTS", "KAFKA_OPTS", "KAFKA_JVM_PERFORMANCE_OPTS",
+      "KAFKA_LOG4J_OPTS", "KAFKA_JMX_OPTS", "KAFKA_GC_LOG_OPTS", "KAFKA_DEBUG", "KAFKA_HOME");
+
+  public ImConfig {
+    kafkaOverrides = Map.copyOf(kafkaOverrides);
+  }
+
+  /** Builds the config from environment variables; throws {@link InvalidConfigException} naming the variable. */
+  public static ImConfig fromEnv(Map<String, String> environment) {
+    Env env = new Env(environment);
+    Optional<String> bootstrap = env.optional(KAFKA_BOOTSTRAP_SERVERS);
+    bootstrap.ifPresent(b -> {
+      for (String hostPort : b.split(",")) {
+        String hp = hostPort.trim();
+        int colon = hp.lastIndexOf(':');
+        if (colon <= 0 || !hp.substring(colon + 1).matches("\\d{1,5}")) {
+          throw new InvalidConfigException(KAFKA_BOOTSTRAP_SERVERS + "='" + b
+              + "' is invalid: expected host:port[,host:port...]");
+        }
+      }
+    });
+    Optional<String> registry = env.optional(SCHEMA_REGISTRY_URL);
+    registry.ifPresent(r -> {
+      if (!r.matches("(?i)(https?|mock)://\\S+")) {
+        throw new InvalidConfigException(SCHEMA_REGISTRY_URL + "='" + r
+            + "' is invalid: expected an http(s):// URL (or mock://scope in tests)");
+      }
+    });
+    String prefix = env.string(IM_TOPIC_PREFIX, "im.", p -> p.matches("[A-Za-z0-9._-]{0,100}"),
+        "letters, digits, '.', '_' or '-' (at most 100)");
+    int port = env.integer(IM_HTTP_PORT, 8080, 0, 65535);
+    Path stateDir = Path.of(env.string(IM_STATE_DIR,
+        Path.of(System.getProperty("java.io.tmpdir"), "im-streams").toString()));
+    int conversationPartitions = env.integer(IM_CONVERSATION_PARTITIONS, 12, 1, 10_000);
+    int userPartitions = env.integer(IM_USER_PARTITIONS, 24, 1, 10_000);
+    short replication = (short) env.integer(IM_REPLICATION_FACTOR, 1, 1, 32);
+
+    Map<String, String> overrides = new TreeMap<>();
+    environment.forEach((name, value) -> {
+      if (name.startsWith("KAFKA_") && !NOT_CLIENT_PROPERTIES.contains(name) && value != null) {
+        overrides.put(name.substring("KAFKA_".length()).toLowerCase(Locale.ROOT).replace('_', '.'), value);
+      }
+    });
+    return new ImConfig(bootstrap, registry, prefix, port, stateDir, conversationPartitions, userPartitions,
+        replication, overrides);
+  }
+
+  /** The bootstrap servers, which must be known by now (after local mode started its broker). */
+  public String requireBootstrapServers() {
+    return bootstrapServers.orElseThrow(() -> new InvalidConfigException(KAFKA_BOOTSTRAP_SERVERS + " is not set"));
+  }
+
+  /** The registry URL, which must be known by now. */
+  public String requireSchemaRegistryUrl() {
+    return schemaRegistryUrl.orElseThrow(() -> new InvalidConfigException(SCHEMA_REGISTRY_URL + " is not set"));
+  }
+
+  /** A copy pointing at the given broker and registry (local mode fills these in after starting them). */
+  public ImConfig withEndpoints(String bootstrap, String registryUrl) {
+    return new ImConfig(Optional.of(bootstrap), Optional.of(registryUrl), topicPrefix, httpPort, stateDir,
+        conversationPartitions, userPartitions, replicationFactor, kafkaOverrides);
+  }
+
+  /** A copy with another HTTP port and state dir (tests, second instances). */
+  public ImConfig withHttpPort(int port, Path state) {
+    return new ImConfig(bootstrapServers, schemaRegistryUrl, topicPrefix, port, state,
+        conversationPartitions, userPartitions, replicationFactor, kafkaOverrides);
+  }
+
+  /** Properties every Kafka client of the pipeline starts from. */
+  public Map<String, Object> clientProperties() {
+    Map<String, Object> props = new TreeMap<>(kafkaOverrides);
+    props.put("bootstrap.servers", requireBootstrapServers());
+    return props;
+  }
+}

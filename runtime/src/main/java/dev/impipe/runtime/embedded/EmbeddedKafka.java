@@ -1,0 +1,149 @@
+package dev.impipe.runtime.embedded;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import kafka.server.KafkaConfig;
+import kafka.server.KafkaRaftServer;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.metadata.storage.Formatter;
+import org.apache.kafka.server.common.MetadataVersion;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The real Kafka broker ({@code kafka_2.13}) as a single combined broker+controller node in KRaft mode, bound to
+ * 127.0.0.1 only. Storage is formatted on first start; a data dir that was formatted before is reused, so
+ * everything survives a restart. A temporary data dir is deleted on close.
+ */
+public final class EmbeddedKafka implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(EmbeddedKafka.class);
+
+  private final KafkaRaftServer server;
+  private final Path dataDir;
+  private final boolean deleteOnClose;
+  private final int brokerPort;
+  private boolean closed;
+
+  private EmbeddedKafka(KafkaRaftServer server, Path dataDir, boolean deleteOnClose, int brokerPort) {
+    this.server = server;
+    this.dataDir = dataDir;
+    this.deleteOnClose = deleteOnClose;
+    this.brokerPort = brokerPort;
+  }
+
+  /** Starts a broker on free ports with a temporary data dir deleted on close. */
+  public static EmbeddedKafka start() {
+    try {
+      return start(Files.createTempDirectory("im-kafka-"), true, 0, 0, Map.of());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /**
+   * Starts a broker.
+   *
+   * @param dataDir log dir; formatted if new, reused if formatted before
+   * @param deleteOnClose whether {@link #close()} deletes {@code dataDir}
+   * @param brokerPort client port, 0 for any free one
+   * @param controllerPort KRaft controller port, 0 for any free one
+   * @param overrides broker properties to add or replace
+   */
+  public static EmbeddedKafka start(Path dataDir, boolean deleteOnClose, int brokerPort, int controllerPort,
+      Map<String, String> overrides) {
+    int port = brokerPort > 0 ? brokerPort : FreePorts.next();
+    int cport = controllerPort > 0 ? controllerPort : FreePorts.next();
+    Path logDir = dataDir.resolve("kafka-logs");
+    Properties props = new Properties();
+    props.put("process.roles", "broker,controller");
+    props.put("node.id", "1");
+    props.put("controller.quorum.voters", "1@127.0.0.1:" + cport);
+    props.put("listeners", "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + cport);
+    props.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + port);
+    props.put("controller.listener.names", "CONTROLLER");
+    props.put("inter.broker.listener.name", "PLAINTEXT");
+    props.put("listener.security.protocol.map", "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT");
+    props.put("log.dirs", logDir.toString());
+    // Single node: internal topics with one replica, or exactly-once cannot start.
+    props.put("offsets.topic.replication.factor", "1");
+    props.put("offsets.topic.num.partitions", "6");
+    props.put("transaction.state.log.replication.factor", "1");
+    props.put("transaction.state.log.min.isr", "1");
+    props.put("transaction.state.log.num.partitions", "6");
+    props.put("share.coordinator.state.topic.replication.factor", "1");
+    props.put("share.coordinator.state.topic.min.isr", "1");
+    props.put("group.initial.rebalance.delay.ms", "0");
+    props.put("num.partitions", "1");
+    props.put("auto.create.topics.enable", "false");
+    props.put("log.segment.bytes", Integer.toString(64 * 1024 * 1024));
+    props.putAll(overrides);
+    try {
+      Files.createDirectories(logDir);
+      KafkaConfig config = new KafkaConfig(props, false);
+      if (!Files.exists(logDir.resolve("meta.properties"))) {
+        new Formatter()
+            .setPrintStream(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()))
+            .setNodeId(1)
+            .setClusterId(Uuid.randomUuid().toString())
+            .setDirectories(List.of(logDir.toString()))
+            .setMetadataLogDirectory(config.metadataLogDir())
+            .setControllerListenerName("CONTROLLER")
+            .setReleaseVersion(MetadataVersion.latestProduction())
+            .run();
+      }
+      KafkaRaftServer server = new KafkaRaftServer(config, Time.SYSTEM);
+      server.startup();
+      EmbeddedKafka kafka = new EmbeddedKafka(server, dataDir, deleteOnClose, port);
+      kafka.awaitReady(Duration.ofSeconds(60));
+      LOG.info("Embedded Kafka {} ready on {} (data in {})", kafkaVersion(), kafka.bootstrapServers(), dataDir);
+      return kafka;
+    } catch (Exception e) {
+      throw new IllegalStateException("Embedded Kafka failed to start in " + dataDir + ": " + e.getMessage(), e);
+    }
+  }
+
+  private void awaitReady(Duration timeout) throws Exception {
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers()))) {
+      admin.describeCluster().nodes().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    }
+  }
+
+  public String bootstrapServers() {
+    return "127.0.0.1:" + brokerPort;
+  }
+
+  public int port() {
+    return brokerPort;
+  }
+
+  public Path dataDir() {
+    return dataDir;
+  }
+
+  static String kafkaVersion() {
+    return org.apache.kafka.common.utils.AppInfoParser.getVersion();
+  }
+
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    server.shutdown();
+    server.awaitShutdown();
+    if (deleteOnClose) {
+      Dirs.deleteRecursively(dataDir);
+    }
+  }
+}

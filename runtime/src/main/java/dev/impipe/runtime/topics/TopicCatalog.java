@@ -1,0 +1,42 @@
+package dev.impipe.runtime.topics;
+
+import dev.impipe.runtime.config.ImConfig;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+
+/** Every topic of the pipeline with its partitioning and retention (DESIGN.md's topic table). */
+public final class TopicCatalog {
+
+  public static final String CONVERSATION_KEYED = "conversation";
+  public static final String USER_KEYED = "user";
+  public static final String DELIVERY_KEYED = "delivery";
+
+  private static final String SEVEN_DAYS = Long.toString(Duration.ofDays(7).toMillis());
+  private static final String THIRTY_DAYS = Long.toString(Duration.ofDays(30).toMillis());
+  private static final String FOREVER = "-1";
+
+  private TopicCatalog() {}
+
+  public static List<TopicSpec> specs(TopicNames names, ImConfig config) {
+    int conv = config.conversationPartitions();
+    int user = config.userPartitions();
+    return List.of(
+        // The store timeline: offset = conversation seq, kept for history (roaming).
+        new TopicSpec(names.messages(), conv, delete(FOREVER), CONVERSATION_KEYED),
+        // Keyed by groupId, so it cannot be compacted (that would keep one member per group): kept whole.
+        new TopicSpec(names.groupMembers(), conv, delete(FOREVER), CONVERSATION_KEYED),
+        // The sync timeline: offset = user seq; a week, as seed 001 keeps its inbox.
+        new TopicSpec(names.inbox(), user, delete(SEVEN_DAYS), USER_KEYED),
+        new TopicSpec(names.deviceCursors(), user, delete(SEVEN_DAYS), USER_KEYED),
+        new TopicSpec(names.deliveries(), user, delete(SEVEN_DAYS), USER_KEYED),
+        new TopicSpec(names.acks(), user, delete(SEVEN_DAYS), USER_KEYED),
+        new TopicSpec(names.ackTimeouts(), user, delete(SEVEN_DAYS), USER_KEYED),
+        new TopicSpec(names.delayed(), conv, delete(SEVEN_DAYS), null),
+        new TopicSpec(names.rejected(), conv, delete(THIRTY_DAYS), null));
+  }
+
+  private static Map<String, String> delete(String retentionMs) {
+    return Map.of("cleanup.policy", "delete", "retention.ms", retentionMs);
+  }
+}

@@ -1,0 +1,108 @@
+package dev.impipe.runtime.topics;
+
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Creates missing topics with their configs and verifies existing ones; fails clearly on a mismatch. */
+public final class TopicProvisioner {
+
+  private static final Logger LOG = LoggerFactory.getLogger(TopicProvisioner.class);
+  private static final long TIMEOUT_S = 60;
+
+  private final Admin admin;
+  private final short replicationFactor;
+
+  public TopicProvisioner(Admin admin, short replicationFactor) {
+    this.admin = admin;
+    this.replicationFactor = replicationFactor;
+  }
+
+  /** Makes every topic of {@code specs} exist as specified; returns the names it created. */
+  public List<String> ensure(Collection<TopicSpec> specs) {
+    try {
+      Set<String> existing = admin.listTopics().names().get(TIMEOUT_S, TimeUnit.SECONDS);
+      List<NewTopic> missing = new ArrayList<>();
+      for (TopicSpec spec : specs) {
+        if (!existing.contains(spec.name())) {
+          missing.add(new NewTopic(spec.name(), spec.partitions(), replicationFactor).configs(spec.configs()));
+        }
+      }
+      if (!missing.isEmpty()) {
+        admin.createTopics(missing).values().forEach((name, future) -> {
+          try {
+            future.get(TIMEOUT_S, TimeUnit.SECONDS);
+          } catch (ExecutionException e) {
+            if (!(e.getCause() instanceof TopicExistsException)) {
+              throw new TopicMismatchException("Cannot create topic " + name + ": " + e.getCause().getMessage());
+            }
+          } catch (InterruptedException | TimeoutException e) {
+            throw new TopicMismatchException("Timed out creating topic " + name);
+          }
+        });
+      }
+      verify(specs);
+      return missing.stream().map(NewTopic::name).toList();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new TopicMismatchException("Interrupted while provisioning topics");
+    } catch (ExecutionException | TimeoutException e) {
+      throw new TopicMismatchException("Cannot list topics: " + e);
+    }
+  }
+
+  /** Checks configs and co-partitioning of the topics as they now exist. */
+  public void verify(Collection<TopicSpec> specs) throws InterruptedException, ExecutionException, TimeoutException {
+    List<String> names = specs.stream().map(TopicSpec::name).toList();
+    Map<String, TopicDescription> descriptions =
+        admin.describeTopics(names).allTopicNames().get(TIMEOUT_S, TimeUnit.SECONDS);
+    Map<ConfigResource, Config> configs = admin.describeConfigs(names.stream()
+        .map(n -> new ConfigResource(ConfigResource.Type.TOPIC, n)).toList()).all().get(TIMEOUT_S, TimeUnit.SECONDS);
+
+    List<String> problems = new ArrayList<>();
+    Map<String, Map<String, Integer>> groups = new HashMap<>();
+    for (TopicSpec spec : specs) {
+      int partitions = descriptions.get(spec.name()).partitions().size();
+      if (spec.coPartitionGroup() != null) {
+        groups.computeIfAbsent(spec.coPartitionGroup(), g -> new TreeMap<>()).put(spec.name(), partitions);
+      }
+      if (partitions != spec.partitions()) {
+        LOG.warn("Topic {} has {} partitions, configured {}: keeping the existing count", spec.name(), partitions,
+            spec.partitions());
+      }
+      String policy = configs.get(new ConfigResource(ConfigResource.Type.TOPIC, spec.name()))
+          .get("cleanup.policy").value();
+      String wanted = spec.configs().get("cleanup.policy");
+      if (wanted != null && !wanted.equals(policy)) {
+        problems.add(spec.name() + " has cleanup.policy=" + policy + ", expected " + wanted);
+      }
+    }
+    groups.forEach((group, counts) -> {
+      if (counts.values().stream().distinct().count() > 1) {
+        problems.add("topics keyed by " + group + " id must be co-partitioned (equal partition counts), but "
+            + counts.entrySet().stream().map(e -> e.getKey() + " has " + e.getValue())
+                .collect(Collectors.joining(", ")));
+      }
+    });
+    if (!problems.isEmpty()) {
+      throw new TopicMismatchException("Existing topics do not match the pipeline's needs:\n  "
+          + String.join("\n  ", problems));
+    }
+  }
+}
