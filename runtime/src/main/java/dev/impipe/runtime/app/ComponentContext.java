@@ -1,0 +1,37 @@
+package dev.impipe.runtime.app;
+
+import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.http.HttpApi;
+import dev.impipe.runtime.topics.ImTopics;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Map;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.Topology;
+
+/** What a {@link PipelineComponent} gets from the process it runs in. */
+public interface ComponentContext {
+
+  ImConfig config();
+
+  /** The raw environment, for module-specific settings (each module parses its own, by a pure function). */
+  Map<String, String> env();
+
+  ImTopics topics();
+
+  MeterRegistry metrics();
+
+  /** The HTTP API to add routes to. */
+  HttpApi http();
+
+  /**
+   * Starts a Kafka Streams app with the pipeline's defaults (exactly-once v2, dead-letter queue to the rejected
+   * topic, state under the configured state dir, metrics bound); {@code /health} waits for it to be RUNNING.
+   *
+   * @param name application id suffix; the id is the topic prefix + name
+   * @param overrides Streams properties to add or replace
+   */
+  KafkaStreams startStreams(String name, Topology topology, Map<String, Object> overrides);
+
+  /** Closes {@code resource} when the process stops, in reverse order of registration. */
+  <T extends AutoCloseable> T closeOnShutdown(T resource);
+}

@@ -1,0 +1,187 @@
+package dev.impipe.runtime.app;
+
+import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.http.HttpApi;
+import dev.impipe.runtime.http.Response;
+import dev.impipe.runtime.topics.ImTopics;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.errors.LogAndContinueExceptionHandler;
+import org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs pipeline components in one process: the HTTP API with {@code /health} and {@code /metrics}, their Kafka
+ * Streams apps, and an orderly shutdown.
+ */
+public final class PipelineRuntime implements ComponentContext, AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(PipelineRuntime.class);
+
+  private final ImConfig config;
+  private final Map<String, String> env;
+  private final ImTopics topics;
+  private final PrometheusMeterRegistry metrics;
+  private final HttpApi http;
+  private final Map<String, KafkaStreams> streams = new LinkedHashMap<>();
+  private final Deque<AutoCloseable> closeables = new ArrayDeque<>();
+  private final String advertisedHost;
+
+  public PipelineRuntime(ImConfig config, Map<String, String> env, ImTopics topics) throws java.io.IOException {
+    this.config = config;
+    this.env = Map.copyOf(env);
+    this.topics = topics;
+    this.metrics = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    new JvmMemoryMetrics().bindTo(metrics);
+    new JvmGcMetrics().bindTo(metrics);
+    new JvmThreadMetrics().bindTo(metrics);
+    new ClassLoaderMetrics().bindTo(metrics);
+    new ProcessorMetrics().bindTo(metrics);
+    new UptimeMetrics().bindTo(metrics);
+    String host = env.getOrDefault("IM_HTTP_HOST", "127.0.0.1");
+    this.advertisedHost = env.getOrDefault("IM_ADVERTISED_HOST", host.equals("0.0.0.0") ? "127.0.0.1" : host);
+    int threads = Integer.parseInt(env.getOrDefault("IM_HTTP_THREADS", "32"));
+    this.http = new HttpApi(host, config.httpPort(), threads);
+    http.route("GET", "/health", r -> health());
+    http.route("GET", "/metrics", r -> Response.text(200, "text/plain; version=0.0.4; charset=utf-8",
+        metrics.scrape()));
+  }
+
+  /** Starts the HTTP server, then every component in order. */
+  public void start(List<PipelineComponent> components) throws Exception {
+    http.start();
+    for (PipelineComponent component : components.stream()
+        .sorted(java.util.Comparator.comparingInt(PipelineComponent::order)).toList()) {
+      long t0 = System.nanoTime();
+      component.start(this);
+      LOG.info("Component {} started in {} ms", component.name(), (System.nanoTime() - t0) / 1_000_000);
+    }
+  }
+
+  private Response health() {
+    Map<String, Object> apps = new LinkedHashMap<>();
+    boolean up = true;
+    for (Map.Entry<String, KafkaStreams> e : streams.entrySet()) {
+      KafkaStreams.State state = e.getValue().state();
+      apps.put(e.getKey(), state.name());
+      up &= state == KafkaStreams.State.RUNNING;
+    }
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("status", up ? "UP" : "DOWN");
+    body.put("streams", apps);
+    return Response.json(up ? 200 : 503, body);
+  }
+
+  /** True when every Streams app is RUNNING. */
+  public boolean healthy() {
+    return streams.values().stream().allMatch(s -> s.state() == KafkaStreams.State.RUNNING);
+  }
+
+  @Override
+  public KafkaStreams startStreams(String name, Topology topology, Map<String, Object> overrides) {
+    Properties props = streamsProperties(name, overrides);
+    LOG.info("Topology of {}:\n{}", props.get(StreamsConfig.APPLICATION_ID_CONFIG), topology.describe());
+    KafkaStreams app = new KafkaStreams(topology, props);
+    app.setUncaughtExceptionHandler(e -> {
+      LOG.error("Stream thread of {} died; replacing it", name, e);
+      return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
+    });
+    KafkaStreamsMetrics binder = new KafkaStreamsMetrics(app);
+    binder.bindTo(metrics);
+    streams.put(name, app);
+    closeOnShutdown(() -> {
+      app.close(Duration.ofSeconds(30));
+      binder.close();
+    });
+    app.start();
+    return app;
+  }
+
+  /** The Streams properties every app of the pipeline starts from. */
+  public Properties streamsProperties(String name, Map<String, Object> overrides) {
+    Properties props = new Properties();
+    props.putAll(config.clientProperties());
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, config.topicPrefix() + name);
+    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+    props.put(StreamsConfig.STATE_DIR_CONFIG, config.stateDir().toString());
+    props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, (int) config.replicationFactor());
+    props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, advertisedHost + ":" + http.port());
+    // One bad record never stops a topology: it goes to the rejected topic with the reason in headers.
+    props.put(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, topics.names().rejected());
+    props.put(StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, LogAndContinueExceptionHandler.class);
+    props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG,
+        LogAndContinueProcessingExceptionHandler.class);
+    props.putAll(overrides);
+    return props;
+  }
+
+  @Override
+  public ImConfig config() {
+    return config;
+  }
+
+  @Override
+  public Map<String, String> env() {
+    return env;
+  }
+
+  @Override
+  public ImTopics topics() {
+    return topics;
+  }
+
+  @Override
+  public MeterRegistry metrics() {
+    return metrics;
+  }
+
+  @Override
+  public HttpApi http() {
+    return http;
+  }
+
+  /** The running Streams apps by name. */
+  public Map<String, KafkaStreams> streams() {
+    return java.util.Collections.unmodifiableMap(streams);
+  }
+
+  @Override
+  public synchronized <T extends AutoCloseable> T closeOnShutdown(T resource) {
+    closeables.push(resource);
+    return resource;
+  }
+
+  @Override
+  public synchronized void close() {
+    http.close();
+    while (!closeables.isEmpty()) {
+      AutoCloseable c = closeables.pop();
+      try {
+        c.close();
+      } catch (Exception e) {
+        LOG.warn("Error while closing {}", c, e);
+      }
+    }
+    metrics.close();
+  }
+}

@@ -1,0 +1,64 @@
+package dev.impipe.runtime.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.util.Map;
+import java.util.Optional;
+
+/** An HTTP request as handlers see it. */
+public record Request(String method, String path, Map<String, String> pathParams, Map<String, String> query,
+    Map<String, String> headers, byte[] body) {
+
+  /** A path variable of the route pattern ({@code {name}}). */
+  public String path(String name) {
+    return pathParams.get(name);
+  }
+
+  public Optional<String> query(String name) {
+    String value = query.get(name);
+    return value == null || value.isEmpty() ? Optional.empty() : Optional.of(value);
+  }
+
+  /** An integer query parameter within bounds; 400 naming the parameter otherwise. */
+  public long longQuery(String name, long defaultValue, long min, long max) {
+    Optional<String> raw = query(name);
+    if (raw.isEmpty()) {
+      return defaultValue;
+    }
+    long value;
+    try {
+      value = Long.parseLong(raw.get());
+    } catch (NumberFormatException e) {
+      throw HttpError.badRequest("query parameter '" + name + "' must be a whole number, got '" + raw.get() + "'");
+    }
+    if (value < min || value > max) {
+      throw HttpError.badRequest("query parameter '" + name + "' must be between " + min + " and " + max
+          + ", got " + value);
+    }
+    return value;
+  }
+
+  /** The body parsed as a JSON object; 400 when it is empty, malformed or not an object. */
+  public JsonNode jsonObject() {
+    if (body.length == 0) {
+      throw HttpError.badRequest("request body must be a JSON object");
+    }
+    try {
+      JsonNode node = Json.MAPPER.readTree(body);
+      if (node == null || !node.isObject()) {
+        throw HttpError.badRequest("request body must be a JSON object");
+      }
+      return node;
+    } catch (IOException e) {
+      throw HttpError.badRequest("malformed JSON body: " + firstLine(e.getMessage()));
+    }
+  }
+
+  private static String firstLine(String message) {
+    if (message == null) {
+      return "unreadable";
+    }
+    int nl = message.indexOf('\n');
+    return nl < 0 ? message : message.substring(0, nl);
+  }
+}
