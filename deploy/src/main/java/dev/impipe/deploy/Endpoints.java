@@ -1,0 +1,81 @@
+package dev.impipe.deploy;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+
+/**
+ * Where a running {@code bin/im local} listens, written to {@code ~/.im/local.properties} so that {@code bin/im
+ * produce} and {@code tail} in another shell find it without flags. Environment variables win over the file.
+ */
+public record Endpoints(String bootstrapServers, String schemaRegistryUrl, String httpUrl, long pid) {
+
+  static Path file() {
+    String override = System.getenv("IM_LOCAL_ENDPOINTS_FILE");
+    return override != null ? Path.of(override) : Path.of(System.getProperty("user.home"), ".im", "local.properties");
+  }
+
+  void write() {
+    Properties p = new Properties();
+    p.setProperty("bootstrap.servers", bootstrapServers);
+    p.setProperty("schema.registry.url", schemaRegistryUrl);
+    p.setProperty("http.url", httpUrl);
+    p.setProperty("pid", Long.toString(pid));
+    try {
+      Files.createDirectories(file().getParent());
+      try (OutputStream out = Files.newOutputStream(file())) {
+        p.store(out, "written by bin/im local; removed when it stops");
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Removes the file if it still describes this process. */
+  void remove() {
+    readFile().filter(e -> e.pid == pid).ifPresent(e -> {
+      try {
+        Files.deleteIfExists(file());
+      } catch (IOException ignored) {
+        // best effort
+      }
+    });
+  }
+
+  static Optional<Endpoints> readFile() {
+    Path file = file();
+    if (!Files.exists(file)) {
+      return Optional.empty();
+    }
+    Properties p = new Properties();
+    try (InputStream in = Files.newInputStream(file)) {
+      p.load(in);
+    } catch (IOException e) {
+      return Optional.empty();
+    }
+    long pid = Long.parseLong(p.getProperty("pid", "-1"));
+    if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
+      return Optional.of(new Endpoints(p.getProperty("bootstrap.servers"), p.getProperty("schema.registry.url"),
+          p.getProperty("http.url"), pid));
+    }
+    return Optional.empty();
+  }
+
+  /** Broker and registry for the CLI: the environment first, else a running {@code bin/im local}. */
+  static Map.Entry<String, String> resolve(Map<String, String> env) {
+    Optional<Endpoints> local = readFile();
+    String bootstrap = Optional.ofNullable(env.get("KAFKA_BOOTSTRAP_SERVERS")).filter(s -> !s.isBlank())
+        .or(() -> local.map(Endpoints::bootstrapServers))
+        .orElseThrow(() -> new CliException("No Kafka broker: set KAFKA_BOOTSTRAP_SERVERS, or start `bin/im local`"));
+    String registry = Optional.ofNullable(env.get("SCHEMA_REGISTRY_URL")).filter(s -> !s.isBlank())
+        .or(() -> local.map(Endpoints::schemaRegistryUrl))
+        .orElseThrow(() -> new CliException("No schema registry: set SCHEMA_REGISTRY_URL, or start `bin/im local`"));
+    return Map.entry(bootstrap, registry);
+  }
+}

@@ -1,0 +1,48 @@
+package dev.impipe.deploy;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+
+/** {@code bin/im local [--data-dir DIR]}: runs until Ctrl-C / SIGTERM, then stops everything it started. */
+final class LocalCommand {
+
+  private LocalCommand() {}
+
+  static int run(String[] args, Map<String, String> env, PrintStream out) throws Exception {
+    Optional<Path> dataDir = Optional.empty();
+    for (int i = 0; i < args.length; i++) {
+      if (args[i].equals("--data-dir") && i + 1 < args.length) {
+        dataDir = Optional.of(Path.of(args[++i]));
+      } else if (args[i].startsWith("--data-dir=")) {
+        dataDir = Optional.of(Path.of(args[i].substring("--data-dir=".length())));
+      } else {
+        throw new CliException("unexpected argument '" + args[i] + "'; usage: bin/im local [--data-dir DIR]");
+      }
+    }
+    CountDownLatch stopped = new CountDownLatch(1);
+    LocalLauncher launcher = LocalLauncher.start(env, dataDir, out);
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      out.println("[im] stopping...");
+      launcher.close();
+      out.println("[im] stopped");
+      stopped.countDown();
+    }, "im-local-shutdown"));
+    launcher.awaitHealthy(Duration.ofMinutes(3));
+    Endpoints e = launcher.endpoints();
+    out.println();
+    out.println("  Kafka bootstrap     " + e.bootstrapServers());
+    out.println("  Schema registry     " + e.schemaRegistryUrl());
+    out.println("  HTTP API            " + e.httpUrl() + "   (health " + e.httpUrl() + "/health, metrics "
+        + e.httpUrl() + "/metrics)");
+    out.println("  In another shell:   bin/im tail im.inbox   |   bin/im produce im.messages < messages.jsonl");
+    out.println("  Ctrl-C stops everything" + (dataDir.isPresent() ? "; data stays in " + dataDir.get()
+        : " and removes its data"));
+    out.flush();
+    stopped.await();
+    return 0;
+  }
+}

@@ -1,0 +1,67 @@
+package dev.impipe.deploy;
+
+import dev.impipe.runtime.config.InvalidConfigException;
+import java.io.PrintStream;
+import java.util.Arrays;
+import java.util.List;
+
+/** Entry point of {@code bin/im}. */
+public final class Main {
+
+  static final String USAGE = """
+      usage: bin/im <command> [options]
+
+      commands:
+        local [--data-dir DIR]        run everything in one process: embedded Kafka broker and schema registry
+                                      (unless KAFKA_BOOTSTRAP_SERVERS / SCHEMA_REGISTRY_URL are set), topics,
+                                      every Streams app and the HTTP API. Without --data-dir all data lives in
+                                      a temp dir removed on exit; with it, a restart resumes where it stopped.
+        produce TOPIC                 read JSON lines {"key": "...", "value": {...}} from stdin and publish them
+                                      with the topic's Avro serde
+        tail TOPIC [--from-beginning] [--max N] [--timeout SECONDS]
+                                      print one JSON line per record (read_committed); --timeout stops after
+                                      SECONDS without a new record
+        help                          this text
+
+      produce and tail find a running `bin/im local` by themselves, or use KAFKA_BOOTSTRAP_SERVERS and
+      SCHEMA_REGISTRY_URL. Configuration: see README (IM_* and KAFKA_* environment variables).
+      """;
+
+  private Main() {}
+
+  public static void main(String[] args) {
+    int status = run(args, System.out, System.err);
+    if (status != 0) {
+      System.out.flush();
+      System.err.flush();
+      System.exit(status);
+    }
+  }
+
+  static int run(String[] args, PrintStream out, PrintStream err) {
+    if (args.length == 0 || List.of("help", "--help", "-h").contains(args[0])) {
+      out.print(USAGE);
+      return args.length == 0 ? 2 : 0;
+    }
+    String[] rest = Arrays.copyOfRange(args, 1, args.length);
+    try {
+      return switch (args[0]) {
+        case "local" -> LocalCommand.run(rest, System.getenv(), out);
+        case "produce" -> ProduceCommand.run(rest, System.getenv(), System.in, out, err);
+        case "tail" -> TailCommand.run(rest, System.getenv(), out, err);
+        default -> {
+          err.println("im: unknown command '" + args[0] + "'\n");
+          err.print(USAGE);
+          yield 2;
+        }
+      };
+    } catch (CliException | InvalidConfigException e) {
+      err.println("im " + args[0] + ": " + e.getMessage());
+      return 2;
+    } catch (Exception e) {
+      err.println("im " + args[0] + " failed: " + e);
+      e.printStackTrace(err);
+      return 1;
+    }
+  }
+}

@@ -1,0 +1,153 @@
+package dev.impipe.deploy;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.impipe.runtime.topics.ImTopics;
+import dev.impipe.runtime.topics.TopicNames;
+import dev.impipe.schemas.json.PlainJson;
+import dev.impipe.schemas.registry.SchemaRegistryClients;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.avro.specific.SpecificRecord;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.Deserializer;
+
+/**
+ * {@code bin/im tail TOPIC}: one JSON line per record, {@code {"topic", "partition", "offset", "timestamp", "key",
+ * "value"}}; read_committed, no consumer group (nothing is committed).
+ */
+final class TailCommand {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private TailCommand() {}
+
+  static int run(String[] args, Map<String, String> env, PrintStream out, PrintStream err) {
+    String topic = null;
+    boolean fromBeginning = false;
+    long max = Long.MAX_VALUE;
+    Optional<Duration> idleTimeout = Optional.empty();
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--from-beginning" -> fromBeginning = true;
+        case "--max" -> max = positive(args, ++i, "--max");
+        case "--timeout" -> idleTimeout = Optional.of(Duration.ofSeconds(positive(args, ++i, "--timeout")));
+        default -> {
+          if (args[i].startsWith("--") || topic != null) {
+            throw new CliException("unexpected argument '" + args[i]
+                + "'; usage: bin/im tail TOPIC [--from-beginning] [--max N] [--timeout SECONDS]");
+          }
+          topic = args[i];
+        }
+      }
+    }
+    if (topic == null) {
+      throw new CliException("usage: bin/im tail TOPIC [--from-beginning] [--max N] [--timeout SECONDS]");
+    }
+    return tail(topic, fromBeginning, max, idleTimeout, env, out, err);
+  }
+
+  private static int tail(String topic, boolean fromBeginning, long max, Optional<Duration> idleTimeout,
+      Map<String, String> env, PrintStream out, PrintStream err) {
+    Map.Entry<String, String> endpoints = Endpoints.resolve(env);
+    ImTopics topics = new ImTopics(TopicNames.withPrefix(env.getOrDefault("IM_TOPIC_PREFIX", "im.")),
+        SchemaRegistryClients.forUrl(endpoints.getValue()));
+    ProduceCommand.requireTopicExists(endpoints.getKey(), topic);
+    Optional<Deserializer<? extends SpecificRecord>> valueReader =
+        topics.valueType(topic).map(type -> topics.valueSerde(type).deserializer());
+
+    Map<String, Object> props = new HashMap<>();
+    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, endpoints.getKey());
+    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    long printed = 0;
+    try (KafkaConsumer<byte[], byte[]> consumer =
+        new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+      List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
+          .map(p -> new TopicPartition(topic, p.partition())).toList();
+      consumer.assign(partitions);
+      if (fromBeginning) {
+        consumer.seekToBeginning(partitions);
+      } else {
+        consumer.seekToEnd(partitions);
+      }
+      partitions.forEach(consumer::position);
+      long lastRecord = System.nanoTime();
+      while (printed < max) {
+        var records = consumer.poll(Duration.ofMillis(200));
+        if (records.isEmpty()) {
+          if (idleTimeout.isPresent() && System.nanoTime() - lastRecord > idleTimeout.get().toNanos()) {
+            break;
+          }
+          continue;
+        }
+        lastRecord = System.nanoTime();
+        for (ConsumerRecord<byte[], byte[]> record : records) {
+          out.println(format(record, valueReader, err));
+          printed++;
+          if (printed >= max) {
+            break;
+          }
+        }
+        out.flush();
+      }
+    }
+    return 0;
+  }
+
+  static String format(ConsumerRecord<byte[], byte[]> record,
+      Optional<Deserializer<? extends SpecificRecord>> valueReader, PrintStream err) {
+    ObjectNode line = JSON.createObjectNode();
+    line.put("topic", record.topic());
+    line.put("partition", record.partition());
+    line.put("offset", record.offset());
+    line.put("timestamp", record.timestamp());
+    line.put("key", record.key() == null ? null : new String(record.key(), StandardCharsets.UTF_8));
+    if (record.value() == null) {
+      line.putNull("value");
+    } else if (valueReader.isPresent()) {
+      try {
+        line.set("value", PlainJson.toJson(valueReader.get().deserialize(record.topic(), record.value())));
+      } catch (RuntimeException e) {
+        line.putNull("value");
+        line.put("error", e.getMessage());
+        line.put("valueBase64", Base64.getEncoder().encodeToString(record.value()));
+      }
+    } else {
+      line.put("valueBase64", Base64.getEncoder().encodeToString(record.value()));
+    }
+    if (record.headers().toArray().length > 0) {
+      ObjectNode headers = line.putObject("headers");
+      for (Header h : record.headers()) {
+        headers.put(h.key(), h.value() == null ? null : new String(h.value(), StandardCharsets.UTF_8));
+      }
+    }
+    return line.toString();
+  }
+
+  private static long positive(String[] args, int i, String flag) {
+    if (i >= args.length) {
+      throw new CliException(flag + " needs a number");
+    }
+    try {
+      long v = Long.parseLong(args[i]);
+      if (v <= 0) {
+        throw new NumberFormatException();
+      }
+      return v;
+    } catch (NumberFormatException e) {
+      throw new CliException(flag + " must be a positive whole number, got '" + args[i] + "'");
+    }
+  }
+}
