@@ -1,0 +1,96 @@
+package dev.impipe.delay;
+
+import dev.impipe.runtime.config.Env;
+import dev.impipe.runtime.config.InvalidConfigException;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.streams.StreamsConfig;
+
+/**
+ * Settings of the delay topology, built from the environment by {@link #fromEnv(Map)} (a pure function).
+ *
+ * @param tickMs how often the punctuator looks for due records
+ * @param maxDelayMs how far ahead a record may be scheduled; further ahead is rejected
+ * @param batch most records delivered per punctuation and task (bounds each transaction)
+ * @param drainTickMs how soon the next batch follows while a backlog of due records remains
+ * @param targets allowed target topics: exact names or prefixes ending in {@code *}; {@code *} allows every
+ *     existing topic (internal and Streams-internal topics and the delayed topic itself are never allowed)
+ * @param topicCacheMs how long the list of existing topics is trusted before it is fetched again
+ * @param threads Kafka Streams threads of the app
+ */
+public record DelayConfig(
+    long tickMs, long maxDelayMs, int batch, long drainTickMs, List<String> targets, long topicCacheMs, int threads) {
+
+  public static final String IM_DELAY_TICK = "IM_DELAY_TICK";
+  public static final String IM_DELAY_MAX = "IM_DELAY_MAX";
+  public static final String IM_DELAY_BATCH = "IM_DELAY_BATCH";
+  public static final String IM_DELAY_DRAIN_TICK = "IM_DELAY_DRAIN_TICK";
+  public static final String IM_DELAY_TARGETS = "IM_DELAY_TARGETS";
+  public static final String IM_DELAY_TOPIC_CACHE = "IM_DELAY_TOPIC_CACHE";
+  public static final String IM_DELAY_THREADS = "IM_DELAY_THREADS";
+
+  public static final long DEFAULT_TICK_MS = 1_000;
+  /** Two years, the seed's upper bound. */
+  public static final long DEFAULT_MAX_DELAY_MS = Duration.ofDays(730).toMillis();
+  public static final int DEFAULT_BATCH = 5_000;
+  public static final long DEFAULT_DRAIN_TICK_MS = 20;
+  public static final long DEFAULT_TOPIC_CACHE_MS = 30_000;
+
+  public DelayConfig {
+    targets = List.copyOf(targets);
+    if (drainTickMs > tickMs) {
+      throw new InvalidConfigException(IM_DELAY_DRAIN_TICK + "=" + drainTickMs + "ms must not exceed "
+          + IM_DELAY_TICK + "=" + tickMs + "ms");
+    }
+  }
+
+  /** The defaults, as with an empty environment. */
+  public static DelayConfig defaults() {
+    return fromEnv(Map.of());
+  }
+
+  /** Reads the settings; throws {@link InvalidConfigException} naming the variable. */
+  public static DelayConfig fromEnv(Map<String, String> environment) {
+    Env env = new Env(environment);
+    long tick = env.durationMs(IM_DELAY_TICK, DEFAULT_TICK_MS, 10, Duration.ofMinutes(10).toMillis());
+    long max = env.durationMs(IM_DELAY_MAX, DEFAULT_MAX_DELAY_MS, 1_000, Duration.ofDays(3660).toMillis());
+    int batch = env.integer(IM_DELAY_BATCH, DEFAULT_BATCH, 1, 1_000_000);
+    long drain = env.durationMs(IM_DELAY_DRAIN_TICK, Math.min(DEFAULT_DRAIN_TICK_MS, tick), 1, tick);
+    String targetList = env.string(IM_DELAY_TARGETS, "*", t -> t.matches("[A-Za-z0-9._*, -]+"),
+        "a comma-separated list of topic names or prefixes ending in '*'");
+    List<String> targets = Arrays.stream(targetList.split(",")).map(String::trim).filter(t -> !t.isEmpty())
+        .toList();
+    for (String target : targets) {
+      if (target.indexOf('*') >= 0 && target.indexOf('*') != target.length() - 1) {
+        throw new InvalidConfigException(IM_DELAY_TARGETS + "='" + targetList + "' is invalid: '*' may only end "
+            + "a prefix, as in im.*");
+      }
+    }
+    long cache = env.durationMs(IM_DELAY_TOPIC_CACHE, DEFAULT_TOPIC_CACHE_MS, 1_000,
+        Duration.ofHours(1).toMillis());
+    int threads = env.integer(IM_DELAY_THREADS, 1, 1, 64);
+    return new DelayConfig(tick, max, batch, drain, targets, cache, threads);
+  }
+
+  /** A copy with another batch size and drain tick (tests). */
+  public DelayConfig withBatch(int newBatch, long newDrainTickMs) {
+    return new DelayConfig(tickMs, maxDelayMs, newBatch, newDrainTickMs, targets, topicCacheMs, threads);
+  }
+
+  /** A copy with another tick (tests). */
+  public DelayConfig withTick(long newTickMs) {
+    return new DelayConfig(newTickMs, maxDelayMs, batch, Math.min(drainTickMs, newTickMs), targets, topicCacheMs,
+        threads);
+  }
+
+  /** Streams properties this app adds to the pipeline's defaults. */
+  public Map<String, Object> streamsOverrides() {
+    // While a backlog drains, the stream thread must come back to punctuate quickly even when no input arrives:
+    // an idle poll would otherwise park it for the default 100 ms between batches.
+    return Map.of(
+        StreamsConfig.NUM_STREAM_THREADS_CONFIG, threads,
+        StreamsConfig.POLL_MS_CONFIG, Math.min(100L, drainTickMs));
+  }
+}

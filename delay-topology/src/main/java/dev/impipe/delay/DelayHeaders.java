@@ -1,0 +1,18 @@
+package dev.impipe.delay;
+
+/** Header names the delay topology writes. */
+public final class DelayHeaders {
+
+  /** On a delivered record: the requested delivery time, epoch millis as a decimal UTF-8 string. */
+  public static final String SCHEDULED_AT = "im.scheduled-at";
+  /** On a rejected record: why it was rejected (UTF-8 text). */
+  public static final String REJECT_REASON = "im.reject.reason";
+  /** On a rejected record: which component rejected it ({@code delay}). */
+  public static final String REJECT_SOURCE = "im.reject.source";
+  /** On a rejected record: the topic it came from ({@code im.delayed}) or was due to go to. */
+  public static final String REJECT_TOPIC = "im.reject.topic";
+  /** On a rejected record: the schedule id. */
+  public static final String SCHEDULE_ID = "im.schedule-id";
+
+  private DelayHeaders() {}
+}

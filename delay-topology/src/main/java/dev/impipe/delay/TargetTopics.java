@@ -1,0 +1,60 @@
+package dev.impipe.delay;
+
+import dev.impipe.runtime.topics.TopicNames;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Predicate;
+import java.util.regex.Pattern;
+
+/**
+ * Decides whether a schedule may deliver to a topic: allowed by {@link DelayConfig#targets()}, never an internal
+ * topic, and existing (checked through an injected predicate: an Admin-backed cache in production, a fake in
+ * tests). Checked on arrival and again at delivery, so a bad target is rejected instead of stalling the app.
+ */
+public final class TargetTopics {
+
+  private static final int MAX_TOPIC_NAME = 249;
+  private static final Pattern LEGAL = Pattern.compile("[A-Za-z0-9._-]+");
+
+  private final List<String> allowed;
+  private final String delayedTopic;
+  private final Predicate<String> exists;
+
+  public TargetTopics(DelayConfig config, TopicNames names, Predicate<String> exists) {
+    this.allowed = config.targets();
+    this.delayedTopic = names.delayed();
+    this.exists = exists;
+  }
+
+  /** Why a schedule may not deliver to {@code topic}, or empty if it may. */
+  public Optional<String> rejection(String topic) {
+    if (topic == null || topic.isEmpty()) {
+      return Optional.of("no target topic");
+    }
+    if (topic.length() > MAX_TOPIC_NAME || !LEGAL.matcher(topic).matches()) {
+      return Optional.of("target topic '" + abbreviate(topic) + "' is not a valid topic name");
+    }
+    if (topic.startsWith("__") || topic.equals(delayedTopic) || topic.endsWith("-changelog")
+        || topic.endsWith("-repartition") || !allowedByConfig(topic)) {
+      return Optional.of("target topic '" + topic + "' is not allowed");
+    }
+    if (!exists.test(topic)) {
+      return Optional.of("target topic '" + topic + "' does not exist");
+    }
+    return Optional.empty();
+  }
+
+  private boolean allowedByConfig(String topic) {
+    for (String pattern : allowed) {
+      if (pattern.endsWith("*") ? topic.startsWith(pattern.substring(0, pattern.length() - 1))
+          : topic.equals(pattern)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static String abbreviate(String s) {
+    return s.length() <= 80 ? s : s.substring(0, 80) + "...";
+  }
+}

@@ -1,0 +1,253 @@
+package dev.impipe.delay.internal;
+
+import dev.impipe.avro.ScheduleCommand;
+import dev.impipe.avro.ScheduleOp;
+import dev.impipe.delay.DelayConfig;
+import dev.impipe.delay.DelayHeaders;
+import dev.impipe.delay.DelayMetrics;
+import dev.impipe.delay.TargetTopics;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.processor.Cancellable;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+/**
+ * Files SCHEDULE commands under their due time, removes them on CANCEL, and on a wall-clock punctuator forwards
+ * what is due — oldest first, at most one batch per punctuation — and deletes it. Forward and delete are in the
+ * same exactly-once transaction, so a crash delivers neither twice nor never.
+ *
+ * <p>The sweep position ({@link #cursorMs}) is memory only: "no entry is filed before it". It starts at 0 after
+ * every (re)start, so whatever fell due while the app was down is found by the first sweeps. Records that arrive
+ * already due are filed at the sweep position rather than their own past due time, so a sweep never has to go back
+ * over buckets it already emptied (their tombstones).
+ */
+public final class DelayProcessor implements Processor<byte[], byte[], byte[], Outgoing> {
+
+  private final String inputTopic;
+  private final String rejectedTopic;
+  private final String scheduleStoreName;
+  private final String indexStoreName;
+  private final DelayConfig config;
+  private final TargetTopics targets;
+  private final DelayMetrics metrics;
+  private final Deserializer<ScheduleCommand> commands;
+
+  private ProcessorContext<byte[], Outgoing> context;
+  private KeyValueStore<Bytes, byte[]> schedule;
+  private KeyValueStore<Bytes, byte[]> index;
+  private DelayMetrics.TaskGauges gauges;
+  private long cursorMs;
+  private Cancellable drain;
+
+  public DelayProcessor(String inputTopic, String rejectedTopic, String scheduleStoreName, String indexStoreName,
+      DelayConfig config, TargetTopics targets, DelayMetrics metrics, Deserializer<ScheduleCommand> commands) {
+    this.inputTopic = inputTopic;
+    this.rejectedTopic = rejectedTopic;
+    this.scheduleStoreName = scheduleStoreName;
+    this.indexStoreName = indexStoreName;
+    this.config = config;
+    this.targets = targets;
+    this.metrics = metrics;
+    this.commands = commands;
+  }
+
+  @Override
+  public void init(ProcessorContext<byte[], Outgoing> ctx) {
+    this.context = ctx;
+    this.schedule = ctx.getStateStore(scheduleStoreName);
+    this.index = ctx.getStateStore(indexStoreName);
+    this.gauges = metrics.task(ctx.taskId());
+    // Stores are restored before init, so this counts what survived a restart (an estimate for RocksDB).
+    gauges.pending(index.approximateNumEntries());
+    this.cursorMs = 0;
+    ctx.schedule(Duration.ofMillis(config.tickMs()), PunctuationType.WALL_CLOCK_TIME, now -> sweep(now, true));
+  }
+
+  @Override
+  public void process(Record<byte[], byte[]> record) {
+    if (record.value() == null) {
+      reject(record, "invalid", "no schedule command (null value)");
+      return;
+    }
+    ScheduleCommand command;
+    try {
+      command = commands.deserialize(inputTopic, record.headers(), record.value());
+    } catch (RuntimeException e) {
+      reject(record, "invalid", "undecodable schedule command: " + e.getMessage());
+      return;
+    }
+    String id = record.key() == null ? "" : new String(record.key(), StandardCharsets.UTF_8);
+    if (id.isEmpty()) {
+      reject(record, "invalid", "missing key: a schedule command is keyed by its schedule id");
+      return;
+    }
+    if (!id.equals(command.getId())) {
+      // CANCEL finds a schedule only in the partition of its key, so key and id must agree.
+      reject(record, "invalid", "key '" + id + "' does not match schedule id '" + command.getId() + "'");
+      return;
+    }
+    if (command.getOp() == ScheduleOp.CANCEL) {
+      metrics.cancelled(remove(record.key()));
+      return;
+    }
+    long now = context.currentSystemTimeMs();
+    long dueMs = command.getDeliverAt().toEpochMilli();
+    if (dueMs > now + config.maxDelayMs()) {
+      reject(record, "max-delay", "deliverAt " + command.getDeliverAt() + " is more than the maximum delay of "
+          + Duration.ofMillis(config.maxDelayMs()) + " ahead");
+      return;
+    }
+    Optional<String> badTarget = targets.rejection(command.getTargetTopic());
+    if (badTarget.isPresent()) {
+      reject(record, "target", badTarget.get());
+      return;
+    }
+    boolean replaced = remove(record.key());
+    long fileAt = Math.max(dueMs, cursorMs);
+    byte[] entry = ScheduleCodec.encodeEntry(new ScheduledEntry(dueMs, command.getTargetTopic(),
+        bytes(command.getKey()), bytes(command.getValue()), headers(command.getHeaders())));
+    schedule.put(Bytes.wrap(ScheduleCodec.scheduleKey(fileAt, record.key())), entry);
+    index.put(Bytes.wrap(record.key()), ScheduleCodec.indexValue(fileAt));
+    if (!replaced) {
+      gauges.pending(gauges.pending() + 1);
+    }
+    metrics.scheduled();
+  }
+
+  /** Removes the schedule of {@code id}; true if there was one. */
+  private boolean remove(byte[] id) {
+    byte[] due = index.get(Bytes.wrap(id));
+    if (due == null) {
+      return false;
+    }
+    schedule.delete(Bytes.wrap(ScheduleCodec.scheduleKey(ScheduleCodec.indexDue(due), id)));
+    index.delete(Bytes.wrap(id));
+    gauges.pending(gauges.pending() - 1);
+    return true;
+  }
+
+  /**
+   * Delivers what is due at {@code now}, oldest first, at most one batch. While more is due, a short drain
+   * punctuator keeps the batches coming; it cancels itself once the backlog is gone.
+   */
+  private void sweep(long now, boolean mainTick) {
+    if (cursorMs > now) {
+      // Nothing can be due yet (or the wall clock stepped back): never deliver early.
+      metrics.punctuated(0, now);
+      return;
+    }
+    int delivered = 0;
+    long lastDue = cursorMs;
+    boolean more = false;
+    long remaining = 0;
+    Bytes from = Bytes.wrap(ScheduleCodec.duePrefix(cursorMs));
+    Bytes to = Bytes.wrap(ScheduleCodec.duePrefix(now + 1));
+    try (KeyValueIterator<Bytes, byte[]> due = schedule.range(from, to)) {
+      while (due.hasNext()) {
+        if (delivered == config.batch()) {
+          more = true;
+          break;
+        }
+        KeyValue<Bytes, byte[]> next = due.next();
+        byte[] key = next.key.get();
+        deliver(ScheduleCodec.idOf(key), ScheduleCodec.decodeEntry(next.value), now);
+        schedule.delete(next.key);
+        index.delete(Bytes.wrap(ScheduleCodec.idOf(key)));
+        lastDue = ScheduleCodec.dueOf(key);
+        delivered++;
+      }
+      if (more && (mainTick || drain == null)) {
+        // Only on the regular tick: counting the rest costs a scan, the drain ticks just count down.
+        while (due.hasNext() && remaining < DelayMetrics.BACKLOG_COUNT_LIMIT) {
+          due.next();
+          remaining++;
+        }
+      }
+    }
+    gauges.pending(gauges.pending() - delivered);
+    if (more) {
+      // The rest of the batch's last millisecond may still be filed under lastDue.
+      cursorMs = lastDue;
+      gauges.backlog(mainTick || drain == null ? remaining : gauges.backlog() - delivered);
+      if (drain == null) {
+        drain = context.schedule(Duration.ofMillis(config.drainTickMs()), PunctuationType.WALL_CLOCK_TIME,
+            t -> sweep(t, false));
+      }
+    } else {
+      cursorMs = now + 1;
+      gauges.backlog(0);
+      if (drain != null) {
+        drain.cancel();
+        drain = null;
+      }
+    }
+    metrics.punctuated(delivered, now);
+  }
+
+  private void deliver(byte[] id, ScheduledEntry entry, long now) {
+    Headers headers = new RecordHeaders();
+    entry.headers().forEach(headers::add);
+    Optional<String> badTarget = targets.rejection(entry.topic());
+    if (badTarget.isPresent()) {
+      // The topic went away (or the allow-list changed) since the record was scheduled.
+      headers.add(DelayHeaders.SCHEDULE_ID, id);
+      addRejectHeaders(headers, "undeliverable at " + now + ": " + badTarget.get(), entry.topic());
+      context.forward(new Record<>(entry.key(), new Outgoing(rejectedTopic, entry.value()), now, headers));
+      metrics.rejected("target");
+      return;
+    }
+    headers.add(DelayHeaders.SCHEDULED_AT, Long.toString(entry.deliverAtMs()).getBytes(StandardCharsets.UTF_8));
+    context.forward(new Record<>(entry.key(), new Outgoing(entry.topic(), entry.value()), now, headers));
+    metrics.delivered(now - entry.deliverAtMs());
+  }
+
+  private void reject(Record<byte[], byte[]> record, String category, String reason) {
+    // The original key, value and headers, as they came, plus why.
+    Headers headers = new RecordHeaders(record.headers().toArray());
+    addRejectHeaders(headers, reason, inputTopic);
+    context.forward(new Record<>(record.key(), new Outgoing(rejectedTopic, record.value()), record.timestamp(),
+        headers));
+    metrics.rejected(category);
+  }
+
+  private static void addRejectHeaders(Headers headers, String reason, String topic) {
+    headers.add(DelayHeaders.REJECT_REASON, reason.getBytes(StandardCharsets.UTF_8));
+    headers.add(DelayHeaders.REJECT_SOURCE, "delay".getBytes(StandardCharsets.UTF_8));
+    headers.add(DelayHeaders.REJECT_TOPIC, topic.getBytes(StandardCharsets.UTF_8));
+  }
+
+  @Override
+  public void close() {
+    metrics.closeTask(context.taskId());
+  }
+
+  private static byte[] bytes(ByteBuffer buffer) {
+    if (buffer == null) {
+      return null;
+    }
+    ByteBuffer copy = buffer.duplicate();
+    byte[] out = new byte[copy.remaining()];
+    copy.get(out);
+    return out;
+  }
+
+  private static Map<String, byte[]> headers(Map<String, ByteBuffer> headers) {
+    Map<String, byte[]> out = new LinkedHashMap<>();
+    headers.forEach((name, value) -> out.put(name, bytes(value)));
+    return out;
+  }
+}

@@ -1,0 +1,148 @@
+package dev.impipe.delay.internal;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Every byte layout of the delay stores, in one place. Numbers are big-endian and fixed width, so RocksDB's byte
+ * order is numeric order.
+ *
+ * <ul>
+ *   <li>schedule key: {@code [due second: 8][millisecond of that second: 2][schedule id: UTF-8]} — the due bucket
+ *       (epoch second) first, so a range scan from the oldest bucket to "now" reads only what is due, in due order;
+ *       the millisecond keeps sub-second order and lets the scan stop exactly at "now" (never early).
+ *   <li>index key: {@code [schedule id: UTF-8]}; index value: {@code [due epoch millis of the schedule key: 8]}.
+ *   <li>schedule value: {@code [version 1: 1][deliverAt millis: 8][target topic: 2 + UTF-8][key: 4 + bytes, -1 =
+ *       null][value: 4 + bytes, -1 = null][header count: 4]{[name: 2 + UTF-8][value: 4 + bytes, -1 = null]}}.
+ * </ul>
+ * Due times before the epoch are filed at the epoch (they are past due anyway).
+ */
+public final class ScheduleCodec {
+
+  /** Bytes of the due part of a schedule key. */
+  public static final int DUE_BYTES = 10;
+
+  private static final byte VERSION = 1;
+
+  private ScheduleCodec() {}
+
+  /** The schedule-store key of {@code id} due at {@code dueMs}. */
+  public static byte[] scheduleKey(long dueMs, byte[] id) {
+    if (id.length == 0) {
+      throw new IllegalArgumentException("schedule id must not be empty");
+    }
+    return ByteBuffer.allocate(DUE_BYTES + id.length).put(duePrefix(dueMs)).put(id).array();
+  }
+
+  /**
+   * The smallest possible key due at {@code dueMs}: every real key due at or after {@code dueMs} sorts after it,
+   * every key due before it sorts before it (ids are never empty, so no real key equals it).
+   */
+  public static byte[] duePrefix(long dueMs) {
+    long ms = Math.max(0, dueMs);
+    return ByteBuffer.allocate(DUE_BYTES).putLong(ms / 1000).putShort((short) (ms % 1000)).array();
+  }
+
+  /** The due time (epoch millis) a schedule key is filed under. */
+  public static long dueOf(byte[] scheduleKey) {
+    ByteBuffer buf = ByteBuffer.wrap(scheduleKey);
+    return buf.getLong() * 1000 + buf.getShort();
+  }
+
+  /** The due bucket (epoch second) a schedule key is filed under. */
+  public static long bucketOf(byte[] scheduleKey) {
+    return ByteBuffer.wrap(scheduleKey).getLong();
+  }
+
+  /** The schedule id of a schedule key, which is also its index key. */
+  public static byte[] idOf(byte[] scheduleKey) {
+    return Arrays.copyOfRange(scheduleKey, DUE_BYTES, scheduleKey.length);
+  }
+
+  public static byte[] indexValue(long dueMs) {
+    return ByteBuffer.allocate(Long.BYTES).putLong(Math.max(0, dueMs)).array();
+  }
+
+  public static long indexDue(byte[] indexValue) {
+    return ByteBuffer.wrap(indexValue).getLong();
+  }
+
+  /** The schedule-store value of an entry. */
+  public static byte[] encodeEntry(ScheduledEntry entry) {
+    byte[] topic = entry.topic().getBytes(StandardCharsets.UTF_8);
+    int size = 1 + 8 + 2 + topic.length + sizeOf(entry.key()) + sizeOf(entry.value()) + 4;
+    Map<byte[], byte[]> headers = new LinkedHashMap<>();
+    for (Map.Entry<String, byte[]> h : entry.headers().entrySet()) {
+      byte[] name = h.getKey().getBytes(StandardCharsets.UTF_8);
+      headers.put(name, h.getValue());
+      size += 2 + name.length + sizeOf(h.getValue());
+    }
+    ByteBuffer buf = ByteBuffer.allocate(size).put(VERSION).putLong(entry.deliverAtMs());
+    putShortString(buf, topic);
+    putBytes(buf, entry.key());
+    putBytes(buf, entry.value());
+    buf.putInt(headers.size());
+    headers.forEach((name, value) -> {
+      putShortString(buf, name);
+      putBytes(buf, value);
+    });
+    return buf.array();
+  }
+
+  /** Reads a schedule-store value written by {@link #encodeEntry}. */
+  public static ScheduledEntry decodeEntry(byte[] bytes) {
+    ByteBuffer buf = ByteBuffer.wrap(bytes);
+    byte version = buf.get();
+    if (version != VERSION) {
+      throw new IllegalStateException("Unknown schedule entry version " + version);
+    }
+    long deliverAt = buf.getLong();
+    String topic = new String(getShortString(buf), StandardCharsets.UTF_8);
+    byte[] key = getBytes(buf);
+    byte[] value = getBytes(buf);
+    int count = buf.getInt();
+    Map<String, byte[]> headers = new LinkedHashMap<>();
+    for (int i = 0; i < count; i++) {
+      headers.put(new String(getShortString(buf), StandardCharsets.UTF_8), getBytes(buf));
+    }
+    return new ScheduledEntry(deliverAt, topic, key, value, headers);
+  }
+
+  private static int sizeOf(byte[] bytes) {
+    return 4 + (bytes == null ? 0 : bytes.length);
+  }
+
+  private static void putShortString(ByteBuffer buf, byte[] utf8) {
+    if (utf8.length > 0xFFFF) {
+      throw new IllegalArgumentException("name longer than 65535 bytes");
+    }
+    buf.putShort((short) utf8.length).put(utf8);
+  }
+
+  private static byte[] getShortString(ByteBuffer buf) {
+    byte[] out = new byte[Short.toUnsignedInt(buf.getShort())];
+    buf.get(out);
+    return out;
+  }
+
+  private static void putBytes(ByteBuffer buf, byte[] bytes) {
+    if (bytes == null) {
+      buf.putInt(-1);
+    } else {
+      buf.putInt(bytes.length).put(bytes);
+    }
+  }
+
+  private static byte[] getBytes(ByteBuffer buf) {
+    int length = buf.getInt();
+    if (length < 0) {
+      return null;
+    }
+    byte[] out = new byte[length];
+    buf.get(out);
+    return out;
+  }
+}
