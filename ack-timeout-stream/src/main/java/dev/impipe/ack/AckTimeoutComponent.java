@@ -1,0 +1,32 @@
+package dev.impipe.ack;
+
+import dev.impipe.ack.wheel.AckWheelMetrics;
+import dev.impipe.ack.wheel.AckWheelTopology;
+import dev.impipe.runtime.app.ComponentContext;
+import dev.impipe.runtime.app.PipelineComponent;
+import java.util.Map;
+import org.apache.kafka.streams.StreamsConfig;
+
+/** Runs the ACK-timeout wheel as the Streams app {@code <prefix>ack-timeout}. */
+public final class AckTimeoutComponent implements PipelineComponent {
+
+  public static final String NAME = "ack-timeout";
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
+  @Override
+  public int order() {
+    return 300;
+  }
+
+  @Override
+  public void start(ComponentContext context) {
+    AckTimeoutConfig config = AckTimeoutConfig.fromEnv(context.env());
+    context.startStreams(NAME,
+        AckWheelTopology.build(context.topics(), config, new AckWheelMetrics(context.metrics())),
+        Map.of(StreamsConfig.NUM_STREAM_THREADS_CONFIG, config.streamThreads()));
+  }
+}

@@ -1,0 +1,78 @@
+package dev.impipe.ack;
+
+import dev.impipe.runtime.config.Env;
+import dev.impipe.runtime.config.InvalidConfigException;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * Settings of the ACK-timeout wheel, built from the environment by {@link #fromEnv(Map)}, a pure function.
+ *
+ * @param tick width of one wheel slot and period of the wall-clock punctuator
+ * @param timeout how long a pushed seq may stay unACKed
+ * @param maxAttempts pushes per seq before the final timeout; 1 = no retries (each earlier expiry emits a
+ *     redelivery request)
+ * @param maxEntriesPerPunctuation most wheel entries one punctuation expires; the rest follow in catch-up rounds
+ * @param catchUpInterval how soon the next round runs while a backlog of overdue entries remains
+ * @param streamThreads Kafka Streams threads of the app
+ */
+public record AckTimeoutConfig(
+    Duration tick,
+    Duration timeout,
+    int maxAttempts,
+    int maxEntriesPerPunctuation,
+    Duration catchUpInterval,
+    int streamThreads) {
+
+  public static final String IM_ACK_TICK = "IM_ACK_TICK";
+  public static final String IM_ACK_TIMEOUT = "IM_ACK_TIMEOUT";
+  public static final String IM_ACK_MAX_ATTEMPTS = "IM_ACK_MAX_ATTEMPTS";
+  public static final String IM_ACK_MAX_ENTRIES_PER_PUNCTUATION = "IM_ACK_MAX_ENTRIES_PER_PUNCTUATION";
+  public static final String IM_ACK_CATCHUP_INTERVAL = "IM_ACK_CATCHUP_INTERVAL";
+  public static final String IM_ACK_STREAM_THREADS = "IM_ACK_STREAM_THREADS";
+
+  /** The seed's numbers: one slot per second, a 15 s timeout, no retries. */
+  public static AckTimeoutConfig defaults() {
+    return fromEnv(Map.of());
+  }
+
+  public AckTimeoutConfig {
+    if (timeout.compareTo(tick) < 0) {
+      throw new InvalidConfigException(IM_ACK_TIMEOUT + "=" + timeout.toMillis() + "ms is shorter than "
+          + IM_ACK_TICK + "=" + tick.toMillis() + "ms");
+    }
+    if (catchUpInterval.compareTo(tick) > 0) {
+      throw new InvalidConfigException(IM_ACK_CATCHUP_INTERVAL + "=" + catchUpInterval.toMillis()
+          + "ms is longer than " + IM_ACK_TICK + "=" + tick.toMillis() + "ms");
+    }
+  }
+
+  /** Reads the IM_ACK_* variables; throws {@link InvalidConfigException} naming the variable. */
+  public static AckTimeoutConfig fromEnv(Map<String, String> environment) {
+    Env env = new Env(environment);
+    long tick = env.durationMs(IM_ACK_TICK, 1_000, 10, Duration.ofHours(1).toMillis());
+    long timeout = env.durationMs(IM_ACK_TIMEOUT, 15_000, 10, Duration.ofDays(7).toMillis());
+    int attempts = env.integer(IM_ACK_MAX_ATTEMPTS, 1, 1, 100);
+    int batch = env.integer(IM_ACK_MAX_ENTRIES_PER_PUNCTUATION, 10_000, 1, 10_000_000);
+    long catchUp = env.durationMs(IM_ACK_CATCHUP_INTERVAL, Math.min(10, tick), 1, Duration.ofHours(1).toMillis());
+    int threads = env.integer(IM_ACK_STREAM_THREADS, 1, 1, 64);
+    return new AckTimeoutConfig(Duration.ofMillis(tick), Duration.ofMillis(timeout), attempts, batch,
+        Duration.ofMillis(catchUp), threads);
+  }
+
+  /** A copy with another tick and timeout (tests). */
+  public AckTimeoutConfig withTiming(Duration newTick, Duration newTimeout) {
+    return new AckTimeoutConfig(newTick, newTimeout, maxAttempts, maxEntriesPerPunctuation,
+        catchUpInterval.compareTo(newTick) > 0 ? newTick : catchUpInterval, streamThreads);
+  }
+
+  /** A copy with another retry policy (tests). */
+  public AckTimeoutConfig withMaxAttempts(int attempts) {
+    return new AckTimeoutConfig(tick, timeout, attempts, maxEntriesPerPunctuation, catchUpInterval, streamThreads);
+  }
+
+  /** A copy with another batch bound (tests). */
+  public AckTimeoutConfig withMaxEntriesPerPunctuation(int entries) {
+    return new AckTimeoutConfig(tick, timeout, maxAttempts, entries, catchUpInterval, streamThreads);
+  }
+}

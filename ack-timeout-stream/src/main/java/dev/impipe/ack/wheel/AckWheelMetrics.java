@@ -1,0 +1,82 @@
+package dev.impipe.ack.wheel;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * The wheel's meters: pending entries (gauge, summed over the tasks of this process), timeouts emitted (counter,
+ * tagged {@code kind=final|retry}), seqs timed out, late deliveries ignored after an ACK, and the lateness of each
+ * timeout (emit time minus deadline) as a histogram.
+ */
+public final class AckWheelMetrics {
+
+  public static final String PENDING = "im.ack.pending.entries";
+  public static final String TIMEOUTS = "im.ack.timeouts.emitted";
+  public static final String TIMED_OUT_SEQS = "im.ack.timed.out.seqs";
+  public static final String IGNORED_DELIVERIES = "im.ack.deliveries.ignored";
+  public static final String LATENESS = "im.ack.timeout.lateness";
+
+  private final Map<String, AtomicLong> pendingByTask = new ConcurrentHashMap<>();
+  private final Counter finalTimeouts;
+  private final Counter retryTimeouts;
+  private final Counter timedOutSeqs;
+  private final Counter ignoredDeliveries;
+  private final Timer lateness;
+
+  public AckWheelMetrics(MeterRegistry registry) {
+    Gauge.builder(PENDING, pendingByTask, m -> m.values().stream().mapToLong(AtomicLong::get).sum())
+        .description("Deliveries waiting for their ACK (approximate right after a restart)")
+        .register(registry);
+    finalTimeouts = Counter.builder(TIMEOUTS).tag("kind", "final")
+        .description("AckTimeout records emitted").register(registry);
+    retryTimeouts = Counter.builder(TIMEOUTS).tag("kind", "retry")
+        .description("AckTimeout records emitted").register(registry);
+    timedOutSeqs = Counter.builder(TIMED_OUT_SEQS)
+        .description("Seqs carried by emitted AckTimeout records").register(registry);
+    ignoredDeliveries = Counter.builder(IGNORED_DELIVERIES)
+        .description("Deliveries ignored because the device had already ACKed their seq").register(registry);
+    lateness = Timer.builder(LATENESS)
+        .description("Emit time minus deadline of each AckTimeout")
+        .publishPercentileHistogram()
+        .minimumExpectedValue(Duration.ofMillis(1))
+        .maximumExpectedValue(Duration.ofMinutes(10))
+        .register(registry);
+  }
+
+  /** Meters that go nowhere (tests, tools). */
+  public static AckWheelMetrics discarding() {
+    return new AckWheelMetrics(new SimpleMeterRegistry());
+  }
+
+  /** The pending-entry count of one task, registered until {@link #release(String)}. */
+  AtomicLong pendingOf(String taskId) {
+    return pendingByTask.computeIfAbsent(taskId, t -> new AtomicLong());
+  }
+
+  void release(String taskId) {
+    pendingByTask.remove(taskId);
+  }
+
+  void timeoutEmitted(boolean isFinal, int seqs, long latenessMs) {
+    (isFinal ? finalTimeouts : retryTimeouts).increment();
+    timedOutSeqs.increment(seqs);
+    lateness.record(Math.max(0, latenessMs), TimeUnit.MILLISECONDS);
+  }
+
+  void deliveryIgnored() {
+    ignoredDeliveries.increment();
+  }
+
+  /** Current sum of pending entries over this process's tasks. */
+  public long pending() {
+    return pendingByTask.values().stream().mapToLong(AtomicLong::get).sum();
+  }
+}

@@ -1,0 +1,258 @@
+package dev.impipe.ack.wheel;
+
+import dev.impipe.ack.AckTimeoutConfig;
+import dev.impipe.ack.wheel.WheelCodec.Pending;
+import dev.impipe.ack.wheel.WheelCodec.WheelKey;
+import dev.impipe.avro.Ack;
+import dev.impipe.avro.AckTimeout;
+import dev.impipe.avro.Delivery;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.avro.specific.SpecificRecord;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.processor.Cancellable;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+
+/**
+ * The time wheel of one partition: {@link Delivery} records arm a timer, cumulative {@link Ack} records disarm every
+ * timer of the device up to their seq, and a wall-clock punctuator expires the overdue slots in key order.
+ *
+ * <p>A deadline {@code d} lands in slot {@code ceil(d / tick)}, so an entry never fires before its deadline; the
+ * punctuator at wall time {@code now} expires every slot {@code <= floor(now / tick)}, oldest first, at most
+ * {@code maxEntriesPerPunctuation} entries per round. While a backlog remains a catch-up punctuator runs every
+ * {@code catchUpInterval} until the wheel has caught up with the clock.
+ */
+public final class AckWheelProcessor implements Processor<String, SpecificRecord, String, AckTimeout> {
+
+  private final AckTimeoutConfig config;
+  private final AckWheelMetrics metrics;
+  private final long tickMs;
+  private final long timeoutMs;
+
+  private ProcessorContext<String, AckTimeout> context;
+  private KeyValueStore<Bytes, byte[]> pendingStore;
+  private KeyValueStore<Bytes, byte[]> wheelStore;
+  private KeyValueStore<Bytes, byte[]> ackedStore;
+  private AtomicLong pending;
+  private String taskId;
+  /** Every slot below it is empty; lowered when a delivery lands in an older slot. Not persisted: a restart
+   * scans from the beginning once. */
+  private long cursor = Long.MIN_VALUE;
+  private Cancellable catchUp;
+
+  public AckWheelProcessor(AckTimeoutConfig config, AckWheelMetrics metrics) {
+    this.config = config;
+    this.metrics = metrics;
+    this.tickMs = config.tick().toMillis();
+    this.timeoutMs = config.timeout().toMillis();
+  }
+
+  @Override
+  public void init(ProcessorContext<String, AckTimeout> ctx) {
+    this.context = ctx;
+    this.pendingStore = ctx.getStateStore(AckWheelTopology.PENDING_STORE);
+    this.wheelStore = ctx.getStateStore(AckWheelTopology.WHEEL_STORE);
+    this.ackedStore = ctx.getStateStore(AckWheelTopology.ACKED_STORE);
+    this.taskId = ctx.taskId().toString();
+    this.pending = metrics.pendingOf(taskId);
+    // RocksDB's estimate after a restore; exact deltas from here on.
+    pending.set(pendingStore.approximateNumEntries());
+    ctx.schedule(config.tick(), PunctuationType.WALL_CLOCK_TIME, this::expire);
+  }
+
+  @Override
+  public void process(Record<String, SpecificRecord> record) {
+    SpecificRecord value = record.value();
+    if (value instanceof Delivery delivery) {
+      onDelivery(record.key(), delivery);
+    } else if (value instanceof Ack ack) {
+      onAck(record.key(), ack);
+    }
+    // Tombstones (null values) carry nothing to do.
+  }
+
+  private void onDelivery(String key, Delivery delivery) {
+    String user = delivery.getUserId();
+    String device = delivery.getDeviceId();
+    requireRouted(key, user, device);
+    long seq = delivery.getSeq();
+    byte[] acked = ackedStore.get(Bytes.wrap(WheelCodec.device(user, device)));
+    if (acked != null && seq <= WheelCodec.decodeSeqValue(acked)) {
+      // The ACK overtook the delivery record (the client answered before the push worker's write landed).
+      metrics.deliveryIgnored();
+      return;
+    }
+    long pushedAt = delivery.getPushedAt().toEpochMilli();
+    long deadline = pushedAt + timeoutMs;
+    long slot = slotOf(deadline);
+    int attempts = Math.max(1, delivery.getAttempt());
+    long firstPushedAt = pushedAt;
+    Bytes pendingKey = Bytes.wrap(WheelCodec.pending(user, device, seq));
+    byte[] old = pendingStore.get(pendingKey);
+    if (old != null) {
+      // A redelivery: the new push restarts the clock, the history (first push, attempts) is kept.
+      Pending previous = WheelCodec.decodePendingValue(old);
+      wheelStore.delete(Bytes.wrap(WheelCodec.wheel(previous.slot(), user, device, seq)));
+      firstPushedAt = Math.min(previous.firstPushedAt(), pushedAt);
+      attempts = Math.max(previous.attempts(), attempts);
+    } else {
+      pending.incrementAndGet();
+    }
+    arm(user, device, seq, new Pending(slot, firstPushedAt, deadline, attempts));
+  }
+
+  private void onAck(String key, Ack ack) {
+    String user = ack.getUserId();
+    String device = ack.getDeviceId();
+    requireRouted(key, user, device);
+    long seq = ack.getSeq();
+    Bytes deviceKey = Bytes.wrap(WheelCodec.device(user, device));
+    byte[] previous = ackedStore.get(deviceKey);
+    if (previous == null || seq > WheelCodec.decodeSeqValue(previous)) {
+      ackedStore.put(deviceKey, WheelCodec.seqValue(seq));
+    }
+    // Cumulative: every pending seq <= the ACKed one on this device, found by a range of the device's prefix.
+    List<KeyValue<Bytes, byte[]>> done = new ArrayList<>();
+    try (KeyValueIterator<Bytes, byte[]> it = pendingStore.range(
+        Bytes.wrap(WheelCodec.pending(user, device, Long.MIN_VALUE)),
+        Bytes.wrap(WheelCodec.pending(user, device, seq)))) {
+      it.forEachRemaining(done::add);
+    }
+    for (KeyValue<Bytes, byte[]> entry : done) {
+      Pending p = WheelCodec.decodePendingValue(entry.value);
+      long ackedSeq = WheelCodec.decodePending(entry.key.get()).seq();
+      pendingStore.delete(entry.key);
+      wheelStore.delete(Bytes.wrap(WheelCodec.wheel(p.slot(), user, device, ackedSeq)));
+      pending.decrementAndGet();
+    }
+  }
+
+  /** One punctuation round: expires up to the batch bound of overdue entries, oldest slot first. */
+  void expire(long now) {
+    long nowSlot = Math.floorDiv(now, tickMs);
+    if (cursor > nowSlot) {
+      return;
+    }
+    List<WheelKey> due = new ArrayList<>();
+    boolean more = false;
+    try (KeyValueIterator<Bytes, byte[]> it = wheelStore.range(
+        Bytes.wrap(WheelCodec.slotStart(cursor)), Bytes.wrap(WheelCodec.slotStart(nowSlot + 1)))) {
+      while (it.hasNext()) {
+        if (due.size() >= config.maxEntriesPerPunctuation()) {
+          more = true;
+          break;
+        }
+        due.add(WheelCodec.decodeWheel(it.next().key.get()));
+      }
+    }
+    // Slots before the last one seen are now empty; the last one may hold more (the rest of the batch).
+    cursor = more ? due.get(due.size() - 1).slot() : nowSlot + 1;
+
+    Map<Batch, BatchBuilder> batches = new LinkedHashMap<>();
+    for (WheelKey k : due) {
+      wheelStore.delete(Bytes.wrap(WheelCodec.wheel(k.slot(), k.userId(), k.deviceId(), k.seq())));
+      Bytes pendingKey = Bytes.wrap(WheelCodec.pending(k.userId(), k.deviceId(), k.seq()));
+      byte[] raw = pendingStore.get(pendingKey);
+      if (raw == null) {
+        continue;
+      }
+      Pending p = WheelCodec.decodePendingValue(raw);
+      if (p.slot() != k.slot()) {
+        continue;
+      }
+      boolean isFinal = p.attempts() >= config.maxAttempts();
+      if (isFinal) {
+        pendingStore.delete(pendingKey);
+        pending.decrementAndGet();
+      } else {
+        // Ask for a redelivery and give the next attempt a full timeout of its own.
+        long deadline = now + timeoutMs;
+        arm(k.userId(), k.deviceId(), k.seq(),
+            new Pending(slotOf(deadline), p.firstPushedAt(), deadline, p.attempts() + 1));
+      }
+      batches.computeIfAbsent(new Batch(k.userId(), k.deviceId(), p.attempts(), isFinal), b -> new BatchBuilder())
+          .add(k.seq(), p);
+    }
+    batches.forEach((batch, builder) -> emit(batch, builder, now));
+
+    if (more && catchUp == null) {
+      catchUp = context.schedule(config.catchUpInterval(), PunctuationType.WALL_CLOCK_TIME, this::expire);
+    } else if (!more && catchUp != null) {
+      catchUp.cancel();
+      catchUp = null;
+    }
+  }
+
+  private void emit(Batch batch, BatchBuilder builder, long now) {
+    List<Long> seqs = new ArrayList<>(builder.seqs);
+    seqs.sort(null);
+    AckTimeout timeout = AckTimeout.newBuilder()
+        .setUserId(batch.userId())
+        .setDeviceId(batch.deviceId())
+        .setSeqs(seqs)
+        .setFirstPushedAt(Instant.ofEpochMilli(builder.firstPushedAt))
+        .setDeadline(Instant.ofEpochMilli(builder.deadline))
+        .setAttempts(batch.attempts())
+        .build();
+    RecordHeaders headers = new RecordHeaders();
+    headers.add(AckWheelTopology.FINAL_HEADER,
+        Boolean.toString(batch.isFinal()).getBytes(StandardCharsets.UTF_8));
+    context.forward(new Record<>(batch.userId(), timeout, now, headers));
+    metrics.timeoutEmitted(batch.isFinal(), seqs.size(), now - builder.deadline);
+  }
+
+  private void arm(String user, String device, long seq, Pending p) {
+    pendingStore.put(Bytes.wrap(WheelCodec.pending(user, device, seq)), WheelCodec.pendingValue(p));
+    wheelStore.put(Bytes.wrap(WheelCodec.wheel(p.slot(), user, device, seq)), WheelCodec.EMPTY);
+    if (p.slot() < cursor) {
+      cursor = p.slot();
+    }
+  }
+
+  /** The first slot boundary at or after {@code deadline}: a timer never fires early. */
+  private long slotOf(long deadline) {
+    return Math.floorDiv(deadline + tickMs - 1, tickMs);
+  }
+
+  private static void requireRouted(String key, String user, String device) {
+    // A record keyed by anything but its user id sits in the wrong partition: its ACK could never meet it.
+    if (!user.equals(key)) {
+      throw new IllegalArgumentException("record key '" + key + "' is not its userId '" + user + "'");
+    }
+    if (device.isEmpty()) {
+      throw new IllegalArgumentException("empty deviceId for user '" + user + "'");
+    }
+  }
+
+  @Override
+  public void close() {
+    metrics.release(taskId);
+  }
+
+  /** What one AckTimeout record groups: a device's seqs expiring in one round with the same attempt count. */
+  private record Batch(String userId, String deviceId, int attempts, boolean isFinal) {}
+
+  private static final class BatchBuilder {
+    private final List<Long> seqs = new ArrayList<>();
+    private long firstPushedAt = Long.MAX_VALUE;
+    private long deadline = Long.MAX_VALUE;
+
+    void add(long seq, Pending p) {
+      seqs.add(seq);
+      firstPushedAt = Math.min(firstPushedAt, p.firstPushedAt());
+      deadline = Math.min(deadline, p.deadline());
+    }
+  }
+}

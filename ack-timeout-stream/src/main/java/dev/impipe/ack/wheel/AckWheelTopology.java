@@ -1,0 +1,58 @@
+package dev.impipe.ack.wheel;
+
+import dev.impipe.ack.AckTimeoutConfig;
+import dev.impipe.avro.Ack;
+import dev.impipe.avro.AckTimeout;
+import dev.impipe.avro.Delivery;
+import dev.impipe.runtime.topics.ImTopics;
+import dev.impipe.runtime.topics.Topic;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.state.Stores;
+
+/**
+ * The ACK-timeout topology: {@code im.deliveries} and {@code im.acks} (co-partitioned by user id) into one wheel
+ * processor with three changelogged RocksDB stores, out to {@code im.ack-timeouts}.
+ */
+public final class AckWheelTopology {
+
+  public static final String DELIVERIES_SOURCE = "ack-deliveries-source";
+  public static final String ACKS_SOURCE = "ack-acks-source";
+  public static final String WHEEL_PROCESSOR = "ack-wheel";
+  public static final String TIMEOUTS_SINK = "ack-timeouts-sink";
+  /** {@code userId|deviceId|seq -> slot, firstPushedAt, deadline, attempts}: the timers by delivery. */
+  public static final String PENDING_STORE = "ack-pending";
+  /** {@code slot|userId|deviceId|seq -> empty}: the timers by slot, scanned oldest slot first. */
+  public static final String WHEEL_STORE = "ack-wheel";
+  /** {@code userId|deviceId -> highest ACKed seq}: lets an ACK that overtook its delivery win. */
+  public static final String ACKED_STORE = "ack-acked";
+  /** Header of each AckTimeout: {@code true} for the final timeout, {@code false} for a redelivery request. */
+  public static final String FINAL_HEADER = "im-ack-final";
+
+  private AckWheelTopology() {}
+
+  /** The topology for {@code topics} and {@code config}; meters go to {@code metrics}. */
+  public static Topology build(ImTopics topics, AckTimeoutConfig config, AckWheelMetrics metrics) {
+    Topic<String, Delivery> deliveries = topics.deliveries();
+    Topic<String, Ack> acks = topics.acks();
+    Topic<String, AckTimeout> timeouts = topics.ackTimeouts();
+    Topology topology = new Topology();
+    topology.addSource(DELIVERIES_SOURCE, deliveries.keySerde().deserializer(),
+        deliveries.valueSerde().deserializer(), deliveries.name());
+    topology.addSource(ACKS_SOURCE, acks.keySerde().deserializer(), acks.valueSerde().deserializer(), acks.name());
+    topology.addProcessor(WHEEL_PROCESSOR, () -> new AckWheelProcessor(config, metrics),
+        DELIVERIES_SOURCE, ACKS_SOURCE);
+    for (String store : new String[] {PENDING_STORE, WHEEL_STORE, ACKED_STORE}) {
+      topology.addStateStore(Stores.keyValueStoreBuilder(
+          Stores.persistentKeyValueStore(store), Serdes.Bytes(), Serdes.ByteArray()), WHEEL_PROCESSOR);
+    }
+    topology.addSink(TIMEOUTS_SINK, timeouts.name(), timeouts.keySerde().serializer(),
+        timeouts.valueSerde().serializer(), WHEEL_PROCESSOR);
+    return topology;
+  }
+
+  /** The topology with meters that go nowhere. */
+  public static Topology build(ImTopics topics, AckTimeoutConfig config) {
+    return build(topics, config, AckWheelMetrics.discarding());
+  }
+}

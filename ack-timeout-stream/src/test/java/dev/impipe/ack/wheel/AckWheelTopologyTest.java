@@ -1,0 +1,361 @@
+package dev.impipe.ack.wheel;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.impipe.ack.AckTimeoutConfig;
+import dev.impipe.avro.Ack;
+import dev.impipe.avro.AckTimeout;
+import dev.impipe.avro.Delivery;
+import dev.impipe.runtime.topics.ImTopics;
+import dev.impipe.runtime.topics.TopicNames;
+import dev.impipe.schemas.registry.InMemorySchemaRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Properties;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.test.TestRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The wheel driven by explicit wall-clock time; {@code T0} is a whole second, slot boundaries are whole ticks. */
+class AckWheelTopologyTest {
+
+  private static final String REGISTRY = "mock://ack-wheel-test";
+  private static final Instant T0 = Instant.parse("2024-01-01T00:00:00Z");
+
+  @TempDir
+  Path stateDir;
+
+  private final ImTopics topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope(REGISTRY));
+  private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
+  private TopologyTestDriver driver;
+  private TestInputTopic<String, Delivery> deliveries;
+  private TestInputTopic<String, Ack> acks;
+  private TestOutputTopic<String, AckTimeout> timeouts;
+  private Instant clock = T0;
+
+  @AfterEach
+  void close() {
+    if (driver != null) {
+      driver.close();
+    }
+    InMemorySchemaRegistry.drop(REGISTRY);
+  }
+
+  private void start(AckTimeoutConfig config) {
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, "ack-wheel-test");
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+    props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+    driver = new TopologyTestDriver(AckWheelTopology.build(topics, config, new AckWheelMetrics(meters)), props, T0);
+    deliveries = driver.createInputTopic(topics.deliveries().name(), topics.deliveries().keySerde().serializer(),
+        topics.deliveries().valueSerde().serializer());
+    acks = driver.createInputTopic(topics.acks().name(), topics.acks().keySerde().serializer(),
+        topics.acks().valueSerde().serializer());
+    timeouts = driver.createOutputTopic(topics.ackTimeouts().name(), topics.ackTimeouts().keySerde().deserializer(),
+        topics.ackTimeouts().valueSerde().deserializer());
+  }
+
+  @Test
+  void seedWorkedExampleTimesOutTheUnackedPushesOfASlotTogetherOnce() {
+    // Given the seed's wheel (1 s slots, 15 s timeout). The seed's msg ids are independent waits; here each is a
+    // push to another recipient's phone, because an ACK in this pipeline is cumulative per device.
+    start(AckTimeoutConfig.defaults());
+
+    // When 101, 102 and 103 are pushed during second 2 (deadlines 17.1 s .. 17.7 s, all in the slot ending at 18 s)
+    push("bob", "phone", 101, at(2_100));
+    push("carol", "phone", 102, at(2_400));
+    push("dave", "phone", 103, at(2_700));
+    assertThat(pending()).isEqualTo(3);
+    // now = 5 s: the client of 102 ACKs it, so the slot holds 101 and 103 only
+    advanceTo(5_000);
+    ack("carol", "phone", 102, at(5_000));
+    assertThat(pending()).isEqualTo(2);
+
+    // Then nothing fires before the slot comes round: now = 17 s
+    advanceTo(17_000);
+    assertThat(timeouts.isEmpty()).isTrue();
+    // now = 18 s: 101 and 103 time out in the same punctuation, 102 does not
+    advanceTo(18_000);
+    assertThat(timeouts.readRecordsToList()).containsExactly(
+        record("bob", timeout("bob", "phone", List.of(101L), 2_100, 17_100, 1), 18_000),
+        record("dave", timeout("dave", "phone", List.of(103L), 2_700, 17_700, 1), 18_000));
+    // now = 60 s: the wheel has gone round several times; nothing fires twice
+    advanceTo(19_000);
+    advanceTo(60_000);
+    assertThat(timeouts.isEmpty()).isTrue();
+    assertThat(pending()).isZero();
+    assertThat(storeSize(AckWheelTopology.WHEEL_STORE)).isZero();
+    assertThat(meters.get(AckWheelMetrics.TIMEOUTS).tag("kind", "final").counter().count()).isEqualTo(2);
+    assertThat(meters.get(AckWheelMetrics.TIMED_OUT_SEQS).counter().count()).isEqualTo(2);
+    // lateness = emit time - deadline: 18.0 - 17.1 and 18.0 - 17.7
+    assertThat(meters.get(AckWheelMetrics.LATENESS).timer().count()).isEqualTo(2);
+    assertThat(meters.get(AckWheelMetrics.LATENESS).timer().totalTime(java.util.concurrent.TimeUnit.MILLISECONDS))
+        .isEqualTo(1_200);
+  }
+
+  @Test
+  void cumulativeAckRemovesEveryPendingSeqUpToItOnThatDeviceOnly() {
+    // Given alice's phone got 201..205 and her tablet 201..202, all in second 1 (deadline slot 17 s)
+    start(AckTimeoutConfig.defaults());
+    for (long seq = 201; seq <= 205; seq++) {
+      push("alice", "phone", seq, at(1_000 + seq));
+    }
+    push("alice", "tablet", 201, at(1_500));
+    push("alice", "tablet", 202, at(1_600));
+
+    // When the phone ACKs 203 at now = 3 s (covering 201..203 on the phone, not on the tablet)
+    advanceTo(3_000);
+    ack("alice", "phone", 203, at(3_000));
+    // and, at now = 4 s, an older cumulative ACK arrives late; it changes nothing
+    advanceTo(4_000);
+    ack("alice", "phone", 202, at(4_000));
+
+    // Then at now = 17 s one AckTimeout per device carries all of its unACKed seqs
+    advanceTo(16_000);
+    assertThat(timeouts.isEmpty()).isTrue();
+    advanceTo(17_000);
+    assertThat(timeouts.readRecordsToList()).containsExactly(
+        record("alice", timeout("alice", "phone", List.of(204L, 205L), 1_204, 16_204, 1), 17_000),
+        record("alice", timeout("alice", "tablet", List.of(201L, 202L), 1_500, 16_500, 1), 17_000));
+    advanceTo(40_000);
+    assertThat(timeouts.isEmpty()).isTrue();
+  }
+
+  @Test
+  void noTimeoutAfterAnAck() {
+    // Given a push of 7 to alice's phone at now = 0.5 s (deadline 15.5 s)
+    start(AckTimeoutConfig.defaults());
+    push("alice", "phone", 7, at(500));
+
+    // When the phone ACKs it at now = 15 s, half a second before the deadline
+    advanceTo(15_000);
+    ack("alice", "phone", 7, at(15_000));
+
+    // Then nothing ever fires: now = 16 s (the slot of 15.5 s), then long after
+    advanceTo(16_000);
+    advanceTo(120_000);
+    assertThat(timeouts.isEmpty()).isTrue();
+    assertThat(storeSize(AckWheelTopology.PENDING_STORE)).isZero();
+    assertThat(storeSize(AckWheelTopology.WHEEL_STORE)).isZero();
+  }
+
+  @Test
+  void ackThatOvertakesItsDeliveryWins() {
+    // Given the phone's ACK for 9 lands before the push worker's Delivery records of 8 and 9 (now = 0 s)
+    start(AckTimeoutConfig.defaults());
+    ack("alice", "phone", 9, at(300));
+
+    // When the deliveries of 8, 9 and 10 arrive afterwards, all pushed at 0.2 s
+    push("alice", "phone", 8, at(200));
+    push("alice", "phone", 9, at(200));
+    push("alice", "phone", 10, at(200));
+
+    // Then only 10, which the ACK does not cover, is waited for and times out at now = 16 s
+    assertThat(pending()).isEqualTo(1);
+    advanceTo(16_000);
+    assertThat(timeouts.readRecordsToList()).containsExactly(
+        record("alice", timeout("alice", "phone", List.of(10L), 200, 15_200, 1), 16_000));
+    assertThat(meters.get(AckWheelMetrics.IGNORED_DELIVERIES).counter().count()).isEqualTo(2);
+    advanceTo(60_000);
+    assertThat(timeouts.isEmpty()).isTrue();
+  }
+
+  @Test
+  void afterDowntimeEveryOverdueSlotFiresOnceInBoundedRounds() {
+    // Given at most 4 entries per punctuation, a catch-up round every 10 ms, and 12 pushes: users u1..u4 get
+    // seqs 1..3 each during second 1..4 (deadline slots 16 s .. 19 s)
+    start(AckTimeoutConfig.defaults().withMaxEntriesPerPunctuation(4));
+    for (int user = 1; user <= 4; user++) {
+      for (long seq = 1; seq <= 3; seq++) {
+        push("u" + user, "phone", seq, at(user * 1_000L + seq));
+      }
+    }
+
+    // When the app was down (no punctuation ran) until now = 60 s: Kafka fires one punctuation, not 60
+    advanceTo(60_000);
+
+    // Then the first round expires the 4 oldest entries (slot 16 and the first entry of slot 17)
+    assertThat(timeouts.readRecordsToList()).containsExactly(
+        record("u1", timeout("u1", "phone", List.of(1L, 2L, 3L), 1_001, 16_001, 1), 60_000),
+        record("u2", timeout("u2", "phone", List.of(1L), 2_001, 17_001, 1), 60_000));
+    // now = 60.01 s: the catch-up round continues where the last one stopped, inside slot 17
+    advanceTo(60_010);
+    assertThat(timeouts.readRecordsToList()).containsExactly(
+        record("u2", timeout("u2", "phone", List.of(2L, 3L), 2_002, 17_002, 1), 60_010),
+        record("u3", timeout("u3", "phone", List.of(1L, 2L), 3_001, 18_001, 1), 60_010));
+    // now = 60.02 s: the last round
+    advanceTo(60_020);
+    assertThat(timeouts.readRecordsToList()).containsExactly(
+        record("u3", timeout("u3", "phone", List.of(3L), 3_003, 18_003, 1), 60_020),
+        record("u4", timeout("u4", "phone", List.of(1L, 2L, 3L), 4_001, 19_001, 1), 60_020));
+    // now = 60.03 s .. 5 min: caught up, nothing fires twice
+    advanceTo(60_030);
+    advanceTo(61_000);
+    advanceTo(300_000);
+    assertThat(timeouts.isEmpty()).isTrue();
+    assertThat(pending()).isZero();
+  }
+
+  @Test
+  void deliveryThatArrivesAfterItsDeadlineFiresOnTheNextTick() {
+    // Given the wheel has already turned past 30 s
+    start(AckTimeoutConfig.defaults());
+    advanceTo(30_000);
+
+    // When a Delivery record pushed at 2 s (deadline 17 s) arrives only now, e.g. after a push-worker outage
+    push("alice", "phone", 3, at(2_000));
+
+    // Then the next tick (now = 31 s) times it out
+    advanceTo(31_000);
+    assertThat(timeouts.readRecordsToList()).containsExactly(
+        record("alice", timeout("alice", "phone", List.of(3L), 2_000, 17_000, 1), 31_000));
+  }
+
+  @Test
+  void retriesRequestRedeliveryBeforeTheFinalTimeout() {
+    // Given 3 attempts per seq: two redelivery requests, then the final timeout
+    start(AckTimeoutConfig.defaults().withMaxAttempts(3));
+    // and at now = 0 s seq 1 pushed to alice's phone (0.5 s) and to her tablet (0.6 s), deadline slot 16 s
+    push("alice", "phone", 1, at(500));
+    push("alice", "tablet", 1, at(600));
+
+    // When the first deadline passes: now = 16 s, a retry request (attempts = 1) per device
+    advanceTo(15_000);
+    assertThat(timeouts.isEmpty()).isTrue();
+    advanceTo(16_000);
+    List<TestRecord<String, AckTimeout>> first = timeouts.readRecordsToList();
+    assertThat(first).containsExactly(
+        retry("alice", timeout("alice", "phone", List.of(1L), 500, 15_500, 1), 16_000),
+        retry("alice", timeout("alice", "tablet", List.of(1L), 600, 15_600, 1), 16_000));
+    assertThat(first).allSatisfy(r -> assertThat(isFinal(r)).isFalse());
+
+    // and the push worker redelivers to the tablet at 20 s (attempt 2, deadline 35 s), which ACKs it at 21 s
+    advanceTo(20_000);
+    push("alice", "tablet", 1, at(20_000), 2);
+    advanceTo(21_000);
+    ack("alice", "tablet", 1, at(21_000));
+
+    // Then the phone, never redelivered, gets its second request a full timeout after the first: now = 31 s
+    advanceTo(30_000);
+    assertThat(timeouts.isEmpty()).isTrue();
+    advanceTo(31_000);
+    TestRecord<String, AckTimeout> second = timeouts.readRecord();
+    assertThat(second).isEqualTo(retry("alice", timeout("alice", "phone", List.of(1L), 500, 31_000, 2), 31_000));
+    assertThat(isFinal(second)).isFalse();
+    assertThat(timeouts.isEmpty()).isTrue();
+    // now = 46 s: the third attempt timed out: final
+    advanceTo(45_000);
+    assertThat(timeouts.isEmpty()).isTrue();
+    advanceTo(46_000);
+    TestRecord<String, AckTimeout> last = timeouts.readRecord();
+    assertThat(last).isEqualTo(record("alice", timeout("alice", "phone", List.of(1L), 500, 46_000, 3), 46_000));
+    assertThat(isFinal(last)).isTrue();
+    // now = 2 min: nothing more, the tablet's ACK held
+    advanceTo(120_000);
+    assertThat(timeouts.isEmpty()).isTrue();
+    assertThat(pending()).isZero();
+  }
+
+  @Test
+  void withoutRetriesTheOnlyTimeoutIsFinal() {
+    // Given the default policy (1 attempt), a push at 0.1 s
+    start(AckTimeoutConfig.defaults());
+    push("alice", "phone", 1, at(100));
+    // When now = 16 s
+    advanceTo(16_000);
+    // Then the one timeout is marked final
+    TestRecord<String, AckTimeout> only = timeouts.readRecord();
+    assertThat(only.value().getAttempts()).isEqualTo(1);
+    assertThat(isFinal(only)).isTrue();
+    assertThat(timeouts.isEmpty()).isTrue();
+  }
+
+  // --- helpers ---
+
+  private static Instant at(long millisAfterT0) {
+    return T0.plusMillis(millisAfterT0);
+  }
+
+  /** Moves the driver's wall clock to {@code T0 + millisAfterT0}; due punctuators fire once each. */
+  private void advanceTo(long millisAfterT0) {
+    Duration step = Duration.between(clock, at(millisAfterT0));
+    assertThat(step.isNegative()).as("time only moves forward").isFalse();
+    driver.advanceWallClockTime(step);
+    clock = at(millisAfterT0);
+  }
+
+  private void push(String user, String device, long seq, Instant pushedAt) {
+    push(user, device, seq, pushedAt, 1);
+  }
+
+  private void push(String user, String device, long seq, Instant pushedAt, int attempt) {
+    deliveries.pipeInput(user, Delivery.newBuilder().setUserId(user).setDeviceId(device).setSeq(seq)
+        .setPushedAt(pushedAt).setAttempt(attempt).build(), pushedAt);
+  }
+
+  private void ack(String user, String device, long seq, Instant ackedAt) {
+    acks.pipeInput(user, Ack.newBuilder().setUserId(user).setDeviceId(device).setSeq(seq).setAckedAt(ackedAt)
+        .build(), ackedAt);
+  }
+
+  private static AckTimeout timeout(String user, String device, List<Long> seqs, long firstPushedAt, long deadline,
+      int attempts) {
+    return AckTimeout.newBuilder().setUserId(user).setDeviceId(device).setSeqs(seqs)
+        .setFirstPushedAt(at(firstPushedAt)).setDeadline(at(deadline)).setAttempts(attempts).build();
+  }
+
+  /** A final timeout as emitted at {@code T0 + emittedAt}. */
+  private static TestRecord<String, AckTimeout> record(String key, AckTimeout value, long emittedAt) {
+    return emitted(key, value, emittedAt, true);
+  }
+
+  /** A redelivery request as emitted at {@code T0 + emittedAt}. */
+  private static TestRecord<String, AckTimeout> retry(String key, AckTimeout value, long emittedAt) {
+    return emitted(key, value, emittedAt, false);
+  }
+
+  private static TestRecord<String, AckTimeout> emitted(String key, AckTimeout value, long emittedAt,
+      boolean isFinal) {
+    RecordHeaders headers = new RecordHeaders();
+    headers.add(AckWheelTopology.FINAL_HEADER, Boolean.toString(isFinal).getBytes(StandardCharsets.UTF_8));
+    return new TestRecord<>(key, value, headers, at(emittedAt));
+  }
+
+  private static boolean isFinal(TestRecord<String, AckTimeout> record) {
+    Header header = record.headers().lastHeader(AckWheelTopology.FINAL_HEADER);
+    return Boolean.parseBoolean(new String(header.value(), StandardCharsets.UTF_8));
+  }
+
+  private long pending() {
+    long count = storeSize(AckWheelTopology.PENDING_STORE);
+    assertThat(storeSize(AckWheelTopology.WHEEL_STORE)).as("both indexes agree").isEqualTo(count);
+    assertThat((long) meters.get(AckWheelMetrics.PENDING).gauge().value()).as("pending gauge").isEqualTo(count);
+    return count;
+  }
+
+  private long storeSize(String name) {
+    KeyValueStore<Bytes, byte[]> store = driver.getKeyValueStore(name);
+    long n = 0;
+    try (KeyValueIterator<Bytes, byte[]> it = store.all()) {
+      while (it.hasNext()) {
+        it.next();
+        n++;
+      }
+    }
+    return n;
+  }
+}
