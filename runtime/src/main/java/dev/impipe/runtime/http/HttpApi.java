@@ -133,7 +133,9 @@ public final class HttpApi implements AutoCloseable {
         if (parts[i].isEmpty()) {
           return null;
         }
-        vars.put(p.substring(1, p.length() - 1), URLDecoder.decode(parts[i], StandardCharsets.UTF_8));
+        // '+' is literal in a path (URLDecoder is for form data, where it means a space).
+        vars.put(p.substring(1, p.length() - 1),
+            URLDecoder.decode(parts[i].replace("+", "%2B"), StandardCharsets.UTF_8));
       } else if (!p.equals(parts[i])) {
         return null;
       }

@@ -1,0 +1,219 @@
+package dev.impipe.runtime.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The router as an HTTP client sees it: real sockets on 127.0.0.1, an ephemeral port. */
+class HttpApiTest {
+
+  private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+  private HttpApi api;
+
+  @BeforeEach
+  void start() throws IOException {
+    api = new HttpApi("127.0.0.1", 0, 2);
+    api.route("GET", "/users/{userId}/inbox", request -> Response.json(200, Map.of(
+        "userId", request.path("userId"),
+        "from", request.longQuery("from", 0, 0, Long.MAX_VALUE),
+        "limit", request.longQuery("limit", 50, 1, 500),
+        "q", request.query("q").orElse("<none>"),
+        "requestId", String.valueOf(request.headers().get("x-request-id")))));
+    api.route("POST", "/users/{userId}/cursor", request -> Response.json(200, Map.of(
+        "userId", request.path("userId"),
+        "seq", request.jsonObject().path("seq").asLong(-1))));
+    api.route("GET", "/conversations/{a}/messages/{b}", request -> Response.json(200, Map.of(
+        "a", request.path("a"), "b", request.path("b"))));
+    api.route("GET", "/limited", request -> {
+      throw new HttpError(429, "slow down", Map.of("Retry-After", "3"));
+    });
+    api.route("GET", "/bad", request -> {
+      throw HttpError.badRequest("conversation id must not be empty");
+    });
+    api.route("GET", "/boom", request -> {
+      throw new IllegalStateException("store not ready");
+    });
+    api.route("DELETE", "/things/{id}", request -> Response.empty(204));
+    api.route("GET", "/health", request -> Response.text(200, "text/plain", "ok"));
+    api.start();
+  }
+
+  @AfterEach
+  void stop() {
+    api.close();
+  }
+
+  private HttpResponse<String> send(String method, String pathAndQuery, String body) throws Exception {
+    HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + api.port() + pathAndQuery))
+        .timeout(Duration.ofSeconds(10))
+        .method(method, body == null ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body));
+    return CLIENT.send(request.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private HttpResponse<String> get(String pathAndQuery) throws Exception {
+    return send("GET", pathAndQuery, null);
+  }
+
+  private static JsonNode json(HttpResponse<String> response) throws IOException {
+    assertThat(response.headers().firstValue("Content-Type")).hasValue("application/json");
+    return Json.MAPPER.readTree(response.body());
+  }
+
+  @Test
+  void pathVariablesAndQueryParametersReachTheHandlerDecoded() throws Exception {
+    HttpResponse<String> response = get("/users/alice%20smith%2Fwork/inbox?from=7&limit=20&q=a%26b%3Dc");
+
+    assertThat(response.statusCode()).isEqualTo(200);
+    JsonNode body = json(response);
+    assertThat(body.get("userId").asText()).isEqualTo("alice smith/work");
+    assertThat(body.get("from").asLong()).isEqualTo(7);
+    assertThat(body.get("limit").asLong()).isEqualTo(20);
+    assertThat(body.get("q").asText()).isEqualTo("a&b=c");
+  }
+
+  @Test
+  void aPlusInAPathVariableIsAPlus() throws Exception {
+    // In a URL path '+' is a literal character (only form-encoded queries use it for a space): "+49..." ids.
+    JsonNode body = json(get("/users/+4915112345/inbox?q=a+b"));
+
+    assertThat(body.get("userId").asText()).isEqualTo("+4915112345");
+    assertThat(body.get("q").asText()).as("form-encoded query: '+' is a space").isEqualTo("a b");
+  }
+
+  @Test
+  void severalPathVariablesAndQueryDefaults() throws Exception {
+    JsonNode body = json(get("/conversations/g-1/messages/m%C3%A9"));
+    assertThat(body.get("a").asText()).isEqualTo("g-1");
+    assertThat(body.get("b").asText()).isEqualTo("m\u00e9");
+
+    JsonNode inbox = json(get("/users/bob/inbox"));
+    assertThat(inbox.get("from").asLong()).isZero();
+    assertThat(inbox.get("limit").asLong()).isEqualTo(50);
+    assertThat(inbox.get("q").asText()).isEqualTo("<none>");
+  }
+
+  @Test
+  void requestHeadersAreReadableInLowerCase() throws Exception {
+    HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + api.port() + "/users/bob/inbox"))
+        .header("X-Request-Id", "r-17").timeout(Duration.ofSeconds(10)).build();
+
+    JsonNode body = json(CLIENT.send(request, HttpResponse.BodyHandlers.ofString()));
+
+    assertThat(body.get("requestId").asText()).isEqualTo("r-17");
+  }
+
+  @Test
+  void unknownPathIs404WithAJsonError() throws Exception {
+    HttpResponse<String> response = get("/nope/nothing");
+
+    assertThat(response.statusCode()).isEqualTo(404);
+    assertThat(json(response).get("error").asText()).contains("GET /nope/nothing");
+    // A known prefix with a missing or extra segment is not a match either.
+    assertThat(get("/users/bob").statusCode()).isEqualTo(404);
+    assertThat(get("/users//inbox").statusCode()).isEqualTo(404);
+    assertThat(get("/users/bob/inbox/extra").statusCode()).isEqualTo(404);
+  }
+
+  @Test
+  void wrongMethodIs405() throws Exception {
+    HttpResponse<String> response = send("POST", "/users/bob/inbox", "{}");
+
+    assertThat(response.statusCode()).isEqualTo(405);
+    assertThat(json(response).get("error").asText()).contains("POST").contains("/users/bob/inbox");
+    assertThat(send("DELETE", "/health", null).statusCode()).isEqualTo(405);
+  }
+
+  @Test
+  void httpErrorFromAHandlerIsAnsweredWithItsStatusMessageAndHeaders() throws Exception {
+    HttpResponse<String> bad = get("/bad");
+    assertThat(bad.statusCode()).isEqualTo(400);
+    assertThat(json(bad).get("error").asText()).isEqualTo("conversation id must not be empty");
+
+    HttpResponse<String> limited = get("/limited");
+    assertThat(limited.statusCode()).isEqualTo(429);
+    assertThat(limited.headers().firstValue("Retry-After")).hasValue("3");
+    assertThat(json(limited).get("error").asText()).isEqualTo("slow down");
+  }
+
+  @Test
+  void handlerExceptionIs500AndTheServerKeepsServing() throws Exception {
+    HttpResponse<String> response = get("/boom");
+
+    assertThat(response.statusCode()).isEqualTo(500);
+    assertThat(json(response).get("error").asText()).contains("IllegalStateException").contains("store not ready");
+    assertThat(get("/health").statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void outOfBoundsOrNonNumericQueryIs400NamingTheParameter() throws Exception {
+    HttpResponse<String> tooBig = get("/users/bob/inbox?limit=501");
+    assertThat(tooBig.statusCode()).isEqualTo(400);
+    assertThat(json(tooBig).get("error").asText()).contains("'limit'").contains("between 1 and 500").contains("501");
+
+    HttpResponse<String> tooSmall = get("/users/bob/inbox?limit=0");
+    assertThat(tooSmall.statusCode()).isEqualTo(400);
+    assertThat(json(tooSmall).get("error").asText()).contains("'limit'");
+
+    HttpResponse<String> notANumber = get("/users/bob/inbox?from=ten");
+    assertThat(notANumber.statusCode()).isEqualTo(400);
+    assertThat(json(notANumber).get("error").asText()).contains("'from'").contains("whole number").contains("ten");
+
+    HttpResponse<String> negative = get("/users/bob/inbox?from=-1");
+    assertThat(negative.statusCode()).isEqualTo(400);
+    assertThat(json(negative).get("error").asText()).contains("'from'");
+  }
+
+  @Test
+  void jsonBodyIsParsedAndBadBodiesAre400() throws Exception {
+    HttpResponse<String> ok = send("POST", "/users/bob/cursor", "{\"seq\": 12}");
+    assertThat(ok.statusCode()).isEqualTo(200);
+    assertThat(json(ok).get("seq").asLong()).isEqualTo(12);
+
+    HttpResponse<String> malformed = send("POST", "/users/bob/cursor", "{\"seq\": ");
+    assertThat(malformed.statusCode()).isEqualTo(400);
+    assertThat(json(malformed).get("error").asText()).startsWith("malformed JSON body");
+
+    HttpResponse<String> empty = send("POST", "/users/bob/cursor", null);
+    assertThat(empty.statusCode()).isEqualTo(400);
+    assertThat(json(empty).get("error").asText()).contains("JSON object");
+
+    HttpResponse<String> array = send("POST", "/users/bob/cursor", "[1, 2]");
+    assertThat(array.statusCode()).isEqualTo(400);
+    assertThat(json(array).get("error").asText()).contains("JSON object");
+  }
+
+  @Test
+  void oversizedBodyIs413() throws Exception {
+    HttpResponse<String> response = send("POST", "/users/bob/cursor", "x".repeat((1 << 20) + 1));
+
+    assertThat(response.statusCode()).isEqualTo(413);
+    assertThat(json(response).get("error").asText()).contains("larger than");
+  }
+
+  @Test
+  void emptyAndTextResponses() throws Exception {
+    HttpResponse<String> deleted = send("DELETE", "/things/7", null);
+    assertThat(deleted.statusCode()).isEqualTo(204);
+    assertThat(deleted.body()).isEmpty();
+
+    HttpResponse<String> health = get("/health");
+    assertThat(health.headers().firstValue("Content-Type")).hasValue("text/plain");
+    assertThat(health.body()).isEqualTo("ok");
+  }
+
+  @Test
+  void describeListsTheRoutes() {
+    assertThat(api.describe()).contains("GET /users/{userId}/inbox", "POST /users/{userId}/cursor", "GET /health");
+  }
+}
