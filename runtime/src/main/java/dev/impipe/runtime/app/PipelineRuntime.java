@@ -24,8 +24,6 @@ import java.util.Properties;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
-import org.apache.kafka.streams.errors.LogAndContinueExceptionHandler;
-import org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -121,16 +119,8 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
   public Properties streamsProperties(String name, Map<String, Object> overrides) {
     Properties props = new Properties();
     props.putAll(config.clientProperties());
-    props.put(StreamsConfig.APPLICATION_ID_CONFIG, config.topicPrefix() + name);
-    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
-    props.put(StreamsConfig.STATE_DIR_CONFIG, config.stateDir().toString());
-    props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, (int) config.replicationFactor());
+    props.putAll(StreamsDefaults.properties(config, topics.names(), name));
     props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, advertisedHost + ":" + http.port());
-    // One bad record never stops a topology: it goes to the rejected topic with the reason in headers.
-    props.put(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, topics.names().rejected());
-    props.put(StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, LogAndContinueExceptionHandler.class);
-    props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG,
-        LogAndContinueProcessingExceptionHandler.class);
     props.putAll(overrides);
     return props;
   }

@@ -1,0 +1,26 @@
+package dev.impipe.fanout;
+
+import dev.impipe.runtime.app.ComponentContext;
+import dev.impipe.runtime.app.PipelineComponent;
+import java.util.Map;
+
+/** Runs the fan-out app in a pipeline process. */
+public final class FanoutComponent implements PipelineComponent {
+
+  @Override
+  public String name() {
+    return FanoutTopology.APP_NAME;
+  }
+
+  @Override
+  public int order() {
+    return 20;
+  }
+
+  @Override
+  public void start(ComponentContext context) {
+    FanoutConfig config = FanoutConfig.fromEnv(context.env());
+    context.startStreams(FanoutTopology.APP_NAME,
+        FanoutTopology.build(context.topics(), config, new FanoutMetrics(context.metrics())), Map.of());
+  }
+}

@@ -1,0 +1,58 @@
+package dev.impipe.fanout;
+
+import dev.impipe.fanout.internal.MembershipProcessor;
+import dev.impipe.fanout.internal.MessageFanoutProcessor;
+import dev.impipe.runtime.topics.ImTopics;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.state.Stores;
+
+/**
+ * Fan-out (write diffusion): {@code im.messages} x {@code im.group-members} -> {@code im.inbox}, one entry per
+ * recipient keyed by user id. The offset of each inbox entry becomes that user's sequence id.
+ */
+public final class FanoutTopology {
+
+  public static final String APP_NAME = "fanout";
+
+  public static final String MESSAGES_SOURCE = "fanout-messages-source";
+  public static final String MEMBERS_SOURCE = "fanout-members-source";
+  public static final String MEMBERSHIP_PROCESSOR = "fanout-membership";
+  public static final String FANOUT_PROCESSOR = "fanout-messages";
+  public static final String INBOX_SINK = "fanout-inbox-sink";
+
+  /** {@code [u16 len][groupId][userId] -> joinedAt}; a group is one prefix range. */
+  public static final String MEMBERS_STORE = "fanout-members";
+  /** {@code senderId \0 clientMsgId -> messageId}, windowed by the dedupe window. */
+  public static final String DEDUPE_STORE = "fanout-dedupe";
+  /** {@code messageId -> senderId \0 conversationId \0 clock}, windowed by the recall window. */
+  public static final String SENT_STORE = "fanout-sent";
+  /**
+   * One logical clock per task, ticked by every membership change and message: orders joins against messages
+   * exactly, where record timestamps can tie.
+   */
+  public static final String CLOCK_STORE = "fanout-clock";
+
+  private FanoutTopology() {}
+
+  public static Topology build(ImTopics topics, FanoutConfig config, FanoutMetrics metrics) {
+    Topology topology = new Topology();
+    topology.addSource(MESSAGES_SOURCE, topics.messages().keySerde().deserializer(),
+        topics.messages().valueSerde().deserializer(), topics.messages().name());
+    topology.addSource(MEMBERS_SOURCE, topics.groupMembers().keySerde().deserializer(),
+        topics.groupMembers().valueSerde().deserializer(), topics.groupMembers().name());
+    topology.addProcessor(MEMBERSHIP_PROCESSOR, () -> new MembershipProcessor(metrics), MEMBERS_SOURCE);
+    topology.addProcessor(FANOUT_PROCESSOR, () -> new MessageFanoutProcessor(config, metrics), MESSAGES_SOURCE);
+    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(MEMBERS_STORE),
+        Serdes.Bytes(), Serdes.ByteArray()), MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
+    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CLOCK_STORE),
+        Serdes.String(), Serdes.Long()), MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
+    topology.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(DEDUPE_STORE,
+        config.dedupeWindow(), config.dedupeWindow(), false), Serdes.String(), Serdes.String()), FANOUT_PROCESSOR);
+    topology.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(SENT_STORE,
+        config.recallWindow(), config.recallWindow(), false), Serdes.String(), Serdes.String()), FANOUT_PROCESSOR);
+    topology.addSink(INBOX_SINK, topics.inbox().name(), topics.inbox().keySerde().serializer(),
+        topics.inbox().valueSerde().serializer(), MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
+    return topology;
+  }
+}

@@ -1,0 +1,224 @@
+package dev.impipe.fanout.internal;
+
+import dev.impipe.avro.ChatMessage;
+import dev.impipe.avro.ConversationType;
+import dev.impipe.avro.InboxEntry;
+import dev.impipe.avro.InboxEntryType;
+import dev.impipe.fanout.FanoutConfig;
+import dev.impipe.fanout.FanoutMetrics;
+import dev.impipe.fanout.FanoutTopology;
+import dev.impipe.fanout.RejectedRecordException;
+import dev.impipe.runtime.domain.Ids;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.processor.api.RecordMetadata;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.WindowStore;
+import org.apache.kafka.streams.state.WindowStoreIterator;
+
+/**
+ * Write diffusion: one inbox entry per recipient of each message / read marker / recall, keyed by the recipient's
+ * user id. Everything is validated before the first forward, so a rejected record produces no output at all.
+ */
+public final class MessageFanoutProcessor implements Processor<String, ChatMessage, String, InboxEntry> {
+
+  private static final String SEP = "\u0000";
+
+  private final FanoutConfig config;
+  private final FanoutMetrics metrics;
+  private ProcessorContext<String, InboxEntry> context;
+  private KeyValueStore<Bytes, byte[]> members;
+  private WindowStore<String, String> dedupe;
+  private WindowStore<String, String> sent;
+  private TaskClock clock;
+
+  public MessageFanoutProcessor(FanoutConfig config, FanoutMetrics metrics) {
+    this.config = config;
+    this.metrics = metrics;
+  }
+
+  @Override
+  public void init(ProcessorContext<String, InboxEntry> context) {
+    this.context = context;
+    this.members = context.getStateStore(FanoutTopology.MEMBERS_STORE);
+    this.dedupe = context.getStateStore(FanoutTopology.DEDUPE_STORE);
+    this.sent = context.getStateStore(FanoutTopology.SENT_STORE);
+    this.clock = new TaskClock(context.getStateStore(FanoutTopology.CLOCK_STORE));
+  }
+
+  @Override
+  public void process(Record<String, ChatMessage> record) {
+    ChatMessage m = record.value();
+    if (m == null) {
+      throw reject("message without a value (tombstone)");
+    }
+    validate(record.key(), m);
+    long timestamp = record.timestamp();
+    String dedupeKey = m.getSenderId() + SEP + m.getClientMsgId();
+    if (seen(dedupe, dedupeKey, timestamp, config.dedupeWindow().toMillis())) {
+      metrics.duplicates().increment();
+      return;
+    }
+    long seq = context.recordMetadata().map(RecordMetadata::offset).orElse(-1L);
+    List<String> recipients = switch (m.getType()) {
+      case MESSAGE -> messageRecipients(m);
+      case READ -> readRecipients(m);
+      case RECALL -> recallRecipients(m, timestamp);
+    };
+    // All checks passed: from here on, state changes and output.
+    dedupe.put(dedupeKey, m.getMessageId(), timestamp);
+    if (m.getType() == dev.impipe.avro.MessageType.MESSAGE) {
+      sent.put(m.getMessageId(), m.getSenderId() + SEP + m.getConversationId() + SEP + clock.tick(), timestamp);
+    }
+    InboxEntryType type = switch (m.getType()) {
+      case MESSAGE -> InboxEntryType.MESSAGE;
+      case READ -> InboxEntryType.READ;
+      case RECALL -> InboxEntryType.RECALL;
+    };
+    for (String user : recipients) {
+      InboxEntry entry = InboxEntry.newBuilder()
+          .setUserId(user)
+          .setType(type)
+          .setConversationId(m.getConversationId())
+          .setConversationSeq(seq)
+          .setMessageId(m.getMessageId())
+          .setSenderId(m.getSenderId())
+          .setBody(type == InboxEntryType.MESSAGE ? m.getBody() : null)
+          .setRefMessageId(m.getRefMessageId())
+          .setReadUpToSeq(m.getReadUpToSeq())
+          .setTimestamp(m.getSentAt())
+          .build();
+      context.forward(record.withKey(user).withValue(entry));
+    }
+    metrics.messages().increment();
+    metrics.inboxEntriesWritten(recipients.size());
+  }
+
+  private void validate(String key, ChatMessage m) {
+    if (!Ids.valid(m.getSenderId())) {
+      throw reject("invalid senderId '" + m.getSenderId() + "'");
+    }
+    if (m.getMessageId() == null || m.getMessageId().isBlank() || m.getClientMsgId() == null
+        || m.getClientMsgId().isBlank()) {
+      throw reject("messageId and clientMsgId are required");
+    }
+    if (!m.getConversationId().equals(key)) {
+      throw reject("message of conversation " + m.getConversationId() + " is keyed '" + key
+          + "': it must be keyed by its conversationId (one partition per conversation keeps it in order)");
+    }
+    if (m.getConversationType() == ConversationType.DIRECT) {
+      if (!Ids.valid(m.getRecipientId())) {
+        throw reject("direct message without a valid recipientId");
+      }
+      String expected = Ids.direct(m.getSenderId(), m.getRecipientId());
+      if (!expected.equals(m.getConversationId())) {
+        throw reject("direct conversationId must be " + expected + ", got " + m.getConversationId());
+      }
+    } else {
+      if (!Ids.valid(m.getGroupId()) || !m.getGroupId().equals(m.getConversationId())) {
+        throw reject("group message needs groupId equal to its conversationId, got groupId=" + m.getGroupId()
+            + " conversationId=" + m.getConversationId());
+      }
+    }
+    switch (m.getType()) {
+      case READ -> {
+        if (m.getReadUpToSeq() == null || m.getReadUpToSeq() < 0) {
+          throw reject("READ needs readUpToSeq >= 0");
+        }
+      }
+      case RECALL -> {
+        if (m.getRefMessageId() == null || m.getRefMessageId().isBlank()) {
+          throw reject("RECALL needs refMessageId");
+        }
+      }
+      default -> { }
+    }
+  }
+
+  private List<String> messageRecipients(ChatMessage m) {
+    if (m.getConversationType() == ConversationType.DIRECT) {
+      return distinct(m.getRecipientId(), m.getSenderId());
+    }
+    if (members.get(MemberKeys.key(m.getGroupId(), m.getSenderId())) == null) {
+      throw reject("sender " + m.getSenderId() + " is not a member of group " + m.getGroupId());
+    }
+    return groupMembers(m.getGroupId(), Long.MAX_VALUE);
+  }
+
+  private List<String> readRecipients(ChatMessage m) {
+    if (m.getConversationType() == ConversationType.DIRECT) {
+      // The reader's other devices, and the other party (a read receipt).
+      return distinct(m.getSenderId(), m.getRecipientId());
+    }
+    return List.of(m.getSenderId());
+  }
+
+  private List<String> recallRecipients(ChatMessage m, long timestamp) {
+    String original = null;
+    long from = Math.max(0, timestamp - config.recallWindow().toMillis());
+    try (WindowStoreIterator<String> it = sent.fetch(m.getRefMessageId(), from, Long.MAX_VALUE)) {
+      if (it.hasNext()) {
+        original = it.next().value;
+      }
+    }
+    if (original == null) {
+      throw reject("RECALL of unknown message " + m.getRefMessageId() + " (or older than the recall window "
+          + config.recallWindow() + ")");
+    }
+    String[] parts = original.split(SEP, 3);
+    if (!parts[0].equals(m.getSenderId())) {
+      throw reject("RECALL of message " + m.getRefMessageId() + " by " + m.getSenderId()
+          + ", but only its sender may recall it");
+    }
+    if (!parts[1].equals(m.getConversationId())) {
+      throw reject("RECALL of message " + m.getRefMessageId() + " in conversation " + m.getConversationId()
+          + ", but it was sent in another conversation");
+    }
+    if (m.getConversationType() == ConversationType.DIRECT) {
+      return distinct(m.getRecipientId(), m.getSenderId());
+    }
+    // Everyone who received the original and is still a member (a member who left receives nothing later).
+    return groupMembers(m.getGroupId(), Long.parseLong(parts[2]));
+  }
+
+  private List<String> groupMembers(String groupId, long joinedBefore) {
+    List<String> users = new ArrayList<>();
+    try (KeyValueIterator<Bytes, byte[]> it =
+        members.prefixScan(MemberKeys.groupPrefix(groupId), Serdes.Bytes().serializer())) {
+      while (it.hasNext()) {
+        KeyValue<Bytes, byte[]> member = it.next();
+        if (MemberKeys.joinedAt(member.value) < joinedBefore) {
+          users.add(MemberKeys.userId(member.key));
+        }
+      }
+    }
+    return users;
+  }
+
+  private static boolean seen(WindowStore<String, String> store, String key, long timestamp, long window) {
+    try (WindowStoreIterator<String> it = store.fetch(key, Math.max(0, timestamp - window), timestamp + window)) {
+      return it.hasNext();
+    }
+  }
+
+  private static List<String> distinct(String a, String b) {
+    Set<String> users = new LinkedHashSet<>();
+    users.add(a);
+    users.add(b);
+    return List.copyOf(users);
+  }
+
+  private RejectedRecordException reject(String reason) {
+    metrics.rejected().increment();
+    return new RejectedRecordException(reason);
+  }
+}

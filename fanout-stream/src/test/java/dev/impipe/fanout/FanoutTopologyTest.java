@@ -1,0 +1,346 @@
+package dev.impipe.fanout;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.impipe.avro.ChatMessage;
+import dev.impipe.avro.ConversationType;
+import dev.impipe.avro.InboxEntry;
+import dev.impipe.avro.InboxEntryType;
+import dev.impipe.avro.MembershipChange;
+import dev.impipe.avro.MembershipOp;
+import dev.impipe.avro.MessageType;
+import dev.impipe.fanout.internal.MemberKeys;
+import dev.impipe.runtime.app.StreamsDefaults;
+import dev.impipe.runtime.domain.Ids;
+import dev.impipe.runtime.topics.ImTopics;
+import dev.impipe.runtime.topics.TopicNames;
+import dev.impipe.schemas.registry.InMemorySchemaRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.stream.Collectors;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.test.TestRecord;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class FanoutTopologyTest {
+
+  private static final Instant T0 = Instant.parse("2026-11-22T10:00:00Z");
+
+  private String registryUrl;
+  private ImTopics topics;
+  private FanoutMetrics metrics;
+  private TopologyTestDriver driver;
+  private TestInputTopic<String, ChatMessage> messages;
+  private TestInputTopic<String, byte[]> rawMessages;
+  private TestInputTopic<String, MembershipChange> members;
+  private TestOutputTopic<String, InboxEntry> inbox;
+  private TestOutputTopic<byte[], byte[]> rejected;
+  private int clientIds;
+
+  @BeforeEach
+  void setUp() {
+    registryUrl = "mock://fanout-" + UUID.randomUUID();
+    topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope(registryUrl));
+    metrics = new FanoutMetrics(new SimpleMeterRegistry());
+    driver = new TopologyTestDriver(FanoutTopology.build(topics, FanoutConfig.defaults(), metrics),
+        StreamsDefaults.forTests("fanout"));
+    messages = driver.createInputTopic(topics.messages().name(), topics.messages().keySerde().serializer(),
+        topics.messages().valueSerde().serializer(), T0, Duration.ZERO);
+    rawMessages = driver.createInputTopic(topics.messages().name(), new StringSerializer(),
+        new ByteArraySerializer(), T0, Duration.ZERO);
+    members = driver.createInputTopic(topics.groupMembers().name(), topics.groupMembers().keySerde().serializer(),
+        topics.groupMembers().valueSerde().serializer(), T0, Duration.ZERO);
+    inbox = driver.createOutputTopic(topics.inbox().name(), topics.inbox().keySerde().deserializer(),
+        topics.inbox().valueSerde().deserializer());
+    rejected = driver.createOutputTopic(topics.names().rejected(), new ByteArrayDeserializer(),
+        new ByteArrayDeserializer());
+  }
+
+  @AfterEach
+  void tearDown() {
+    driver.close();
+    InMemorySchemaRegistry.drop(registryUrl);
+  }
+
+  @Test
+  void directMessageGoesToRecipientAndToSendersOtherDevices() {
+    // When alice writes to bob (offset 0 of im.messages)
+    send(direct("alice", "bob", "hi"));
+
+    // Then bob and alice each get one MESSAGE entry carrying the conversation seq
+    List<KeyValue<String, InboxEntry>> out = inbox.readKeyValuesToList();
+    assertThat(out).extracting(kv -> kv.key).containsExactly("bob", "alice");
+    InboxEntry bob = out.get(0).value;
+    assertThat(bob.getType()).isEqualTo(InboxEntryType.MESSAGE);
+    assertThat(bob.getConversationId()).isEqualTo("d:alice:bob");
+    assertThat(bob.getConversationSeq()).isZero();
+    assertThat(bob.getBody()).isEqualTo("hi");
+    assertThat(bob.getSenderId()).isEqualTo("alice");
+    assertThat(bob.getTimestamp()).isEqualTo(T0);
+
+    // And a second message has the next conversation seq
+    send(direct("bob", "alice", "hello"));
+    assertThat(inbox.readValuesToList()).extracting(InboxEntry::getConversationSeq).containsExactly(1L, 1L);
+    assertThat(inbox.isEmpty()).isTrue();
+  }
+
+  @Test
+  void groupMessageReachesExactlyTheCurrentMembers() {
+    // Given a group with alice, bob and carol
+    join("g1", "alice");
+    join("g1", "bob");
+    join("g1", "carol");
+    assertThat(inbox.readKeyValuesToList()).extracting(kv -> kv.key + ":" + kv.value.getType())
+        .containsExactly("alice:CONVERSATION_JOINED", "bob:CONVERSATION_JOINED", "carol:CONVERSATION_JOINED");
+
+    // When alice writes to the group
+    send(group("alice", "g1", "first"));
+
+    // Then every member gets it, the sender included
+    assertThat(recipients()).containsExactlyInAnyOrder("alice", "bob", "carol");
+
+    // When carol leaves and dave joins, then bob writes
+    leave("g1", "carol");
+    join("g1", "dave");
+    assertThat(inbox.readKeyValuesToList()).extracting(kv -> kv.key + ":" + kv.value.getType())
+        .containsExactly("carol:CONVERSATION_LEFT", "dave:CONVERSATION_JOINED");
+    send(group("bob", "g1", "second"));
+
+    // Then carol gets nothing later, dave gets nothing earlier
+    assertThat(recipients()).containsExactlyInAnyOrder("alice", "bob", "dave");
+    assertThat(inbox.isEmpty()).isTrue();
+  }
+
+  @Test
+  void repeatedJoinOrLeaveChangesNothing() {
+    join("g1", "alice");
+    join("g1", "alice");
+    leave("g1", "bob");
+    assertThat(inbox.readKeyValuesToList()).hasSize(1);
+  }
+
+  @Test
+  void groupIdsThatArePrefixesOfEachOtherDoNotMix() {
+    // Given g1 = {alice} and g10 = {bob}
+    join("g1", "alice");
+    join("g10", "bob");
+    inbox.readKeyValuesToList();
+
+    // When alice writes to g1, then only alice gets it
+    send(group("alice", "g1", "hi"));
+    assertThat(recipients()).containsExactly("alice");
+  }
+
+  @Test
+  void duplicateClientMsgIdFromTheSameSenderIsFannedOutOnce() {
+    ChatMessage first = direct("alice", "bob", "hi");
+    ChatMessage retry = ChatMessage.newBuilder(first).setMessageId("other-id").build();
+
+    // When the same clientMsgId arrives twice (a client retry)
+    send(first);
+    send(retry);
+
+    // Then it is fanned out once
+    assertThat(inbox.readKeyValuesToList()).hasSize(2);
+    assertThat(metrics.duplicates().count()).isEqualTo(1.0);
+
+    // But the same clientMsgId from another sender is another message
+    send(ChatMessage.newBuilder(direct("bob", "alice", "yo")).setClientMsgId(first.getClientMsgId()).build());
+    assertThat(inbox.readKeyValuesToList()).hasSize(2);
+  }
+
+  @Test
+  void duplicateAfterTheDedupeWindowIsANewMessage() {
+    ChatMessage first = direct("alice", "bob", "hi");
+    send(first);
+    inbox.readKeyValuesToList();
+
+    // 25 hours later (window 24 h) the same clientMsgId is accepted again
+    messages.pipeInput(new TestRecord<>(first.getConversationId(), first, T0.plus(Duration.ofHours(25))));
+    assertThat(inbox.readKeyValuesToList()).hasSize(2);
+  }
+
+  @Test
+  void readMarkerGoesToReadersOtherDevicesAndToTheOtherParty() {
+    // When bob reads the direct chat up to seq 7
+    send(ChatMessage.newBuilder(direct("bob", "alice", null)).setType(MessageType.READ).setReadUpToSeq(7L).build());
+
+    // Then bob's own inbox and alice's (a read receipt) get READ entries
+    List<KeyValue<String, InboxEntry>> out = inbox.readKeyValuesToList();
+    assertThat(out).extracting(kv -> kv.key).containsExactly("bob", "alice");
+    assertThat(out).allSatisfy(kv -> {
+      assertThat(kv.value.getType()).isEqualTo(InboxEntryType.READ);
+      assertThat(kv.value.getReadUpToSeq()).isEqualTo(7L);
+    });
+
+    // And in a group only the reader's own devices learn it
+    join("g1", "bob");
+    join("g1", "carol");
+    inbox.readKeyValuesToList();
+    send(ChatMessage.newBuilder(group("bob", "g1", null)).setType(MessageType.READ).setReadUpToSeq(3L).build());
+    assertThat(recipients()).containsExactly("bob");
+  }
+
+  @Test
+  void recallBySenderReachesEveryoneWhoGotTheOriginal() {
+    // Given alice and bob in g1, and a message from alice
+    join("g1", "alice");
+    join("g1", "bob");
+    ChatMessage original = group("alice", "g1", "oops");
+    send(original);
+    // and carol who joins afterwards
+    join("g1", "carol");
+    inbox.readKeyValuesToList();
+
+    // When alice recalls it
+    send(ChatMessage.newBuilder(group("alice", "g1", null)).setType(MessageType.RECALL)
+        .setRefMessageId(original.getMessageId()).build());
+
+    // Then alice and bob get a RECALL entry, carol (who never got it) does not
+    List<KeyValue<String, InboxEntry>> out = inbox.readKeyValuesToList();
+    assertThat(out).extracting(kv -> kv.key).containsExactlyInAnyOrder("alice", "bob");
+    assertThat(out).allSatisfy(kv -> {
+      assertThat(kv.value.getType()).isEqualTo(InboxEntryType.RECALL);
+      assertThat(kv.value.getRefMessageId()).isEqualTo(original.getMessageId());
+      assertThat(kv.value.getBody()).isNull();
+    });
+  }
+
+  @Test
+  void recallByAnotherUserIsRejectedAndProducesNothing() {
+    ChatMessage original = direct("alice", "bob", "hi");
+    send(original);
+    inbox.readKeyValuesToList();
+
+    // When bob tries to recall alice's message
+    send(ChatMessage.newBuilder(direct("bob", "alice", null)).setType(MessageType.RECALL)
+        .setRefMessageId(original.getMessageId()).build());
+
+    // Then nothing reaches an inbox and the record is in im.rejected with the reason
+    assertThat(inbox.isEmpty()).isTrue();
+    TestRecord<byte[], byte[]> rej = rejected.readRecord();
+    assertThat(header(rej, "__streams.errors.message")).contains("only its sender may recall it");
+    assertThat(rejected.isEmpty()).isTrue();
+  }
+
+  @Test
+  void messageFromNonMemberIsRejectedWithReasonAndSourceAndProcessingContinues() {
+    // Given g1 = {alice}
+    join("g1", "alice");
+    inbox.readKeyValuesToList();
+
+    // When mallory (not a member) writes to g1 (im.messages offset 0), then alice does (offset 1)
+    ChatMessage bad = group("mallory", "g1", "spam");
+    send(bad);
+    send(group("alice", "g1", "legit"));
+
+    // Then the bad one is in im.rejected, original bytes, with reason and source headers
+    TestRecord<byte[], byte[]> rej = rejected.readRecord();
+    assertThat(new String(rej.key(), StandardCharsets.UTF_8)).isEqualTo("g1");
+    assertThat(topics.messages().valueSerde().deserializer().deserialize(topics.messages().name(), rej.value()))
+        .isEqualTo(bad);
+    assertThat(header(rej, "__streams.errors.message")).isEqualTo("sender mallory is not a member of group g1");
+    assertThat(header(rej, "__streams.errors.topic")).isEqualTo("im.messages");
+    assertThat(header(rej, "__streams.errors.offset")).isEqualTo("0");
+    assertThat(rejected.isEmpty()).isTrue();
+    // And the good one went through
+    List<KeyValue<String, InboxEntry>> out = inbox.readKeyValuesToList();
+    assertThat(out).hasSize(1);
+    assertThat(out.get(0).value.getBody()).isEqualTo("legit");
+    assertThat(out.get(0).value.getConversationSeq()).isEqualTo(1L);
+  }
+
+  @Test
+  void undeserializableBytesAreRejectedAndProcessingContinues() {
+    // When garbage lands in im.messages, followed by a valid message
+    rawMessages.pipeInput("d:alice:bob", new byte[] {1, 2, 3, 4, 5, 6});
+    send(direct("alice", "bob", "after garbage"));
+
+    // Then the valid one is fanned out (FanoutIT shows the garbage landing in im.rejected on a real broker)
+    assertThat(inbox.readKeyValuesToList()).hasSize(2);
+  }
+
+  @Test
+  void messageKeyedByAnythingButItsConversationIsRejected() {
+    ChatMessage m = direct("alice", "bob", "hi");
+    messages.pipeInput("alice", m);
+    assertThat(inbox.isEmpty()).isTrue();
+    assertThat(header(rejected.readRecord(), "__streams.errors.message")).contains("must be keyed by its conversationId");
+  }
+
+  @Test
+  void directConversationIdMustBeCanonical() {
+    ChatMessage m = ChatMessage.newBuilder(direct("alice", "bob", "hi")).setConversationId("d:bob:alice").build();
+    messages.pipeInput("d:bob:alice", m);
+    assertThat(inbox.isEmpty()).isTrue();
+    assertThat(header(rejected.readRecord(), "__streams.errors.message"))
+        .contains("direct conversationId must be d:alice:bob");
+  }
+
+  @Test
+  void largeGroupIsScannedFromTheMembershipStoreNotFromOneBigValue() {
+    // Given a group of 5,000 members (each a key of its own in the store)
+    for (int i = 0; i < 5_000; i++) {
+      join("big", "u" + i);
+    }
+    inbox.readKeyValuesToList();
+    // When u0 writes, then every member gets exactly one entry
+    send(group("u0", "big", "hello all"));
+    List<String> got = recipients();
+    assertThat(got).hasSize(5_000).doesNotHaveDuplicates();
+    assertThat(MemberKeys.userId(MemberKeys.key("big", "u42"))).isEqualTo("u42");
+  }
+
+  // --- helpers -------------------------------------------------------------------------------------------------
+
+  private void send(ChatMessage m) {
+    messages.pipeInput(m.getConversationId(), m);
+  }
+
+  private void join(String group, String user) {
+    members.pipeInput(group, new MembershipChange(group, user, MembershipOp.JOIN, T0));
+  }
+
+  private void leave(String group, String user) {
+    members.pipeInput(group, new MembershipChange(group, user, MembershipOp.LEAVE, T0));
+  }
+
+  private List<String> recipients() {
+    return inbox.readKeyValuesToList().stream().map(kv -> kv.key).collect(Collectors.toList());
+  }
+
+  private ChatMessage direct(String from, String to, String body) {
+    return base(from, body).setConversationId(Ids.direct(from, to)).setConversationType(ConversationType.DIRECT)
+        .setRecipientId(to).build();
+  }
+
+  private ChatMessage group(String from, String groupId, String body) {
+    return base(from, body).setConversationId(groupId).setConversationType(ConversationType.GROUP)
+        .setGroupId(groupId).build();
+  }
+
+  private ChatMessage.Builder base(String from, String body) {
+    int n = ++clientIds;
+    return ChatMessage.newBuilder().setMessageId("m-" + n).setClientMsgId("c-" + n).setType(MessageType.MESSAGE)
+        .setSenderId(from).setBody(body).setSentAt(T0).setAttributes(Map.of());
+  }
+
+  private static String header(TestRecord<byte[], byte[]> record, String name) {
+    Header h = record.headers().lastHeader(name);
+    return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+  }
+}

@@ -1,0 +1,47 @@
+package dev.impipe.runtime.app;
+
+import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.topics.TopicNames;
+import java.util.Properties;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.errors.LogAndContinueExceptionHandler;
+import org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler;
+
+/**
+ * The Streams settings every app of the pipeline runs with; tests (TopologyTestDriver) use the same ones so the
+ * error handling they see is production's.
+ */
+public final class StreamsDefaults {
+
+  private StreamsDefaults() {}
+
+  /** Exactly-once v2, and one bad record never stops a topology: it goes to the rejected topic with reason headers. */
+  public static Properties properties(ImConfig config, TopicNames names, String appName) {
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, config.topicPrefix() + appName);
+    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+    props.put(StreamsConfig.STATE_DIR_CONFIG, config.stateDir().toString());
+    props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, (int) config.replicationFactor());
+    props.put(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, names.rejected());
+    props.put(StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, LogAndContinueExceptionHandler.class);
+    props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG,
+        LogAndContinueProcessingExceptionHandler.class);
+    return props;
+  }
+
+  /** For TopologyTestDriver: the production settings with a dummy bootstrap and a fresh state dir. */
+  public static Properties forTests(String appName) {
+    java.nio.file.Path stateDir;
+    try {
+      stateDir = java.nio.file.Files.createTempDirectory("im-ttd-" + appName + "-");
+      stateDir.toFile().deleteOnExit();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+    ImConfig config = ImConfig.fromEnv(java.util.Map.of(ImConfig.IM_STATE_DIR, stateDir.toString()))
+        .withEndpoints("dummy:9092", "mock://" + appName);
+    Properties props = properties(config, TopicNames.withPrefix(config.topicPrefix()), appName);
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "dummy:9092");
+    return props;
+  }
+}
