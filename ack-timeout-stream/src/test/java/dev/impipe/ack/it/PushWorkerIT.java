@@ -1,0 +1,129 @@
+package dev.impipe.ack.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.impipe.ack.AckTimeoutConfig;
+import dev.impipe.ack.push.InMemoryDeviceChannel;
+import dev.impipe.ack.push.PushWorker;
+import dev.impipe.avro.Delivery;
+import dev.impipe.avro.InboxEntry;
+import dev.impipe.avro.InboxEntryType;
+import dev.impipe.runtime.testing.ItEnvironment;
+import dev.impipe.runtime.topics.ImTopics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.streams.KafkaStreams;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The push-worker library end to end: im.inbox -> in-memory devices -> im.deliveries / im.acks -> the wheel. */
+class PushWorkerIT {
+
+  private static final Duration TICK = Duration.ofMillis(200);
+  private static final Duration TIMEOUT = Duration.ofSeconds(2);
+
+  private static ItEnvironment.Endpoints env;
+
+  @TempDir
+  Path state;
+
+  @BeforeAll
+  static void environment() {
+    env = ItEnvironment.get();
+  }
+
+  @Test
+  void pushesRecordDeliveriesAndOnlyTheDeviceThatNeverAcksTimesOut() throws Exception {
+    // Given the wheel and a push worker; alice's phone ACKs every push at once, her tablet never; bob is offline
+    String prefix = ItEnvironment.unique("push") + ".";
+    ImTopics topics = AckWheelIT.createTopics(prefix);
+    InMemoryDeviceChannel channel = new InMemoryDeviceChannel().connect("alice", "phone").connect("alice", "tablet");
+    Map<String, Object> clients = Map.of("bootstrap.servers", env.bootstrapServers(), "auto.offset.reset", "earliest");
+    try (KafkaStreams wheel = WheelApps.startAndAwaitRunning(topics,
+            AckTimeoutConfig.defaults().withTiming(TICK, TIMEOUT), new SimpleMeterRegistry(),
+            WheelApps.properties(env.bootstrapServers(), prefix + "ack-timeout", state, null));
+        PushWorker worker = new PushWorker(clients, prefix + "push-worker", topics, channel, Clock.systemUTC())) {
+      channel.onPush(p -> {
+        if (p.deviceId().equals("phone")) {
+          worker.acknowledge(p.userId(), p.deviceId(), p.seq());
+        }
+      });
+      worker.start();
+
+      // When five messages land in alice's inbox and two in bob's
+      List<Long> aliceSeqs = new ArrayList<>();
+      try (KafkaProducer<String, InboxEntry> producer = new KafkaProducer<>(
+          Map.of("bootstrap.servers", env.bootstrapServers()), topics.inbox().keySerde().serializer(),
+          topics.inbox().valueSerde().serializer())) {
+        for (int i = 1; i <= 5; i++) {
+          aliceSeqs.add(producer.send(new ProducerRecord<>(topics.inbox().name(), "alice", entry("alice", i)))
+              .get(30, TimeUnit.SECONDS).offset());
+        }
+        for (int i = 1; i <= 2; i++) {
+          producer.send(new ProducerRecord<>(topics.inbox().name(), "bob", entry("bob", i))).get(30, TimeUnit.SECONDS);
+        }
+      }
+
+      // Then each of alice's devices got the five entries, seq = inbox offset, in order
+      Awaitility.await("pushes").atMost(Duration.ofSeconds(30))
+          .until(() -> channel.pushes("alice", "tablet").size() == 5 && channel.pushes("alice", "phone").size() == 5);
+      assertThat(channel.pushes("alice", "tablet")).extracting(InMemoryDeviceChannel.Push::seq)
+          .containsExactlyElementsOf(aliceSeqs);
+      assertThat(channel.pushes("alice", "phone")).extracting(p -> p.entry().getBody())
+          .containsExactly("hello alice 1", "hello alice 2", "hello alice 3", "hello alice 4", "hello alice 5");
+      assertThat(worker.pushes()).isEqualTo(10);
+      assertThat(worker.acks()).isEqualTo(5);
+      // and one Delivery per push is recorded in im.deliveries
+      List<ConsumerRecord<String, Delivery>> deliveries = readAll(topics.deliveries().name(),
+          topics.deliveries().valueSerde().deserializer(), 10);
+      assertThat(deliveries).extracting(r -> r.value().getDeviceId() + "#" + r.value().getSeq())
+          .containsExactlyInAnyOrderElementsOf(aliceSeqs.stream().flatMap(s -> List.of("phone#" + s, "tablet#" + s)
+              .stream()).toList());
+      // and the wheel times out the tablet's five seqs, nothing of the phone's, nothing of bob's
+      try (TimeoutReader reader = new TimeoutReader(env.bootstrapServers(), topics)) {
+        reader.readUntil(5, TIMEOUT.plus(Duration.ofSeconds(30)));
+        reader.readFor(TIMEOUT.plus(TICK.multipliedBy(3)));
+        assertThat(reader.seqs()).containsExactlyInAnyOrderElementsOf(
+            aliceSeqs.stream().map(s -> AckWheelIT.id("alice", "tablet", s)).toList());
+      }
+    }
+  }
+
+  private static InboxEntry entry(String user, int i) {
+    return InboxEntry.newBuilder().setUserId(user).setType(InboxEntryType.MESSAGE).setConversationId("d:alice:bob")
+        .setConversationSeq(i).setMessageId("m-" + user + "-" + i).setSenderId("carol").setBody("hello " + user + " " + i)
+        .setTimestamp(Instant.now()).build();
+  }
+
+  private static <V> List<ConsumerRecord<String, V>> readAll(String topic,
+      org.apache.kafka.common.serialization.Deserializer<V> values, int expected) {
+    List<ConsumerRecord<String, V>> out = new ArrayList<>();
+    try (KafkaConsumer<String, V> consumer = new KafkaConsumer<>(Map.of("bootstrap.servers", env.bootstrapServers(),
+        "isolation.level", "read_committed"), new org.apache.kafka.common.serialization.StringDeserializer(),
+        values)) {
+      List<TopicPartition> partitions = consumer.partitionsFor(topic).stream()
+          .map(p -> new TopicPartition(p.topic(), p.partition())).toList();
+      consumer.assign(partitions);
+      consumer.seekToBeginning(partitions);
+      long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+      while (out.size() < expected && System.nanoTime() < deadline) {
+        consumer.poll(Duration.ofMillis(100)).forEach(out::add);
+      }
+    }
+    return out;
+  }
+}

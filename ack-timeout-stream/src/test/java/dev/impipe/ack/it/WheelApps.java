@@ -1,0 +1,56 @@
+package dev.impipe.ack.it;
+
+import dev.impipe.ack.AckTimeoutConfig;
+import dev.impipe.ack.wheel.AckWheelMetrics;
+import dev.impipe.ack.wheel.AckWheelTopology;
+import dev.impipe.runtime.topics.ImTopics;
+import dev.impipe.runtime.topics.TopicNames;
+import dev.impipe.schemas.registry.RestSchemaRegistryClient;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Properties;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.awaitility.Awaitility;
+
+/** Starts the wheel app against the IT broker the way the pipeline runtime does (EOS v2, own state dir). */
+final class WheelApps {
+
+  private WheelApps() {}
+
+  static ImTopics topics(String prefix, String registryUrl) {
+    return new ImTopics(TopicNames.withPrefix(prefix), new RestSchemaRegistryClient(registryUrl));
+  }
+
+  /**
+   * @param instanceId static group membership, so a restart after a crash takes over at once instead of waiting for
+   *     the dead member's session to expire; null for dynamic membership
+   */
+  static Properties properties(String bootstrap, String applicationId, Path stateDir, String instanceId) {
+    Properties props = new Properties();
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
+    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+    props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+    props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
+    props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 50);
+    props.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), 10_000);
+    props.put(StreamsConfig.consumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG), 1_000);
+    if (instanceId != null) {
+      props.put(StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG), instanceId);
+    }
+    return props;
+  }
+
+  static KafkaStreams startAndAwaitRunning(ImTopics topics, AckTimeoutConfig config, MeterRegistry meters,
+      Properties props) {
+    KafkaStreams streams = new KafkaStreams(AckWheelTopology.build(topics, config, new AckWheelMetrics(meters)),
+        props);
+    streams.start();
+    Awaitility.await("wheel app RUNNING").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+        .until(() -> streams.state() == KafkaStreams.State.RUNNING);
+    return streams;
+  }
+}

@@ -1,0 +1,26 @@
+package dev.impipe.ack.it;
+
+import dev.impipe.ack.AckTimeoutConfig;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.file.Path;
+import java.time.Duration;
+
+/**
+ * The wheel app in a JVM of its own, so an IT can kill it with SIGKILL (an unclean stop no in-process close can
+ * imitate). Args: bootstrap, registry URL, topic prefix, application id, state dir, instance id, tick ms, timeout
+ * ms. Prints {@code RUNNING} once the app is, then runs until killed.
+ */
+public final class WheelChildMain {
+
+  private WheelChildMain() {}
+
+  public static void main(String[] args) throws Exception {
+    AckTimeoutConfig config = AckTimeoutConfig.defaults()
+        .withTiming(Duration.ofMillis(Long.parseLong(args[6])), Duration.ofMillis(Long.parseLong(args[7])));
+    WheelApps.startAndAwaitRunning(WheelApps.topics(args[2], args[1]), config, new SimpleMeterRegistry(),
+        WheelApps.properties(args[0], args[3], Path.of(args[4]), args[5]));
+    System.out.println("RUNNING");
+    System.out.flush();
+    Thread.currentThread().join();
+  }
+}
