@@ -82,8 +82,8 @@ public record ImConfig(
 
     Map<String, String> overrides = new TreeMap<>();
     environment.forEach((name, value) -> {
-      if (name.startsWith("KAFKA_") && !NOT_CLIENT_PROPERTIES.contains(name) && value != null) {
-        overrides.put(name.substring("KAFKA_".length()).toLowerCase(Locale.ROOT).replace('_', '.'), value);
+      if (name.startsWith("KAFKA_") && !NOT_CLIENT_PROPERTIES.contains(name) && value != null && !value.isBlank()) {
+        overrides.put(name.substring("KAFKA_".length()).toLowerCase(Locale.ROOT).replace('_', '.'), value.trim());
       }
     });
     return new ImConfig(bootstrap, registry, prefix, port, stateDir, conversationPartitions, userPartitions,

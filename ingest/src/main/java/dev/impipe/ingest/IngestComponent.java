@@ -1,0 +1,27 @@
+package dev.impipe.ingest;
+
+import dev.impipe.runtime.app.ComponentContext;
+import dev.impipe.runtime.app.PipelineComponent;
+import java.time.Clock;
+
+/** Serves the sending endpoints of the HTTP API in a pipeline process. */
+public final class IngestComponent implements PipelineComponent {
+
+  @Override
+  public String name() {
+    return "ingest";
+  }
+
+  @Override
+  public int order() {
+    return 10;
+  }
+
+  @Override
+  public void start(ComponentContext context) {
+    IngestConfig config = IngestConfig.fromEnv(context.env());
+    MessagePublisher publisher = context.closeOnShutdown(new MessagePublisher(context.topics(),
+        context.config().clientProperties(), config, Clock.systemUTC()));
+    new IngestRoutes(publisher, config, context.metrics()).register(context.http());
+  }
+}

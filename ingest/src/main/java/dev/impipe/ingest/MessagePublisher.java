@@ -1,0 +1,255 @@
+package dev.impipe.ingest;
+
+import dev.impipe.avro.ChatMessage;
+import dev.impipe.avro.ConversationType;
+import dev.impipe.avro.MembershipChange;
+import dev.impipe.avro.MembershipOp;
+import dev.impipe.avro.MessageType;
+import dev.impipe.avro.ScheduleCommand;
+import dev.impipe.avro.ScheduleOp;
+import dev.impipe.runtime.domain.Ids;
+import dev.impipe.runtime.topics.ImTopics;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+
+/**
+ * The producer-side Java API: validates, assigns ids, computes conversation ids and publishes with an idempotent
+ * producer ({@code acks=all}). Each call publishes exactly one record, so a call either happens or not; the future
+ * completes when Kafka has acknowledged it.
+ *
+ * <p>The message id is derived from (sender, clientMsgId), so a client that retries a send gets the same id back
+ * and fan-out delivers it once.
+ */
+public final class MessagePublisher implements AutoCloseable {
+
+  private final ImTopics topics;
+  private final IngestConfig config;
+  private final Clock clock;
+  private final Producer<String, byte[]> producer;
+
+  public MessagePublisher(ImTopics topics, Map<String, Object> clientProperties, IngestConfig config, Clock clock) {
+    this(topics, config, clock, new KafkaProducer<>(producerProperties(clientProperties, config),
+        new StringSerializer(), new ByteArraySerializer()));
+  }
+
+  /** For tests: any producer (e.g. a MockProducer). */
+  public MessagePublisher(ImTopics topics, IngestConfig config, Clock clock, Producer<String, byte[]> producer) {
+    this.topics = topics;
+    this.config = config;
+    this.clock = clock;
+    this.producer = producer;
+  }
+
+  static Map<String, Object> producerProperties(Map<String, Object> client, IngestConfig config) {
+    Map<String, Object> props = new HashMap<>(client);
+    props.put(ProducerConfig.ACKS_CONFIG, "all");
+    props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    int timeout = (int) config.publishTimeout().toMillis();
+    props.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, timeout / 2);
+    props.putIfAbsent(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, timeout / 2);
+    props.putIfAbsent(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG, timeout);
+    props.putIfAbsent(ProducerConfig.LINGER_MS_CONFIG, 1);
+    return props;
+  }
+
+  /** Sends a direct or group message, now or at {@code deliverAt}. */
+  public CompletableFuture<Accepted> send(SendRequest request) {
+    requireId("senderId", request.senderId());
+    optionalId("senderDeviceId", request.senderDeviceId());
+    requireId("clientMsgId", request.clientMsgId());
+    if (request.body() == null || request.body().isEmpty()) {
+      throw new InvalidRequestException("body is required");
+    }
+    if (request.body().length() > config.maxBodyChars()) {
+      throw new InvalidRequestException("body has " + request.body().length() + " characters, at most "
+          + config.maxBodyChars() + " are allowed");
+    }
+    Instant now = clock.instant();
+    if (request.deliverAt() != null) {
+      if (!request.deliverAt().isAfter(now)) {
+        throw new InvalidRequestException("deliverAt " + request.deliverAt() + " is not in the future");
+      }
+      if (request.deliverAt().isAfter(now.plus(config.maxDelay()))) {
+        throw new InvalidRequestException("deliverAt " + request.deliverAt() + " is further away than the maximum "
+            + "delay of " + config.maxDelay().toDays() + " days");
+      }
+    }
+    ChatMessage.Builder message = conversation(request.senderId(), request.to(), request.groupId())
+        .setMessageId(messageId(request.senderId(), request.clientMsgId()))
+        .setClientMsgId(request.clientMsgId())
+        .setType(MessageType.MESSAGE)
+        .setSenderId(request.senderId())
+        .setSenderDeviceId(request.senderDeviceId())
+        .setBody(request.body())
+        .setSentAt(request.deliverAt() != null ? request.deliverAt() : now);
+    ChatMessage built = message.build();
+    if (request.deliverAt() == null) {
+      return publish(built);
+    }
+    return schedule(built, request.deliverAt());
+  }
+
+  /** A read marker: {@code readerId} read the conversation up to conversation seq {@code upToSeq}. */
+  public CompletableFuture<Accepted> markRead(String readerId, String deviceId, String to, String groupId,
+      long upToSeq) {
+    requireId("userId", readerId);
+    optionalId("deviceId", deviceId);
+    if (upToSeq < 0) {
+      throw new InvalidRequestException("upToSeq must be >= 0");
+    }
+    String clientMsgId = UUID.randomUUID().toString();
+    return publish(conversation(readerId, to, groupId)
+        .setMessageId(messageId(readerId, clientMsgId)).setClientMsgId(clientMsgId)
+        .setType(MessageType.READ).setSenderId(readerId).setSenderDeviceId(deviceId)
+        .setReadUpToSeq(upToSeq).setSentAt(clock.instant()).build());
+  }
+
+  /** Withdraws message {@code messageId}; fan-out honours it only from the original sender. */
+  public CompletableFuture<Accepted> recall(String senderId, String deviceId, String to, String groupId,
+      String messageId) {
+    requireId("senderId", senderId);
+    optionalId("deviceId", deviceId);
+    if (messageId == null || messageId.isBlank() || messageId.length() > Ids.MAX_LENGTH) {
+      throw new InvalidRequestException("messageId is required");
+    }
+    String clientMsgId = UUID.randomUUID().toString();
+    return publish(conversation(senderId, to, groupId)
+        .setMessageId(messageId(senderId, clientMsgId)).setClientMsgId(clientMsgId)
+        .setType(MessageType.RECALL).setSenderId(senderId).setSenderDeviceId(deviceId)
+        .setRefMessageId(messageId).setSentAt(clock.instant()).build());
+  }
+
+  public CompletableFuture<Void> join(String groupId, String userId) {
+    return membership(groupId, userId, MembershipOp.JOIN);
+  }
+
+  public CompletableFuture<Void> leave(String groupId, String userId) {
+    return membership(groupId, userId, MembershipOp.LEAVE);
+  }
+
+  /** Cancels a scheduled message that has not been delivered yet (a no-op if it has). */
+  public CompletableFuture<Void> cancelScheduled(String messageId) {
+    if (messageId == null || messageId.isBlank() || messageId.length() > Ids.MAX_LENGTH) {
+      throw new InvalidRequestException("messageId is required");
+    }
+    ScheduleCommand cancel = ScheduleCommand.newBuilder().setId(messageId).setOp(ScheduleOp.CANCEL)
+        .setDeliverAt(clock.instant()).build();
+    String topic = topics.delayed().name();
+    return send(new ProducerRecord<>(topic, messageId,
+        topics.delayed().valueSerde().serializer().serialize(topic, cancel))).thenApply(x -> null);
+  }
+
+  /** The id of the message a sender sends with {@code clientMsgId}: the same for every retry. */
+  public static String messageId(String senderId, String clientMsgId) {
+    try {
+      MessageDigest sha = MessageDigest.getInstance("SHA-256");
+      sha.update(senderId.getBytes(StandardCharsets.UTF_8));
+      sha.update((byte) 0);
+      sha.update(clientMsgId.getBytes(StandardCharsets.UTF_8));
+      return "m" + HexFormat.of().formatHex(sha.digest(), 0, 15);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private CompletableFuture<Void> membership(String groupId, String userId, MembershipOp op) {
+    requireId("groupId", groupId);
+    requireId("userId", userId);
+    MembershipChange change = new MembershipChange(groupId, userId, op, clock.instant());
+    String topic = topics.groupMembers().name();
+    return send(new ProducerRecord<>(topic, groupId,
+        topics.groupMembers().valueSerde().serializer().serialize(topic, change))).thenApply(x -> null);
+  }
+
+  private ChatMessage.Builder conversation(String senderId, String to, String groupId) {
+    boolean hasTo = to != null && !to.isEmpty();
+    boolean hasGroup = groupId != null && !groupId.isEmpty();
+    if (hasTo == hasGroup) {
+      throw new InvalidRequestException("exactly one of 'to' and 'groupId' is required");
+    }
+    ChatMessage.Builder builder = ChatMessage.newBuilder().setAttributes(Map.of());
+    if (hasTo) {
+      requireId("to", to);
+      return builder.setConversationType(ConversationType.DIRECT).setConversationId(Ids.direct(senderId, to))
+          .setRecipientId(to);
+    }
+    requireId("groupId", groupId);
+    return builder.setConversationType(ConversationType.GROUP).setConversationId(groupId).setGroupId(groupId);
+  }
+
+  private CompletableFuture<Accepted> publish(ChatMessage message) {
+    String topic = topics.messages().name();
+    return send(new ProducerRecord<>(topic, message.getConversationId(),
+        topics.messages().valueSerde().serializer().serialize(topic, message)))
+        .thenApply(x -> new Accepted(message.getMessageId(), message.getConversationId(), false));
+  }
+
+  private CompletableFuture<Accepted> schedule(ChatMessage message, Instant deliverAt) {
+    String target = topics.messages().name();
+    ScheduleCommand command = ScheduleCommand.newBuilder()
+        .setId(message.getMessageId())
+        .setOp(ScheduleOp.SCHEDULE)
+        .setDeliverAt(deliverAt)
+        .setTargetTopic(target)
+        .setKey(ByteBuffer.wrap(message.getConversationId().getBytes(StandardCharsets.UTF_8)))
+        .setValue(ByteBuffer.wrap(topics.messages().valueSerde().serializer().serialize(target, message)))
+        .setHeaders(Map.of())
+        .build();
+    String topic = topics.delayed().name();
+    return send(new ProducerRecord<>(topic, message.getMessageId(),
+        topics.delayed().valueSerde().serializer().serialize(topic, command)))
+        .thenApply(x -> new Accepted(message.getMessageId(), message.getConversationId(), true));
+  }
+
+  private CompletableFuture<Void> send(ProducerRecord<String, byte[]> record) {
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    producer.send(record, (metadata, e) -> {
+      if (e != null) {
+        done.completeExceptionally(e);
+      } else {
+        done.complete(null);
+      }
+    });
+    return done;
+  }
+
+  private static void requireId(String field, String value) {
+    if (value == null || value.isEmpty()) {
+      throw new InvalidRequestException(field + " is required");
+    }
+    if (!Ids.valid(value)) {
+      throw new InvalidRequestException(field + " '" + abbreviate(value) + "' is not a valid id: 1-"
+          + Ids.MAX_LENGTH + " characters of letters, digits, '.', '_', '-', '@'");
+    }
+  }
+
+  private static void optionalId(String field, String value) {
+    if (value != null && !value.isEmpty()) {
+      requireId(field, value);
+    }
+  }
+
+  private static String abbreviate(String s) {
+    return s.length() > 40 ? s.substring(0, 40) + "..." : s;
+  }
+
+  @Override
+  public void close() {
+    producer.close();
+  }
+}
