@@ -1,0 +1,63 @@
+package dev.impipe.inbox;
+
+import dev.impipe.avro.DeviceCursor;
+import dev.impipe.inbox.http.InboxRoutes;
+import dev.impipe.inbox.http.OwnerRouter;
+import dev.impipe.runtime.app.ComponentContext;
+import dev.impipe.runtime.app.PipelineComponent;
+import dev.impipe.runtime.topics.Topic;
+import java.util.HashMap;
+import java.util.Map;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.state.HostInfo;
+
+/** Runs the inbox store: the Streams app materialising inbox, cursors and timelines, and its HTTP API. */
+public final class InboxStoreComponent implements PipelineComponent {
+
+  @Override
+  public String name() {
+    return InboxStoreTopology.APP_NAME;
+  }
+
+  @Override
+  public int order() {
+    return 300;
+  }
+
+  @Override
+  public void start(ComponentContext context) {
+    InboxStoreConfig cfg = InboxStoreConfig.fromEnv(context.env());
+    Map<String, Object> overrides = new HashMap<>();
+    // Changelog records carry the store position, so minSeq (IQv2 position bounds) also holds after a store was
+    // restored from its changelog on another instance.
+    overrides.put(StreamsConfig.InternalConfig.IQ_CONSISTENCY_OFFSET_VECTOR_ENABLED, true);
+    KafkaStreams streams = context.startStreams(InboxStoreTopology.APP_NAME,
+        InboxStoreTopology.build(context.topics(), cfg), overrides);
+
+    Topic<String, DeviceCursor> cursors = context.topics().deviceCursors();
+    Map<String, Object> producerProps = new HashMap<>(context.config().clientProperties());
+    producerProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
+    producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
+    producerProps.put(ProducerConfig.LINGER_MS_CONFIG, 0);
+    producerProps.put(ProducerConfig.CLIENT_ID_CONFIG, context.config().topicPrefix() + "inbox-store-cursors");
+    KafkaProducer<String, DeviceCursor> producer = context.closeOnShutdown(new KafkaProducer<>(producerProps,
+        cursors.keySerde().serializer(), cursors.valueSerde().serializer()));
+
+    OwnerRouter router = new OwnerRouter(streams, self(context), cfg.queryTimeoutMs(), context.metrics());
+    new InboxRoutes(streams, context.topics().names(), router, producer, cfg.queryTimeoutMs())
+        .register(context.http());
+  }
+
+  /**
+   * This instance's {@code application.server}, computed as the runtime computes it (the context does not expose
+   * it). Only used to skip forwarding to ourselves; if it were wrong, a self-forward costs one hop and stops.
+   */
+  static HostInfo self(ComponentContext context) {
+    String host = context.env().getOrDefault("IM_HTTP_HOST", "127.0.0.1");
+    String advertised = context.env().getOrDefault("IM_ADVERTISED_HOST", host.equals("0.0.0.0") ? "127.0.0.1" : host);
+    return new HostInfo(advertised, context.http().port());
+  }
+}

@@ -1,0 +1,95 @@
+package dev.impipe.inbox;
+
+import dev.impipe.avro.ChatMessage;
+import dev.impipe.avro.DeviceCursor;
+import dev.impipe.avro.InboxEntry;
+import dev.impipe.inbox.internal.CursorMaterialiser;
+import dev.impipe.inbox.internal.TimelineMaterialiser;
+import dev.impipe.runtime.topics.ImTopics;
+import dev.impipe.runtime.topics.Topic;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.StoreBuilder;
+import org.apache.kafka.streams.state.Stores;
+
+/**
+ * The inbox store topology: {@code im.inbox} into the per-user sync timeline, {@code im.device-cursors} into the
+ * cursor store (same sub-topology, so a user's inbox and cursors live in one task, on one instance), and
+ * {@code im.messages} into the per-conversation store timeline. A pure function of its configuration.
+ */
+public final class InboxStoreTopology {
+
+  /** Streams application name; the application id is the topic prefix + this. */
+  public static final String APP_NAME = "inbox-store";
+
+  /** Inbox entries: key {@code id(userId) | seq}, value {@link InboxEntry}; seq = offset in {@code im.inbox}. */
+  public static final String INBOX_STORE = "inbox-entries";
+  /** Retention index of the inbox: key {@code timestamp | inbox key}, empty value. */
+  public static final String INBOX_TIME_INDEX_STORE = "inbox-time-index";
+  /** Stored inbox entries per user (for the per-user cap): key {@code id(userId)}, value count. */
+  public static final String INBOX_COUNT_STORE = "inbox-counts";
+  /** Device cursors: key {@code id(userId) | id(deviceId)}, value the committed seq. */
+  public static final String CURSOR_STORE = "device-cursors";
+  /** Conversation timelines: key {@code id(conversationId) | seq}, value {@link ChatMessage}; seq = offset in
+   * {@code im.messages}. */
+  public static final String TIMELINE_STORE = "conversation-timeline";
+  /** Retention index of the conversation timelines. */
+  public static final String TIMELINE_TIME_INDEX_STORE = "conversation-time-index";
+
+  public static final String INBOX_SOURCE = "inbox-source";
+  public static final String CURSOR_SOURCE = "device-cursor-source";
+  public static final String MESSAGE_SOURCE = "message-source";
+  public static final String INBOX_PROCESSOR = "inbox-materialiser";
+  public static final String CURSOR_PROCESSOR = "device-cursor-materialiser";
+  public static final String TIMELINE_PROCESSOR = "conversation-timeline-materialiser";
+
+  private InboxStoreTopology() {}
+
+  public static Topology build(ImTopics topics, InboxStoreConfig cfg) {
+    Topic<String, InboxEntry> inbox = topics.inbox();
+    Topic<String, DeviceCursor> cursors = topics.deviceCursors();
+    Topic<String, ChatMessage> messages = topics.messages();
+    Topology topology = new Topology();
+
+    topology.addSource(INBOX_SOURCE, inbox.keySerde().deserializer(), inbox.valueSerde().deserializer(),
+        inbox.name());
+    topology.addProcessor(INBOX_PROCESSOR, () -> new TimelineMaterialiser<>(new TimelineMaterialiser.Spec<>(
+        INBOX_STORE, INBOX_TIME_INDEX_STORE, INBOX_COUNT_STORE, InboxEntry::getUserId, "userId",
+        cfg.inboxRetentionMs(), cfg.maxEntriesPerUser(), cfg.retentionIntervalMs(), cfg.inboxExpires())),
+        INBOX_SOURCE);
+    topology.addSource(CURSOR_SOURCE, cursors.keySerde().deserializer(), cursors.valueSerde().deserializer(),
+        cursors.name());
+    topology.addProcessor(CURSOR_PROCESSOR, () -> new CursorMaterialiser(CURSOR_STORE), CURSOR_SOURCE);
+
+    // Queried stores skip the record cache: reads see every write at once, and IQv2 position bounds (minSeq)
+    // are checked against the store that holds the data.
+    topology.addStateStore(queried(INBOX_STORE, topics.valueSerde(InboxEntry.class)), INBOX_PROCESSOR);
+    topology.addStateStore(index(INBOX_TIME_INDEX_STORE), INBOX_PROCESSOR);
+    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(INBOX_COUNT_STORE),
+        Serdes.Bytes(), Serdes.Long()), INBOX_PROCESSOR);
+    // Connected to both processors on purpose: that puts im.inbox and im.device-cursors in one sub-topology, so
+    // partition p of both is one task and a sync (cursor + inbox range) is answered by one instance.
+    topology.addStateStore(queried(CURSOR_STORE, Serdes.Long()), CURSOR_PROCESSOR, INBOX_PROCESSOR);
+
+    topology.addSource(MESSAGE_SOURCE, messages.keySerde().deserializer(), messages.valueSerde().deserializer(),
+        messages.name());
+    topology.addProcessor(TIMELINE_PROCESSOR, () -> new TimelineMaterialiser<>(new TimelineMaterialiser.Spec<>(
+        TIMELINE_STORE, TIMELINE_TIME_INDEX_STORE, null, ChatMessage::getConversationId, "conversationId",
+        cfg.timelineRetentionMs(), 0, cfg.retentionIntervalMs(), cfg.timelineExpires())), MESSAGE_SOURCE);
+    topology.addStateStore(queried(TIMELINE_STORE, topics.valueSerde(ChatMessage.class)), TIMELINE_PROCESSOR);
+    topology.addStateStore(index(TIMELINE_TIME_INDEX_STORE), TIMELINE_PROCESSOR);
+    return topology;
+  }
+
+  private static <V> StoreBuilder<KeyValueStore<Bytes, V>> queried(String name,
+      org.apache.kafka.common.serialization.Serde<V> valueSerde) {
+    return Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(name), Serdes.Bytes(), valueSerde)
+        .withCachingDisabled();
+  }
+
+  private static StoreBuilder<KeyValueStore<Bytes, byte[]>> index(String name) {
+    return Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(name), Serdes.Bytes(), Serdes.ByteArray());
+  }
+}

@@ -1,0 +1,85 @@
+package dev.impipe.inbox.http;
+
+import dev.impipe.avro.ChatMessage;
+import dev.impipe.avro.InboxEntry;
+import dev.impipe.inbox.query.Page;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/** The JSON bodies of the sync and history API (DESIGN.md's contract): plain maps in a fixed field order. */
+public final class JsonViews {
+
+  private JsonViews() {}
+
+  /** {@code {"userId", "entries": [...], "next", "hasMore"}}. */
+  public static Map<String, Object> inboxPage(String userId, Page<InboxEntry> page) {
+    List<Object> entries = new ArrayList<>(page.entries().size());
+    page.entries().forEach(e -> entries.add(inboxEntry(e.seq(), e.value())));
+    return envelope("userId", userId, entries, page);
+  }
+
+  /** {@code {"conversationId", "entries": [...], "next", "hasMore"}}, entries newest first. */
+  public static Map<String, Object> historyPage(String conversationId, Page<ChatMessage> page) {
+    List<Object> entries = new ArrayList<>(page.entries().size());
+    page.entries().forEach(e -> entries.add(message(e.seq(), e.value())));
+    return envelope("conversationId", conversationId, entries, page);
+  }
+
+  /** One inbox entry; absent optional fields are {@code null}, times are epoch milliseconds. */
+  public static Map<String, Object> inboxEntry(long seq, InboxEntry entry) {
+    Map<String, Object> json = new LinkedHashMap<>();
+    json.put("seq", seq);
+    json.put("type", entry.getType().name());
+    json.put("conversationId", entry.getConversationId());
+    json.put("conversationSeq", entry.getConversationSeq());
+    json.put("messageId", entry.getMessageId());
+    json.put("senderId", entry.getSenderId());
+    json.put("body", entry.getBody());
+    json.put("refMessageId", entry.getRefMessageId());
+    json.put("readUpToSeq", entry.getReadUpToSeq());
+    json.put("timestamp", entry.getTimestamp().toEpochMilli());
+    return json;
+  }
+
+  /** One message of a conversation timeline; {@code timestamp} is the message's {@code sentAt}. */
+  public static Map<String, Object> message(long seq, ChatMessage message) {
+    Map<String, Object> json = new LinkedHashMap<>();
+    json.put("seq", seq);
+    json.put("type", message.getType().name());
+    json.put("conversationId", message.getConversationId());
+    json.put("conversationType", message.getConversationType().name());
+    json.put("messageId", message.getMessageId());
+    json.put("clientMsgId", message.getClientMsgId());
+    json.put("senderId", message.getSenderId());
+    json.put("senderDeviceId", message.getSenderDeviceId());
+    json.put("recipientId", message.getRecipientId());
+    json.put("groupId", message.getGroupId());
+    json.put("body", message.getBody());
+    json.put("refMessageId", message.getRefMessageId());
+    json.put("readUpToSeq", message.getReadUpToSeq());
+    json.put("timestamp", message.getSentAt().toEpochMilli());
+    json.put("attributes", new TreeMap<>(message.getAttributes()));
+    return json;
+  }
+
+  /** {@code {"userId", "deviceId", "seq"}}: a device's committed cursor, -1 when none. */
+  public static Map<String, Object> cursor(String userId, String deviceId, long seq) {
+    Map<String, Object> json = new LinkedHashMap<>();
+    json.put("userId", userId);
+    json.put("deviceId", deviceId);
+    json.put("seq", seq);
+    return json;
+  }
+
+  private static Map<String, Object> envelope(String idField, String id, List<Object> entries, Page<?> page) {
+    Map<String, Object> json = new LinkedHashMap<>();
+    json.put(idField, id);
+    json.put("entries", entries);
+    json.put("next", page.next());
+    json.put("hasMore", page.hasMore());
+    return json;
+  }
+}
