@@ -30,7 +30,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * timer of the device up to their seq, and a wall-clock punctuator expires the overdue slots in key order.
  *
  * <p>A deadline {@code d} lands in slot {@code ceil(d / tick)}, so an entry never fires before its deadline; the
- * punctuator at wall time {@code now} expires every slot {@code <= floor(now / tick)}, oldest first, at most
+ * punctuator, anchored on slot boundaries, at wall time {@code now} expires every slot {@code <= floor(now / tick)},
+ * oldest first, at most
  * {@code maxEntriesPerPunctuation} entries per round. While a backlog remains a catch-up punctuator runs every
  * {@code catchUpInterval} until the wheel has caught up with the clock.
  */
@@ -69,7 +70,10 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     this.pending = metrics.pendingOf(taskId);
     // RocksDB's estimate after a restore; exact deltas from here on.
     pending.set(pendingStore.approximateNumEntries());
-    ctx.schedule(config.tick(), PunctuationType.WALL_CLOCK_TIME, this::expire);
+    // Anchored on slot boundaries, so a slot fires as soon as it is due: lateness < 1 tick (plus the thread's
+    // poll loop), not up to 2 ticks as with a punctuator whose phase is wherever the task happened to start.
+    long nextBoundary = (Math.floorDiv(ctx.currentSystemTimeMs(), tickMs) + 1) * tickMs;
+    ctx.schedule(Instant.ofEpochMilli(nextBoundary), config.tick(), PunctuationType.WALL_CLOCK_TIME, this::expire);
   }
 
   @Override

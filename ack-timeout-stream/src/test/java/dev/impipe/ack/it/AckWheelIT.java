@@ -57,7 +57,7 @@ class AckWheelIT {
     env = ItEnvironment.get();
   }
 
-  static ImTopics createTopics(String prefix) {
+  static ImTopics createTopics(ItEnvironment.Endpoints env, String prefix) {
     ImConfig config = ImConfig.fromEnv(Map.of("IM_CONVERSATION_PARTITIONS", "3", "IM_USER_PARTITIONS", "3"))
         .withEndpoints(env.bootstrapServers(), env.schemaRegistryUrl());
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", env.bootstrapServers()))) {
@@ -72,7 +72,7 @@ class AckWheelIT {
     String appId = prefix + "ack-timeout";
     String instance = appId + "-instance";
     Path state = Files.createDirectories(work.resolve("state"));
-    ImTopics topics = createTopics(prefix);
+    ImTopics topics = createTopics(env, prefix);
     Map<String, Instant> deadlines = new HashMap<>();
     Set<String> expected = new java.util.HashSet<>();
 
@@ -100,7 +100,7 @@ class AckWheelIT {
         }
       }
       producer.flush();
-      assertThat(expected).hasSize(32 * 5 + 8 * 25);
+      assertThat(expected).hasSize(72 * 5 + 8 * 25);
 
       // Then exactly that subset times out, each seq once, between its deadline and two ticks later
       List<Timed> phase1 = reader.readUntil(expected.size(), TIMEOUT.plus(Duration.ofSeconds(30)));
@@ -164,7 +164,7 @@ class AckWheelIT {
     return user + "/" + device + "#" + seq;
   }
 
-  static KafkaProducer<String, Object> producer(ImTopics topics) {
+  private static KafkaProducer<String, Object> producer(ImTopics topics) {
     Map<String, Object> props = Map.of("bootstrap.servers", env.bootstrapServers(), "linger.ms", 5);
     @SuppressWarnings({"unchecked", "rawtypes"})
     org.apache.kafka.common.serialization.Serializer<Object> values = (topic, data) -> data instanceof Delivery

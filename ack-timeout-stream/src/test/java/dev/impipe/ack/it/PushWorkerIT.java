@@ -50,7 +50,7 @@ class PushWorkerIT {
   void pushesRecordDeliveriesAndOnlyTheDeviceThatNeverAcksTimesOut() throws Exception {
     // Given the wheel and a push worker; alice's phone ACKs every push at once, her tablet never; bob is offline
     String prefix = ItEnvironment.unique("push") + ".";
-    ImTopics topics = AckWheelIT.createTopics(prefix);
+    ImTopics topics = AckWheelIT.createTopics(env, prefix);
     InMemoryDeviceChannel channel = new InMemoryDeviceChannel().connect("alice", "phone").connect("alice", "tablet");
     Map<String, Object> clients = Map.of("bootstrap.servers", env.bootstrapServers(), "auto.offset.reset", "earliest");
     try (KafkaStreams wheel = WheelApps.startAndAwaitRunning(topics,
