@@ -1,0 +1,53 @@
+package dev.impipe.inbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.impipe.runtime.config.InvalidConfigException;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class InboxStoreConfigTest {
+
+  @Test
+  void defaultsKeepTheInboxSevenDaysAndTimelinesForever() {
+    InboxStoreConfig cfg = InboxStoreConfig.fromEnv(Map.of());
+
+    assertThat(cfg.inboxRetentionMs()).isEqualTo(Duration.ofDays(7).toMillis());
+    assertThat(cfg.inboxExpires()).isTrue();
+    assertThat(cfg.maxEntriesPerUser()).isZero();
+    assertThat(cfg.timelineExpires()).isFalse();
+    assertThat(cfg.retentionIntervalMs()).isEqualTo(60_000);
+    assertThat(cfg.queryTimeoutMs()).isEqualTo(3_000);
+  }
+
+  @Test
+  void everySettingIsReadFromItsVariable() {
+    InboxStoreConfig cfg = InboxStoreConfig.fromEnv(Map.of(
+        "IM_INBOX_RETENTION", "30d", "IM_INBOX_MAX_PER_USER", "5000", "IM_TIMELINE_RETENTION", "365d",
+        "IM_INBOX_RETENTION_INTERVAL", "15s", "IM_INBOX_QUERY_TIMEOUT", "500ms"));
+
+    assertThat(cfg).isEqualTo(new InboxStoreConfig(Duration.ofDays(30).toMillis(), 5000,
+        Duration.ofDays(365).toMillis(), 15_000, 500));
+  }
+
+  @Test
+  void foreverDisablesRetention() {
+    InboxStoreConfig cfg = InboxStoreConfig.fromEnv(Map.of("IM_INBOX_RETENTION", "forever",
+        "IM_TIMELINE_RETENTION", "-1"));
+
+    assertThat(cfg.inboxExpires()).isFalse();
+    assertThat(cfg.timelineExpires()).isFalse();
+  }
+
+  @Test
+  void invalidValuesNameTheVariable() {
+    assertThatThrownBy(() -> InboxStoreConfig.fromEnv(Map.of("IM_INBOX_RETENTION", "a week")))
+        .isInstanceOf(InvalidConfigException.class).hasMessageContaining("IM_INBOX_RETENTION");
+    assertThatThrownBy(() -> InboxStoreConfig.fromEnv(Map.of("IM_INBOX_MAX_PER_USER", "-3")))
+        .isInstanceOf(InvalidConfigException.class).hasMessageContaining("IM_INBOX_MAX_PER_USER");
+    assertThatThrownBy(() -> InboxStoreConfig.fromEnv(Map.of("IM_INBOX_RETENTION_INTERVAL", "0")))
+        .isInstanceOf(InvalidConfigException.class).hasMessageContaining("IM_INBOX_RETENTION_INTERVAL");
+  }
+}
