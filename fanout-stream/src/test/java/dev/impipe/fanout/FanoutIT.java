@@ -1,0 +1,201 @@
+package dev.impipe.fanout;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.impipe.avro.ChatMessage;
+import dev.impipe.avro.ConversationType;
+import dev.impipe.avro.InboxEntry;
+import dev.impipe.avro.MembershipChange;
+import dev.impipe.avro.MembershipOp;
+import dev.impipe.avro.MessageType;
+import dev.impipe.runtime.app.PipelineRuntime;
+import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.domain.Ids;
+import dev.impipe.runtime.testing.ItEnvironment;
+import dev.impipe.runtime.topics.ImTopics;
+import dev.impipe.runtime.topics.TopicCatalog;
+import dev.impipe.runtime.topics.TopicNames;
+import dev.impipe.runtime.topics.TopicProvisioner;
+import dev.impipe.schemas.registry.SchemaRegistryClients;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.Test;
+
+/** Fan-out on the real broker and registry, exactly-once, across a restart of the app. */
+class FanoutIT {
+
+  @Test
+  void everyMessageReachesEveryRecipientOnceInConversationOrderAcrossARestart() throws Exception {
+    ItEnvironment.Endpoints env = ItEnvironment.get();
+    String prefix = ItEnvironment.unique("fanout") + ".";
+    ImConfig config = ImConfig.fromEnv(Map.of("IM_TOPIC_PREFIX", prefix, "IM_CONVERSATION_PARTITIONS", "3",
+        "IM_USER_PARTITIONS", "4", "IM_HTTP_PORT", "0",
+        "IM_STATE_DIR", Files.createTempDirectory("fanout-it").toString()))
+        .withEndpoints(env.bootstrapServers(), env.schemaRegistryUrl());
+    TopicNames names = TopicNames.withPrefix(prefix);
+    try (Admin admin = Admin.create(config.clientProperties())) {
+      new TopicProvisioner(admin, (short) 1).ensure(TopicCatalog.specs(names, config));
+    }
+    ImTopics topics = new ImTopics(names, SchemaRegistryClients.forUrl(env.schemaRegistryUrl()));
+    Map<String, Object> producerProps = new HashMap<>(config.clientProperties());
+    producerProps.put("enable.idempotence", true);
+    producerProps.put("acks", "all");
+
+    List<String> team = List.of("alice", "bob", "carol", "dave");
+    Map<String, List<String>> expected = new HashMap<>(); // user -> messageIds in order per conversation
+    try (KafkaProducer<String, byte[]> producer =
+        new KafkaProducer<>(producerProps, new StringSerializer(), new ByteArraySerializer())) {
+      for (String user : team) {
+        send(producer, names.groupMembers(), "team", topics.groupMembers().valueSerde().serializer()
+            .serialize(names.groupMembers(), new MembershipChange("team", user, MembershipOp.JOIN, Instant.now())));
+      }
+      producer.flush();
+      // Garbage on im.messages must not stop anything.
+      producer.send(new ProducerRecord<>(names.messages(), "team", "not avro".getBytes(StandardCharsets.UTF_8)));
+
+      try (PipelineRuntime first = start(config, topics)) {
+        for (int i = 0; i < 30; i++) {
+          publish(producer, topics, group("alice", "team", "g" + i), expected, team);
+          publish(producer, topics, direct("bob", "carol", "d" + i), expected, List.of("bob", "carol"));
+        }
+        producer.flush();
+        // Wait until the first instance has fanned out something, then stop it mid-stream.
+        await().atMost(Duration.ofSeconds(60)).until(() -> first.healthy());
+      }
+      for (int i = 30; i < 60; i++) {
+        publish(producer, topics, group("carol", "team", "g" + i), expected, team);
+        publish(producer, topics, direct("carol", "bob", "d" + i), expected, List.of("bob", "carol"));
+      }
+      producer.flush();
+    }
+
+    try (PipelineRuntime second = start(config, topics)) {
+      int total = expected.values().stream().mapToInt(List::size).sum() + team.size(); // + JOINED entries
+      List<ConsumerRecord<String, InboxEntry>> inbox = readCommitted(config, names.inbox(), topics, total);
+
+      // Exactly once: no duplicate (user, messageId); every expected entry present.
+      Map<String, List<String>> seen = inbox.stream().filter(r -> r.value().getMessageId() != null)
+          .collect(Collectors.groupingBy(ConsumerRecord::key,
+              Collectors.mapping(r -> r.value().getMessageId(), Collectors.toList())));
+      for (String user : team) {
+        assertThat(seen.get(user)).as("inbox of " + user).doesNotHaveDuplicates()
+            .containsExactlyInAnyOrderElementsOf(expected.get(user));
+      }
+      // Order: per user and conversation, conversation seqs ascend with inbox seqs (offsets).
+      Map<String, List<ConsumerRecord<String, InboxEntry>>> byUserConversation = inbox.stream()
+          .filter(r -> r.value().getConversationSeq() >= 0)
+          .collect(Collectors.groupingBy(r -> r.key() + "|" + r.value().getConversationId()));
+      byUserConversation.forEach((k, records) -> {
+        List<Long> convSeqs = records.stream().sorted((a, b) -> Long.compare(a.offset(), b.offset()))
+            .map(r -> r.value().getConversationSeq()).toList();
+        assertThat(convSeqs).as(k).isSorted();
+      });
+
+      // The garbage record is in the rejected topic with the reason and its source.
+      ConsumerRecord<byte[], byte[]> rejected = readCommittedBytes(config, names.rejected(), 1).get(0);
+      assertThat(new String(rejected.value(), StandardCharsets.UTF_8)).isEqualTo("not avro");
+      assertThat(header(rejected, "__streams.errors.topic")).isEqualTo(names.messages());
+      assertThat(header(rejected, "__streams.errors.message")).contains("magic byte");
+    }
+  }
+
+  private static PipelineRuntime start(ImConfig config, ImTopics topics) throws Exception {
+    PipelineRuntime runtime = new PipelineRuntime(config, Map.of("IM_HTTP_PORT", "0"), topics);
+    runtime.start(List.of(new FanoutComponent()));
+    await().atMost(Duration.ofSeconds(60)).until(runtime::healthy);
+    return runtime;
+  }
+
+  private static void publish(KafkaProducer<String, byte[]> producer, ImTopics topics, ChatMessage m,
+      Map<String, List<String>> expected, List<String> recipients) {
+    send(producer, topics.messages().name(), m.getConversationId(),
+        topics.messages().valueSerde().serializer().serialize(topics.messages().name(), m));
+    recipients.forEach(u -> expected.computeIfAbsent(u, x -> new ArrayList<>()).add(m.getMessageId()));
+  }
+
+  private static void send(KafkaProducer<String, byte[]> producer, String topic, String key, byte[] value) {
+    producer.send(new ProducerRecord<>(topic, key, value));
+  }
+
+  private static int ids;
+
+  private static ChatMessage group(String from, String group, String body) {
+    return base(from, body).setConversationId(group).setConversationType(ConversationType.GROUP)
+        .setGroupId(group).build();
+  }
+
+  private static ChatMessage direct(String from, String to, String body) {
+    return base(from, body).setConversationId(Ids.direct(from, to)).setConversationType(ConversationType.DIRECT)
+        .setRecipientId(to).build();
+  }
+
+  private static ChatMessage.Builder base(String from, String body) {
+    int n = ++ids;
+    return ChatMessage.newBuilder().setMessageId("m" + n).setClientMsgId("c" + n).setType(MessageType.MESSAGE)
+        .setSenderId(from).setBody(body).setSentAt(Instant.now()).setAttributes(Map.of());
+  }
+
+  private static List<ConsumerRecord<String, InboxEntry>> readCommitted(ImConfig config, String topic,
+      ImTopics topics, int count) {
+    Map<String, Object> props = new HashMap<>(config.clientProperties());
+    props.put("isolation.level", "read_committed");
+    props.put("auto.offset.reset", "earliest");
+    props.put("group.id", ItEnvironment.unique("reader"));
+    List<ConsumerRecord<String, InboxEntry>> out = new ArrayList<>();
+    try (KafkaConsumer<String, InboxEntry> consumer = new KafkaConsumer<>(props,
+        topics.inbox().keySerde().deserializer(), topics.inbox().valueSerde().deserializer())) {
+      consumer.subscribe(Set.of(topic));
+      await().atMost(Duration.ofSeconds(90)).until(() -> {
+        consumer.poll(Duration.ofMillis(200)).forEach(out::add);
+        return out.size() >= count;
+      });
+      // Anything beyond the expected count would be a duplicate: give it a moment to show up.
+      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+      while (System.nanoTime() < until) {
+        consumer.poll(Duration.ofMillis(200)).forEach(out::add);
+      }
+    }
+    assertThat(out).hasSize(count);
+    return out;
+  }
+
+  private static List<ConsumerRecord<byte[], byte[]>> readCommittedBytes(ImConfig config, String topic, int count) {
+    Map<String, Object> props = new HashMap<>(config.clientProperties());
+    props.put("isolation.level", "read_committed");
+    props.put("auto.offset.reset", "earliest");
+    props.put("group.id", ItEnvironment.unique("reader"));
+    List<ConsumerRecord<byte[], byte[]>> out = new ArrayList<>();
+    try (KafkaConsumer<byte[], byte[]> consumer =
+        new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+      consumer.subscribe(Set.of(topic));
+      await().atMost(Duration.ofSeconds(60)).until(() -> {
+        consumer.poll(Duration.ofMillis(200)).forEach(out::add);
+        return out.size() >= count;
+      });
+    }
+    return out;
+  }
+
+  private static String header(ConsumerRecord<byte[], byte[]> r, String name) {
+    var h = r.headers().lastHeader(name);
+    return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
+  }
+}
