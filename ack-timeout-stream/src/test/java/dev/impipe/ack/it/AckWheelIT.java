@@ -145,6 +145,7 @@ class AckWheelIT {
         assertThat(reader.seqs()).containsExactlyInAnyOrderElementsOf(all);
         List<Long> late2 = lateness(phase2.subList(phase1Records, phase2.size()), deadlines);
         assertThat(late2).allSatisfy(ms -> assertThat(ms).isNotNegative());
+        assertThat(restarted.state()).isEqualTo(KafkaStreams.State.RUNNING);
         System.out.printf("[AckWheelIT] after kill -9 and restart: %d seqs fired once; lateness ms: min %d, max %d "
             + "(restart began %d ms before the first deadline)%n", expected2.size(), late2.get(0),
             late2.get(late2.size() - 1), Duration.between(killedAt, earliestDeadline).toMillis());

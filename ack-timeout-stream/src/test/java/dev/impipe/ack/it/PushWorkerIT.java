@@ -100,6 +100,7 @@ class PushWorkerIT {
         assertThat(reader.seqs()).containsExactlyInAnyOrderElementsOf(
             aliceSeqs.stream().map(s -> AckWheelIT.id("alice", "tablet", s)).toList());
       }
+      assertThat(wheel.state()).isEqualTo(KafkaStreams.State.RUNNING);
     }
   }
 

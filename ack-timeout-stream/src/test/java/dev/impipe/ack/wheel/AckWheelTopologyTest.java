@@ -23,6 +23,7 @@ import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.test.TestRecord;
@@ -56,7 +57,16 @@ class AckWheelTopologyTest {
   }
 
   private void start(AckTimeoutConfig config) {
+    start(config, false);
+  }
+
+  private void start(AckTimeoutConfig config, boolean deadLetterQueue) {
     Properties props = new Properties();
+    if (deadLetterQueue) {
+      props.put(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, topics.rejected().name());
+      props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG,
+          LogAndContinueProcessingExceptionHandler.class);
+    }
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, "ack-wheel-test");
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
     props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
@@ -282,6 +292,27 @@ class AckWheelTopologyTest {
     assertThat(only.value().getAttempts()).isEqualTo(1);
     assertThat(isFinal(only)).isTrue();
     assertThat(timeouts.isEmpty()).isTrue();
+  }
+
+  @Test
+  void aRecordInTheWrongPartitionGoesToTheRejectedTopicAndTheWheelGoesOn() {
+    // Given the pipeline's error handling (log and continue, dead-letter queue to im.rejected)
+    start(AckTimeoutConfig.defaults(), true);
+    TestOutputTopic<byte[], byte[]> rejected = driver.createOutputTopic(topics.rejected().name(),
+        topics.rejected().keySerde().deserializer(), topics.rejected().valueSerde().deserializer());
+
+    // When a Delivery for alice is keyed by another user (its ACKs would land in another partition)
+    deliveries.pipeInput("mallory", Delivery.newBuilder().setUserId("alice").setDeviceId("phone").setSeq(1)
+        .setPushedAt(at(100)).setAttempt(1).build(), at(100));
+    // and a good one follows
+    push("alice", "phone", 2, at(200));
+
+    // Then the bad one is in im.rejected, never armed; the good one times out at now = 16 s
+    assertThat(rejected.readRecordsToList()).singleElement()
+        .satisfies(r -> assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo("mallory"));
+    advanceTo(16_000);
+    assertThat(timeouts.readRecordsToList()).containsExactly(
+        record("alice", timeout("alice", "phone", List.of(2L), 200, 15_200, 1), 16_000));
   }
 
   // --- helpers ---

@@ -6,8 +6,8 @@ import dev.impipe.ack.wheel.WheelCodec.Pending;
 import dev.impipe.ack.wheel.WheelCodec.PendingKey;
 import dev.impipe.ack.wheel.WheelCodec.WheelKey;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
-import org.apache.kafka.common.utils.Bytes;
 import org.junit.jupiter.api.Test;
 
 class WheelCodecTest {
@@ -65,6 +65,6 @@ class WheelCodecTest {
 
   private static int compare(byte[] a, byte[] b) {
     // Kafka Streams' (and RocksDB's default) order: unsigned lexicographic.
-    return Bytes.BYTES_LEXICO_COMPARATOR.compare(a, b);
+    return Arrays.compareUnsigned(a, b);
   }
 }
