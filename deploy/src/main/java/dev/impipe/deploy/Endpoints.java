@@ -16,20 +16,22 @@ import java.util.Properties;
  */
 public record Endpoints(String bootstrapServers, String schemaRegistryUrl, String httpUrl, long pid) {
 
-  static Path file() {
-    String override = System.getenv("IM_LOCAL_ENDPOINTS_FILE");
+  static final String IM_LOCAL_ENDPOINTS_FILE = "IM_LOCAL_ENDPOINTS_FILE";
+
+  static Path file(Map<String, String> env) {
+    String override = env.get(IM_LOCAL_ENDPOINTS_FILE);
     return override != null ? Path.of(override) : Path.of(System.getProperty("user.home"), ".im", "local.properties");
   }
 
-  void write() {
+  void write(Map<String, String> env) {
     Properties p = new Properties();
     p.setProperty("bootstrap.servers", bootstrapServers);
     p.setProperty("schema.registry.url", schemaRegistryUrl);
     p.setProperty("http.url", httpUrl);
     p.setProperty("pid", Long.toString(pid));
     try {
-      Files.createDirectories(file().getParent());
-      try (OutputStream out = Files.newOutputStream(file())) {
+      Files.createDirectories(file(env).getParent());
+      try (OutputStream out = Files.newOutputStream(file(env))) {
         p.store(out, "written by bin/im local; removed when it stops");
       }
     } catch (IOException e) {
@@ -38,18 +40,18 @@ public record Endpoints(String bootstrapServers, String schemaRegistryUrl, Strin
   }
 
   /** Removes the file if it still describes this process. */
-  void remove() {
-    readFile().filter(e -> e.pid == pid).ifPresent(e -> {
+  void remove(Map<String, String> env) {
+    readFile(env).filter(e -> e.pid == pid).ifPresent(e -> {
       try {
-        Files.deleteIfExists(file());
+        Files.deleteIfExists(file(env));
       } catch (IOException ignored) {
         // best effort
       }
     });
   }
 
-  static Optional<Endpoints> readFile() {
-    Path file = file();
+  static Optional<Endpoints> readFile(Map<String, String> env) {
+    Path file = file(env);
     if (!Files.exists(file)) {
       return Optional.empty();
     }
@@ -69,7 +71,7 @@ public record Endpoints(String bootstrapServers, String schemaRegistryUrl, Strin
 
   /** Broker and registry for the CLI: the environment first, else a running {@code bin/im local}. */
   static Map.Entry<String, String> resolve(Map<String, String> env) {
-    Optional<Endpoints> local = readFile();
+    Optional<Endpoints> local = readFile(env);
     String bootstrap = Optional.ofNullable(env.get("KAFKA_BOOTSTRAP_SERVERS")).filter(s -> !s.isBlank())
         .or(() -> local.map(Endpoints::bootstrapServers))
         .orElseThrow(() -> new CliException("No Kafka broker: set KAFKA_BOOTSTRAP_SERVERS, or start `bin/im local`"));

@@ -45,6 +45,7 @@ public final class LocalLauncher implements AutoCloseable {
   private Path tempDir;
   private PipelineRuntime runtime;
   private Endpoints endpoints;
+  private Map<String, String> env = Map.of();
 
   private LocalLauncher(PrintStream log) {
     this.log = log;
@@ -81,6 +82,7 @@ public final class LocalLauncher implements AutoCloseable {
       step("data dir " + root + " (temporary, removed on exit)");
     }
     Map<String, String> env = new HashMap<>(rawEnv);
+    this.env = Map.copyOf(rawEnv);
     env.putIfAbsent(ImConfig.IM_STATE_DIR, root.resolve("streams").toString());
     ImConfig config = ImConfig.fromEnv(env);
     Properties ports = loadPorts(root);
@@ -136,7 +138,7 @@ public final class LocalLauncher implements AutoCloseable {
 
     String httpUrl = "http://127.0.0.1:" + runtime.http().port();
     endpoints = new Endpoints(bootstrap, registryUrl, httpUrl, ProcessHandle.current().pid());
-    endpoints.write();
+    endpoints.write(this.env);
   }
 
   /** Blocks until every Streams app is RUNNING (what {@code /health} reports). */
@@ -194,7 +196,7 @@ public final class LocalLauncher implements AutoCloseable {
   @Override
   public synchronized void close() {
     if (endpoints != null) {
-      endpoints.remove();
+      endpoints.remove(env);
     }
     for (int i = resources.size() - 1; i >= 0; i--) {
       try {

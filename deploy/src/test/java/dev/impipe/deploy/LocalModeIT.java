@@ -1,0 +1,141 @@
+package dev.impipe.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.impipe.runtime.embedded.Dirs;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * What {@code bin/im local} does, in-process: embedded broker and registry, every component, the HTTP API; produce
+ * and tail against it; and a restart on the same data dir that keeps broker data, Streams state and schemas.
+ */
+class LocalModeIT {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private final HttpClient http = HttpClient.newHttpClient();
+  private Path dataDir;
+  private Map<String, String> env;
+
+  @BeforeEach
+  void setUp() throws Exception {
+    dataDir = Files.createTempDirectory("im-local-it-");
+    env = Map.of("IM_HTTP_PORT", "0", "IM_CONVERSATION_PARTITIONS", "3", "IM_USER_PARTITIONS", "3",
+        Endpoints.IM_LOCAL_ENDPOINTS_FILE, dataDir.resolve("endpoints.properties").toString());
+  }
+
+  @AfterEach
+  void tearDown() {
+    Dirs.deleteRecursively(dataDir);
+  }
+
+  @Test
+  void sendOverHttpTailTheInboxProduceAndRestartWithEverythingIntact() throws Exception {
+    String firstMessageId;
+    try (LocalLauncher local = LocalLauncher.start(env, Optional.of(dataDir.resolve("data")), quietLog())) {
+      local.awaitHealthy(Duration.ofMinutes(2));
+      String base = local.endpoints().httpUrl();
+      assertThat(get(base + "/health").statusCode()).isEqualTo(200);
+      assertThat(get(base + "/metrics").body()).contains("jvm_memory_used_bytes");
+
+      // Group membership and messages over HTTP
+      assertThat(send("PUT", base + "/v1/groups/team/members/alice", "").statusCode()).isEqualTo(202);
+      assertThat(send("PUT", base + "/v1/groups/team/members/bob", "").statusCode()).isEqualTo(202);
+      HttpResponse<String> posted = send("POST", base + "/v1/messages",
+          "{\"senderId\":\"alice\",\"groupId\":\"team\",\"body\":\"hello team\",\"clientMsgId\":\"c1\"}");
+      assertThat(posted.statusCode()).isEqualTo(202);
+      firstMessageId = JSON.readTree(posted.body()).get("messageId").asText();
+      assertThat(send("POST", base + "/v1/messages",
+          "{\"senderId\":\"bob\",\"to\":\"alice\",\"body\":\"hi alice\",\"clientMsgId\":\"c2\"}").statusCode())
+          .isEqualTo(202);
+      HttpResponse<String> bad = send("POST", base + "/v1/messages", "{\"senderId\":\"bob\",\"body\":\"x\"}");
+      assertThat(bad.statusCode()).isEqualTo(400);
+      assertThat(JSON.readTree(bad.body()).get("error").asText()).isNotBlank();
+
+      // bin/im tail im.inbox sees the fan-out: 2 JOINED + 2 group copies + 2 direct copies
+      List<JsonNode> inbox = tail(local, "im.inbox", 6);
+      assertThat(inbox).extracting(l -> l.get("value").get("type").asText() + ":" + l.get("key").asText())
+          .containsExactlyInAnyOrder("CONVERSATION_JOINED:alice", "CONVERSATION_JOINED:bob", "MESSAGE:alice",
+              "MESSAGE:bob", "MESSAGE:alice", "MESSAGE:bob");
+
+      // bin/im produce: a bad line is reported by number, the good ones still go out
+      String lines = "{\"key\":\"d:carol:dave\",\"value\":{\"messageId\":\"p1\",\"clientMsgId\":\"p1\","
+          + "\"conversationId\":\"d:carol:dave\",\"conversationType\":\"DIRECT\",\"type\":\"MESSAGE\","
+          + "\"senderId\":\"carol\",\"recipientId\":\"dave\",\"body\":\"from the shell\",\"sentAt\":1700000000000}}\n"
+          + "{not json\n";
+      ByteArrayOutputStream err = new ByteArrayOutputStream();
+      int status = ProduceCommand.run(new String[] {"im.messages"}, cliEnv(), new ByteArrayInputStream(
+          lines.getBytes(StandardCharsets.UTF_8)), System.out, new PrintStream(err, true, StandardCharsets.UTF_8));
+      assertThat(status).isEqualTo(1);
+      assertThat(err.toString(StandardCharsets.UTF_8)).contains("line 2: malformed JSON")
+          .contains("produced 1 record(s)");
+      assertThat(tail(local, "im.inbox", 8)).extracting(l -> l.get("value").get("body").asText(null))
+          .contains("from the shell");
+    }
+
+    // Restart on the same data dir: old records still decode (the registry kept its schemas), state is intact.
+    try (LocalLauncher again = LocalLauncher.start(env, Optional.of(dataDir.resolve("data")), quietLog())) {
+      again.awaitHealthy(Duration.ofMinutes(2));
+      List<JsonNode> messages = tail(again, "im.messages", 3);
+      assertThat(messages).extracting(l -> l.get("value").get("messageId").asText()).contains(firstMessageId, "p1");
+      String base = again.endpoints().httpUrl();
+      // The membership store survived: a new group message reaches alice and bob without re-joining.
+      send("POST", base + "/v1/messages",
+          "{\"senderId\":\"bob\",\"groupId\":\"team\",\"body\":\"after restart\",\"clientMsgId\":\"c3\"}");
+      await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
+          assertThat(tail(again, "im.inbox", 10)).filteredOn(l -> "after restart".equals(
+              l.get("value").get("body").asText(null))).extracting(l -> l.get("key").asText())
+              .containsExactlyInAnyOrder("alice", "bob"));
+    }
+  }
+
+  private Map<String, String> cliEnv() {
+    return env; // no KAFKA_BOOTSTRAP_SERVERS: found through the endpoints file, as a second shell would
+  }
+
+  private List<JsonNode> tail(LocalLauncher local, String topic, int max) throws Exception {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    TailCommand.run(new String[] {topic, "--from-beginning", "--max", Integer.toString(max), "--timeout", "20"},
+        cliEnv(), new PrintStream(out, true, StandardCharsets.UTF_8), System.err);
+    List<JsonNode> lines = new ArrayList<>();
+    for (String line : out.toString(StandardCharsets.UTF_8).split("\n")) {
+      if (!line.isBlank()) {
+        lines.add(JSON.readTree(line));
+      }
+    }
+    return lines;
+  }
+
+  private HttpResponse<String> get(String url) throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private HttpResponse<String> send(String method, String url, String body) throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create(url)).method(method,
+        body.isEmpty() ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body)).build(),
+        HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static PrintStream quietLog() {
+    return System.out;
+  }
+}
