@@ -436,12 +436,49 @@ class DelayTopologyTest {
     assertThat(messages.isEmpty()).isTrue();
     assertThat(meters.get("im.delay.punctuation.records").summary().max()).isEqualTo(3);
     assertThat(meters.get("im.delay.delivered").counter().count()).isEqualTo(7);
+    // ... seven records over the two seconds since the first punctuation
+    assertThat(meters.get("im.delay.drain.rate").gauge().value()).isEqualTo(3.5);
     KeyValueStore<Bytes, byte[]> schedule = driver.getKeyValueStore(DelayTopology.SCHEDULE_STORE);
     KeyValueStore<Bytes, byte[]> index = driver.getKeyValueStore(DelayTopology.INDEX_STORE);
     try (var all = schedule.all(); var ids = index.all()) {
       assertThat(all.hasNext()).isFalse();
       assertThat(ids.hasNext()).isFalse();
     }
+  }
+
+  @Test
+  void aBurstDueInOneMillisecondDrainsBatchByBatchAndLateArrivalsJoinIt() {
+    // Given: batches of 2; four records due in the same millisecond, 12:00:01.250; now is 12:00:00.250
+    start(DelayConfig.defaults().withBatch(2, 20));
+    for (String id : List.of("h", "d", "f", "b")) {
+      send(schedule(id, T0.plusSeconds(1)));
+    }
+
+    // When: 12:00:02.250, a tick
+    advance(Duration.ofSeconds(2));
+    // Then: the first batch, in id order within the millisecond
+    assertThat(messages.readRecordsToList()).map(r -> text(r.key())).containsExactly("conv-b", "conv-d");
+
+    // When: mid-drain, A arrives due in that same millisecond (its id sorts before the last one delivered) and C
+    // arrives five seconds overdue
+    send(schedule("a", T0.plusSeconds(1)));
+    send(schedule("c", T0.minusSeconds(5)));
+    // ... 12:00:02.270, the drain punctuator
+    advance(Duration.ofMillis(20));
+    // Then: the rest of the burst
+    assertThat(messages.readRecordsToList()).map(r -> text(r.key())).containsExactly("conv-f", "conv-h");
+
+    // When: 12:00:02.290, the drain punctuator again
+    advance(Duration.ofMillis(20));
+    // Then: the late arrivals, none skipped, with their own scheduled times
+    assertThat(messages.readRecordsToList()).map(DelayTopologyTest::delivered)
+        .containsExactly(expected("a", T0.plusSeconds(1)), expected("c", T0.minusSeconds(5)));
+
+    // When: 12:00:04.250
+    advance(Duration.ofMillis(1_960));
+    // Then: nothing twice
+    assertThat(messages.isEmpty()).isTrue();
+    assertThat(meters.get("im.delay.delivered").counter().count()).isEqualTo(6);
   }
 
   @Test

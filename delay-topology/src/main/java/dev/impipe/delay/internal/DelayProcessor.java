@@ -9,6 +9,7 @@ import dev.impipe.delay.TargetTopics;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
@@ -30,10 +31,13 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * what is due — oldest first, at most one batch per punctuation — and deletes it. Forward and delete are in the
  * same exactly-once transaction, so a crash delivers neither twice nor never.
  *
- * <p>The sweep position ({@link #cursorMs}) is memory only: "no entry is filed before it". It starts at 0 after
- * every (re)start, so whatever fell due while the app was down is found by the first sweeps. Records that arrive
- * already due are filed at the sweep position rather than their own past due time, so a sweep never has to go back
- * over buckets it already emptied (their tombstones).
+ * <p>The sweep position is memory only: {@link #resumeFrom}, the smallest key any undelivered entry can have, and
+ * {@link #fileFromMs}, the earliest due time a new entry may be filed under (its prefix is at or after
+ * {@code resumeFrom}). Both start at 0 after every (re)start, so whatever fell due while the app was down is found
+ * by the first sweeps. A sweep that stops at its batch limit resumes right after the last key it delivered, so a
+ * million records due in one millisecond are not re-read (as tombstones) by every batch. Records that arrive already
+ * due are filed at {@code fileFromMs} rather than their own past due time, so they are never filed behind the
+ * sweep; they keep their requested time for the scheduled-at header and the lateness metric.
  */
 public final class DelayProcessor implements Processor<byte[], byte[], byte[], Outgoing> {
 
@@ -50,7 +54,8 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
   private KeyValueStore<Bytes, byte[]> schedule;
   private KeyValueStore<Bytes, byte[]> index;
   private DelayMetrics.TaskGauges gauges;
-  private long cursorMs;
+  private byte[] resumeFrom;
+  private long fileFromMs;
   private Cancellable drain;
 
   public DelayProcessor(String inputTopic, String rejectedTopic, String scheduleStoreName, String indexStoreName,
@@ -73,7 +78,8 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
     this.gauges = metrics.task(ctx.taskId());
     // Stores are restored before init, so this counts what survived a restart (an estimate for RocksDB).
     gauges.pending(index.approximateNumEntries());
-    this.cursorMs = 0;
+    this.resumeFrom = ScheduleCodec.duePrefix(0);
+    this.fileFromMs = 0;
     ctx.schedule(Duration.ofMillis(config.tickMs()), PunctuationType.WALL_CLOCK_TIME, now -> sweep(now, true));
   }
 
@@ -117,7 +123,7 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
       return;
     }
     boolean replaced = remove(record.key());
-    long fileAt = Math.max(dueMs, cursorMs);
+    long fileAt = Math.max(dueMs, fileFromMs);
     byte[] entry = ScheduleCodec.encodeEntry(new ScheduledEntry(dueMs, command.getTargetTopic(),
         bytes(command.getKey()), bytes(command.getValue()), headers(command.getHeaders())));
     schedule.put(Bytes.wrap(ScheduleCodec.scheduleKey(fileAt, record.key())), entry);
@@ -145,17 +151,18 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
    * punctuator keeps the batches coming; it cancels itself once the backlog is gone.
    */
   private void sweep(long now, boolean mainTick) {
-    if (cursorMs > now) {
+    byte[] upTo = ScheduleCodec.duePrefix(now + 1);
+    if (Arrays.compareUnsigned(resumeFrom, upTo) >= 0) {
       // Nothing can be due yet (or the wall clock stepped back): never deliver early.
       metrics.punctuated(0, now);
       return;
     }
     int delivered = 0;
-    long lastDue = cursorMs;
+    byte[] lastKey = null;
     boolean more = false;
     long remaining = 0;
-    Bytes from = Bytes.wrap(ScheduleCodec.duePrefix(cursorMs));
-    Bytes to = Bytes.wrap(ScheduleCodec.duePrefix(now + 1));
+    Bytes from = Bytes.wrap(resumeFrom);
+    Bytes to = Bytes.wrap(upTo);
     try (KeyValueIterator<Bytes, byte[]> due = schedule.range(from, to)) {
       while (due.hasNext()) {
         if (delivered == config.batch()) {
@@ -167,7 +174,7 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
         deliver(ScheduleCodec.idOf(key), ScheduleCodec.decodeEntry(next.value), now);
         schedule.delete(next.key);
         index.delete(Bytes.wrap(ScheduleCodec.idOf(key)));
-        lastDue = ScheduleCodec.dueOf(key);
+        lastKey = key;
         delivered++;
       }
       if (more && (mainTick || drain == null)) {
@@ -180,15 +187,17 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
     }
     gauges.pending(gauges.pending() - delivered);
     if (more) {
-      // The rest of the batch's last millisecond may still be filed under lastDue.
-      cursorMs = lastDue;
+      // Resume right after the last delivered key; later arrivals are filed after its millisecond.
+      resumeFrom = Arrays.copyOf(lastKey, lastKey.length + 1);
+      fileFromMs = ScheduleCodec.dueOf(lastKey) + 1;
       gauges.backlog(mainTick || drain == null ? remaining : gauges.backlog() - delivered);
       if (drain == null) {
         drain = context.schedule(Duration.ofMillis(config.drainTickMs()), PunctuationType.WALL_CLOCK_TIME,
             t -> sweep(t, false));
       }
     } else {
-      cursorMs = now + 1;
+      resumeFrom = upTo;
+      fileFromMs = now + 1;
       gauges.backlog(0);
       if (drain != null) {
         drain.cancel();
