@@ -21,6 +21,7 @@ public final class Main {
         tail TOPIC [--from-beginning] [--max N] [--timeout SECONDS]
                                       print one JSON line per record (read_committed); --timeout stops after
                                       SECONDS without a new record
+        bench SCENARIO [options]      benchmarks: fanout, sync, ackwheel, delay, scale (bin/im bench --help)
         help                          this text
 
       produce and tail find a running `bin/im local` by themselves, or use KAFKA_BOOTSTRAP_SERVERS and
