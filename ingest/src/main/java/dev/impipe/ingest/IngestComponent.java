@@ -22,6 +22,7 @@ public final class IngestComponent implements PipelineComponent {
     IngestConfig config = IngestConfig.fromEnv(context.env());
     MessagePublisher publisher = context.closeOnShutdown(new MessagePublisher(context.topics(),
         context.config().clientProperties(), config, Clock.systemUTC()));
+    context.closeOnShutdown(publisher.bindMetrics(context.metrics()));
     new IngestRoutes(publisher, config, context.metrics()).register(context.http());
   }
 }

@@ -67,6 +67,14 @@ public final class MessagePublisher implements AutoCloseable {
     return props;
   }
 
+  /** Exposes the producer's client metrics (request rates, errors, batch sizes) on {@code registry}. */
+  public AutoCloseable bindMetrics(io.micrometer.core.instrument.MeterRegistry registry) {
+    io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics metrics =
+        new io.micrometer.core.instrument.binder.kafka.KafkaClientMetrics(producer);
+    metrics.bindTo(registry);
+    return metrics;
+  }
+
   /** Sends a direct or group message, now or at {@code deliverAt}. */
   public CompletableFuture<Accepted> send(SendRequest request) {
     requireId("senderId", request.senderId());
