@@ -6,11 +6,14 @@ public final class DelayHeaders {
   /** On a delivered record: the requested delivery time, epoch millis as a decimal UTF-8 string. */
   public static final String SCHEDULED_AT = "im.scheduled-at";
   /** On a rejected record: why it was rejected (UTF-8 text). */
-  public static final String REJECT_REASON = "im.reject.reason";
+  public static final String REJECT_REASON = "__streams.errors.message";
   /** On a rejected record: which component rejected it ({@code delay}). */
   public static final String REJECT_SOURCE = "im.reject.source";
   /** On a rejected record: the topic it came from ({@code im.delayed}) or was due to go to. */
-  public static final String REJECT_TOPIC = "im.reject.topic";
+  public static final String REJECT_TOPIC = "__streams.errors.topic";
+  /** On a rejected record: partition and offset it came from (absent when rejected at delivery time). */
+  public static final String REJECT_PARTITION = "__streams.errors.partition";
+  public static final String REJECT_OFFSET = "__streams.errors.offset";
   /** On a rejected record: the schedule id. */
   public static final String SCHEDULE_ID = "im.schedule-id";
 

@@ -228,6 +228,10 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
     // The original key, value and headers, as they came, plus why.
     Headers headers = new RecordHeaders(record.headers().toArray());
     addRejectHeaders(headers, reason, inputTopic);
+    context.recordMetadata().ifPresent(m -> {
+      headers.add(DelayHeaders.REJECT_PARTITION, Integer.toString(m.partition()).getBytes(StandardCharsets.UTF_8));
+      headers.add(DelayHeaders.REJECT_OFFSET, Long.toString(m.offset()).getBytes(StandardCharsets.UTF_8));
+    });
     context.forward(new Record<>(record.key(), new Outgoing(rejectedTopic, record.value()), record.timestamp(),
         headers));
     metrics.rejected(category);
