@@ -50,8 +50,10 @@ public final class InteractiveQueryView<V> implements StoreView<V> {
     return new InteractiveQueryView<>(streams, store, partition, null, -1);
   }
 
-  /** Reads only once the store has applied the record at {@code offset} of {@code topic} (this partition);
-   * until then every read throws {@link NotServableException.Reason#BEHIND}. */
+  /**
+   * Reads only once the store has applied the record at {@code offset} of {@code topic} (this partition); until
+   * then every read throws {@link NotServableException.Reason#BEHIND}.
+   */
   public static <V> InteractiveQueryView<V> atLeast(KafkaStreams streams, String store, int partition,
       String topic, long offset) {
     return new InteractiveQueryView<>(streams, store, partition, topic, offset);
