@@ -11,6 +11,8 @@ public final class FanoutMetrics {
   private final Counter duplicates;
   private final Counter rejected;
   private final Counter membershipChanges;
+  private final Counter writesSaved;
+  private final Counter modeSwitches;
 
   public FanoutMetrics(MeterRegistry registry) {
     messages = Counter.builder("im.fanout.messages").description("source records fanned out").register(registry);
@@ -21,6 +23,10 @@ public final class FanoutMetrics {
         .register(registry);
     membershipChanges = Counter.builder("im.fanout.membership.changes").description("joins and leaves applied")
         .register(registry);
+    writesSaved = Counter.builder("im.fanout.writes.saved")
+        .description("inbox copies not written because the group is read-diffused").register(registry);
+    modeSwitches = Counter.builder("im.fanout.mode.switches")
+        .description("groups switching between write and read diffusion").register(registry);
   }
 
   public Counter messages() {
@@ -37,6 +43,14 @@ public final class FanoutMetrics {
 
   public Counter membershipChanges() {
     return membershipChanges;
+  }
+
+  public Counter writesSaved() {
+    return writesSaved;
+  }
+
+  public Counter modeSwitches() {
+    return modeSwitches;
   }
 
   public void inboxEntriesWritten(int n) {

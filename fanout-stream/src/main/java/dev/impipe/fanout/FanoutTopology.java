@@ -32,6 +32,8 @@ public final class FanoutTopology {
    * exactly, where record timestamps can tie.
    */
   public static final String CLOCK_STORE = "fanout-clock";
+  /** {@code groupId -> GroupState} (member count, read-diffusion mode, last conversation seq). */
+  public static final String GROUPS_STORE = "fanout-groups";
 
   private FanoutTopology() {}
 
@@ -45,6 +47,8 @@ public final class FanoutTopology {
     topology.addProcessor(FANOUT_PROCESSOR, () -> new MessageFanoutProcessor(config, metrics), MESSAGES_SOURCE);
     topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(MEMBERS_STORE),
         Serdes.Bytes(), Serdes.ByteArray()), MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
+    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(GROUPS_STORE),
+        Serdes.String(), Serdes.ByteArray()), MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
     topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CLOCK_STORE),
         Serdes.String(), Serdes.Long()), MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
     topology.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(DEDUPE_STORE,

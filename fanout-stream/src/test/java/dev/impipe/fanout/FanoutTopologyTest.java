@@ -56,7 +56,9 @@ class FanoutTopologyTest {
     registryUrl = "mock://fanout-" + UUID.randomUUID();
     topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope(registryUrl));
     metrics = new FanoutMetrics(new SimpleMeterRegistry());
-    driver = new TopologyTestDriver(FanoutTopology.build(topics, FanoutConfig.defaults(), metrics),
+    // Write diffusion only here; HybridDiffusionTest covers large groups.
+    driver = new TopologyTestDriver(FanoutTopology.build(topics, FanoutConfig.defaults().withLargeGroupThreshold(0),
+        metrics),
         StreamsDefaults.forTests("fanout"));
     messages = driver.createInputTopic(topics.messages().name(), topics.messages().keySerde().serializer(),
         topics.messages().valueSerde().serializer(), T0, Duration.ZERO);

@@ -21,6 +21,7 @@ public final class MembershipProcessor implements Processor<String, MembershipCh
   private ProcessorContext<String, InboxEntry> context;
   private KeyValueStore<Bytes, byte[]> members;
   private TaskClock clock;
+  private KeyValueStore<String, byte[]> groups;
 
   public MembershipProcessor(FanoutMetrics metrics) {
     this.metrics = metrics;
@@ -31,6 +32,7 @@ public final class MembershipProcessor implements Processor<String, MembershipCh
     this.context = context;
     this.members = context.getStateStore(FanoutTopology.MEMBERS_STORE);
     this.clock = new TaskClock(context.getStateStore(FanoutTopology.CLOCK_STORE));
+    this.groups = context.getStateStore(FanoutTopology.GROUPS_STORE);
   }
 
   @Override
@@ -58,6 +60,8 @@ public final class MembershipProcessor implements Processor<String, MembershipCh
     } else {
       members.delete(key);
     }
+    GroupState group = GroupState.decode(groups.get(change.getGroupId()));
+    groups.put(change.getGroupId(), group.withMembers(group.members() + (join ? 1 : -1)).encode());
     metrics.membershipChanges().increment();
     InboxEntry entry = InboxEntry.newBuilder()
         .setUserId(change.getUserId())
@@ -65,6 +69,10 @@ public final class MembershipProcessor implements Processor<String, MembershipCh
         .setConversationId(change.getGroupId())
         .setConversationSeq(-1L)
         .setTimestamp(change.getAt())
+        // Takes effect right after the last message processed for the group; in a large group the member reads
+        // the group timeline from there.
+        .setTimelineFromSeq(group.nextSeq())
+        .setReadDiffusion(group.large())
         .build();
     context.forward(record.withKey(change.getUserId()).withValue(entry));
     metrics.inboxEntriesWritten(1);

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.function.Supplier;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
@@ -40,6 +41,7 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
   private WindowStore<String, String> dedupe;
   private WindowStore<String, String> sent;
   private TaskClock clock;
+  private KeyValueStore<String, byte[]> groups;
 
   public MessageFanoutProcessor(FanoutConfig config, FanoutMetrics metrics) {
     this.config = config;
@@ -53,6 +55,7 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     this.dedupe = context.getStateStore(FanoutTopology.DEDUPE_STORE);
     this.sent = context.getStateStore(FanoutTopology.SENT_STORE);
     this.clock = new TaskClock(context.getStateStore(FanoutTopology.CLOCK_STORE));
+    this.groups = context.getStateStore(FanoutTopology.GROUPS_STORE);
   }
 
   @Override
@@ -69,7 +72,8 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
       return;
     }
     long seq = context.recordMetadata().map(RecordMetadata::offset).orElse(-1L);
-    List<String> recipients = switch (m.getType()) {
+    // Validation happens here; the (possibly large) member scan only when the entries are really written.
+    Supplier<List<String>> recipients = switch (m.getType()) {
       case MESSAGE -> messageRecipients(m);
       case READ -> readRecipients(m);
       case RECALL -> recallRecipients(m, timestamp);
@@ -84,23 +88,57 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
       case READ -> InboxEntryType.READ;
       case RECALL -> InboxEntryType.RECALL;
     };
-    for (String user : recipients) {
-      InboxEntry entry = InboxEntry.newBuilder()
-          .setUserId(user)
-          .setType(type)
-          .setConversationId(m.getConversationId())
-          .setConversationSeq(seq)
-          .setMessageId(m.getMessageId())
-          .setSenderId(m.getSenderId())
-          .setBody(type == InboxEntryType.MESSAGE ? m.getBody() : null)
-          .setRefMessageId(m.getRefMessageId())
-          .setReadUpToSeq(m.getReadUpToSeq())
-          .setTimestamp(m.getSentAt())
-          .build();
-      context.forward(record.withKey(user).withValue(entry));
+    List<String> users = m.getConversationType() == ConversationType.GROUP
+        ? groupMode(record, m, seq, recipients) : recipients.get();
+    for (String user : users) {
+      context.forward(record.withKey(user).withValue(entry(m, user, type, seq)));
     }
     metrics.messages().increment();
-    metrics.inboxEntriesWritten(recipients.size());
+    metrics.inboxEntriesWritten(users.size());
+  }
+
+  /**
+   * Hybrid diffusion. A group at or above the threshold is large: its MESSAGE and RECALL records go once to the
+   * group's own timeline ({@code #groupId} in the inbox topic) instead of once per member; members read it from
+   * there. The mode changes only here, at this message's conversation seq, and every member is told with a
+   * CONVERSATION_MODE entry, so no member misses or doubly receives a message around the switch.
+   */
+  private List<String> groupMode(Record<String, ChatMessage> record, ChatMessage m, long seq,
+      Supplier<List<String>> recipients) {
+    GroupState group = GroupState.decode(groups.get(m.getGroupId()));
+    boolean large = group.wantsLarge(config.largeGroupThreshold());
+    if (large != group.large()) {
+      List<String> members = groupMembers(m.getGroupId(), Long.MAX_VALUE);
+      for (String member : members) {
+        InboxEntry mode = InboxEntry.newBuilder().setUserId(member).setType(InboxEntryType.CONVERSATION_MODE)
+            .setConversationId(m.getConversationId()).setConversationSeq(seq).setTimestamp(m.getSentAt())
+            .setTimelineFromSeq(seq).setReadDiffusion(large).build();
+        context.forward(record.withKey(member).withValue(mode));
+      }
+      metrics.modeSwitches().increment();
+      metrics.inboxEntriesWritten(members.size());
+    }
+    groups.put(m.getGroupId(), group.afterMessage(large, seq).encode());
+    if (!large || m.getType() == dev.impipe.avro.MessageType.READ) {
+      return recipients.get();
+    }
+    metrics.writesSaved().increment(Math.max(0, group.members() - 1));
+    return List.of(Ids.groupTimeline(m.getGroupId()));
+  }
+
+  private static InboxEntry entry(ChatMessage m, String user, InboxEntryType type, long seq) {
+    return InboxEntry.newBuilder()
+        .setUserId(user)
+        .setType(type)
+        .setConversationId(m.getConversationId())
+        .setConversationSeq(seq)
+        .setMessageId(m.getMessageId())
+        .setSenderId(m.getSenderId())
+        .setBody(type == InboxEntryType.MESSAGE ? m.getBody() : null)
+        .setRefMessageId(m.getRefMessageId())
+        .setReadUpToSeq(m.getReadUpToSeq())
+        .setTimestamp(m.getSentAt())
+        .build();
   }
 
   private void validate(String key, ChatMessage m) {
@@ -144,25 +182,25 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     }
   }
 
-  private List<String> messageRecipients(ChatMessage m) {
+  private Supplier<List<String>> messageRecipients(ChatMessage m) {
     if (m.getConversationType() == ConversationType.DIRECT) {
-      return distinct(m.getRecipientId(), m.getSenderId());
+      List<String> users = distinct(m.getRecipientId(), m.getSenderId());
+      return () -> users;
     }
     if (members.get(MemberKeys.key(m.getGroupId(), m.getSenderId())) == null) {
       throw reject("sender " + m.getSenderId() + " is not a member of group " + m.getGroupId());
     }
-    return groupMembers(m.getGroupId(), Long.MAX_VALUE);
+    return () -> groupMembers(m.getGroupId(), Long.MAX_VALUE);
   }
 
-  private List<String> readRecipients(ChatMessage m) {
-    if (m.getConversationType() == ConversationType.DIRECT) {
-      // The reader's other devices, and the other party (a read receipt).
-      return distinct(m.getSenderId(), m.getRecipientId());
-    }
-    return List.of(m.getSenderId());
+  private Supplier<List<String>> readRecipients(ChatMessage m) {
+    // The reader's other devices, and in a direct chat the other party (a read receipt).
+    List<String> users = m.getConversationType() == ConversationType.DIRECT
+        ? distinct(m.getSenderId(), m.getRecipientId()) : List.of(m.getSenderId());
+    return () -> users;
   }
 
-  private List<String> recallRecipients(ChatMessage m, long timestamp) {
+  private Supplier<List<String>> recallRecipients(ChatMessage m, long timestamp) {
     String original = null;
     long from = Math.max(0, timestamp - config.recallWindow().toMillis());
     try (WindowStoreIterator<String> it = sent.fetch(m.getRefMessageId(), from, Long.MAX_VALUE)) {
@@ -184,10 +222,12 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
           + ", but it was sent in another conversation");
     }
     if (m.getConversationType() == ConversationType.DIRECT) {
-      return distinct(m.getRecipientId(), m.getSenderId());
+      List<String> users = distinct(m.getRecipientId(), m.getSenderId());
+      return () -> users;
     }
     // Everyone who received the original and is still a member (a member who left receives nothing later).
-    return groupMembers(m.getGroupId(), Long.parseLong(parts[2]));
+    long sentAtClock = Long.parseLong(parts[2]);
+    return () -> groupMembers(m.getGroupId(), sentAtClock);
   }
 
   private List<String> groupMembers(String groupId, long joinedBefore) {
