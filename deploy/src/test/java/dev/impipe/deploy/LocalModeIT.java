@@ -90,19 +90,64 @@ class LocalModeIT {
           .contains("produced 1 record(s)");
       assertThat(tail(local, "im.inbox", 8)).extracting(l -> l.get("value").get("body").asText(null))
           .contains("from the shell");
+
+      // A device syncs over HTTP, commits its cursor, syncs again and gets only what is newer
+      JsonNode firstSync = JSON.readTree(get(base + "/v1/users/alice/devices/phone/sync?limit=50").body());
+      List<Long> seqs = new ArrayList<>();
+      firstSync.get("entries").forEach(e -> seqs.add(e.get("seq").asLong()));
+      assertThat(seqs).hasSize(3).isSorted().doesNotHaveDuplicates(); // JOINED, group message, direct message
+      long next = firstSync.get("next").asLong();
+      assertThat(send("PUT", base + "/v1/users/alice/devices/phone/cursor", "{\"seq\":" + next + "}").statusCode())
+          .isEqualTo(202);
+      send("POST", base + "/v1/messages",
+          "{\"senderId\":\"bob\",\"to\":\"alice\",\"body\":\"newer\",\"clientMsgId\":\"c4\"}");
+      await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+        JsonNode again = JSON.readTree(get(base + "/v1/users/alice/devices/phone/sync?limit=50").body());
+        assertThat(again.get("entries")).hasSize(1);
+        assertThat(again.get("entries").get(0).get("body").asText()).isEqualTo("newer");
+        assertThat(again.get("entries").get(0).get("seq").asLong()).isGreaterThan(next);
+      });
+      // Another device of alice still sees everything
+      assertThat(JSON.readTree(get(base + "/v1/users/alice/devices/tablet/sync").body()).get("entries")).hasSize(4);
+
+      // History of the direct chat pages newest first
+      JsonNode page = JSON.readTree(get(base + "/v1/conversations/d:alice:bob/messages?limit=1").body());
+      assertThat(page.get("entries").get(0).get("body").asText()).isEqualTo("newer");
+      assertThat(page.get("hasMore").asBoolean()).isTrue();
+      JsonNode older = JSON.readTree(get(base + "/v1/conversations/d:alice:bob/messages?limit=1&before="
+          + page.get("next").asLong()).body());
+      assertThat(older.get("entries").get(0).get("body").asText()).isEqualTo("hi alice");
+
+      // A scheduled message arrives after its time, a cancelled one never
+      String soon = java.time.Instant.now().plusSeconds(3).toString();
+      HttpResponse<String> scheduled = send("POST", base + "/v1/messages", "{\"senderId\":\"bob\",\"to\":\"alice\","
+          + "\"body\":\"on time\",\"clientMsgId\":\"s1\",\"deliverAt\":\"" + soon + "\"}");
+      assertThat(JSON.readTree(scheduled.body()).get("scheduled").asBoolean()).isTrue();
+      HttpResponse<String> doomed = send("POST", base + "/v1/messages", "{\"senderId\":\"bob\",\"to\":\"alice\","
+          + "\"body\":\"cancelled\",\"clientMsgId\":\"s2\",\"deliverAt\":\"" + soon + "\"}");
+      String doomedId = JSON.readTree(doomed.body()).get("messageId").asText();
+      assertThat(send("DELETE", base + "/v1/scheduled/" + doomedId, "").statusCode()).isEqualTo(202);
+      long scheduledAt = java.time.Instant.parse(soon).toEpochMilli();
+      await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+        JsonNode sync = JSON.readTree(get(base + "/v1/users/alice/devices/phone/sync?limit=50").body());
+        List<String> bodies = new ArrayList<>();
+        sync.get("entries").forEach(e -> bodies.add(e.get("body").asText()));
+        assertThat(bodies).containsExactly("newer", "on time");
+      });
+      assertThat(System.currentTimeMillis()).isGreaterThanOrEqualTo(scheduledAt);
     }
 
     // Restart on the same data dir: old records still decode (the registry kept its schemas), state is intact.
     try (LocalLauncher again = LocalLauncher.start(env, Optional.of(dataDir.resolve("data")), quietLog())) {
       again.awaitHealthy(Duration.ofMinutes(2));
-      List<JsonNode> messages = tail(again, "im.messages", 3);
+      List<JsonNode> messages = tail(again, "im.messages", 5);
       assertThat(messages).extracting(l -> l.get("value").get("messageId").asText()).contains(firstMessageId, "p1");
       String base = again.endpoints().httpUrl();
       // The membership store survived: a new group message reaches alice and bob without re-joining.
       send("POST", base + "/v1/messages",
           "{\"senderId\":\"bob\",\"groupId\":\"team\",\"body\":\"after restart\",\"clientMsgId\":\"c3\"}");
       await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
-          assertThat(tail(again, "im.inbox", 10)).filteredOn(l -> "after restart".equals(
+          assertThat(tail(again, "im.inbox", 100, 5)).filteredOn(l -> "after restart".equals(
               l.get("value").get("body").asText(null))).extracting(l -> l.get("key").asText())
               .containsExactlyInAnyOrder("alice", "bob"));
     }
@@ -113,8 +158,14 @@ class LocalModeIT {
   }
 
   private List<JsonNode> tail(LocalLauncher local, String topic, int max) throws Exception {
+    return tail(local, topic, max, 20);
+  }
+
+  /** {@code bin/im tail TOPIC --from-beginning --max max --timeout idleSeconds}, parsed. */
+  private List<JsonNode> tail(LocalLauncher local, String topic, int max, int idleSeconds) throws Exception {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    TailCommand.run(new String[] {topic, "--from-beginning", "--max", Integer.toString(max), "--timeout", "20"},
+    TailCommand.run(new String[] {topic, "--from-beginning", "--max", Integer.toString(max), "--timeout",
+        Integer.toString(idleSeconds)},
         cliEnv(), new PrintStream(out, true, StandardCharsets.UTF_8), System.err);
     List<JsonNode> lines = new ArrayList<>();
     for (String line : out.toString(StandardCharsets.UTF_8).split("\n")) {
