@@ -4,6 +4,7 @@ import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.DeviceCursor;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.inbox.internal.CursorMaterialiser;
+import dev.impipe.inbox.internal.LargeGroupMaterialiser;
 import dev.impipe.inbox.internal.TimelineMaterialiser;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.Topic;
@@ -32,6 +33,11 @@ public final class InboxStoreTopology {
   public static final String INBOX_COUNT_STORE = "inbox-counts";
   /** Device cursors: key {@code id(userId) | id(deviceId)}, value the committed seq. */
   public static final String CURSOR_STORE = "device-cursors";
+  /**
+   * Large groups of each user: key {@code id(userId) | id(groupId)}, value the user's read-diffused intervals of
+   * the group ({@code ReadIntervals}). Fed by the same im.inbox records, so it lives in the user's task.
+   */
+  public static final String LARGE_GROUPS_STORE = "large-groups";
   /** Conversation timelines: key {@code id(conversationId) | seq}, value {@link ChatMessage}; seq = offset in
    * {@code im.messages}. */
   public static final String TIMELINE_STORE = "conversation-timeline";
@@ -42,6 +48,7 @@ public final class InboxStoreTopology {
   public static final String CURSOR_SOURCE = "device-cursor-source";
   public static final String MESSAGE_SOURCE = "message-source";
   public static final String INBOX_PROCESSOR = "inbox-materialiser";
+  public static final String LARGE_GROUP_PROCESSOR = "large-group-materialiser";
   public static final String CURSOR_PROCESSOR = "device-cursor-materialiser";
   public static final String TIMELINE_PROCESSOR = "conversation-timeline-materialiser";
 
@@ -59,6 +66,10 @@ public final class InboxStoreTopology {
         INBOX_STORE, INBOX_TIME_INDEX_STORE, INBOX_COUNT_STORE, InboxEntry::getUserId, "userId",
         cfg.inboxRetentionMs(), cfg.maxEntriesPerUser(), cfg.retentionIntervalMs(), cfg.inboxExpires())),
         INBOX_SOURCE);
+    // A second child of the inbox source: it skips on its own what the inbox materialiser rejects (no key, no
+    // value, a key that is not the userId), so a rejected record changes neither store.
+    topology.addProcessor(LARGE_GROUP_PROCESSOR, () -> new LargeGroupMaterialiser(LARGE_GROUPS_STORE,
+        cfg.inboxRetentionMs(), cfg.inboxExpires()), INBOX_SOURCE);
     topology.addSource(CURSOR_SOURCE, cursors.keySerde().deserializer(), cursors.valueSerde().deserializer(),
         cursors.name());
     topology.addProcessor(CURSOR_PROCESSOR, () -> new CursorMaterialiser(CURSOR_STORE), CURSOR_SOURCE);
@@ -72,6 +83,7 @@ public final class InboxStoreTopology {
     // Connected to both processors on purpose: that puts im.inbox and im.device-cursors in one sub-topology, so
     // partition p of both is one task and a sync (cursor + inbox range) is answered by one instance.
     topology.addStateStore(queried(CURSOR_STORE, Serdes.Long()), CURSOR_PROCESSOR, INBOX_PROCESSOR);
+    topology.addStateStore(queried(LARGE_GROUPS_STORE, Serdes.ByteArray()), LARGE_GROUP_PROCESSOR);
 
     topology.addSource(MESSAGE_SOURCE, messages.keySerde().deserializer(), messages.valueSerde().deserializer(),
         messages.name());

@@ -1,7 +1,12 @@
 package dev.impipe.inbox.http;
 
 import dev.impipe.avro.ChatMessage;
+import com.fasterxml.jackson.databind.JsonNode;
 import dev.impipe.avro.InboxEntry;
+import dev.impipe.avro.InboxEntryType;
+import dev.impipe.inbox.query.MergedSync;
+import dev.impipe.runtime.domain.Ids;
+import java.time.Instant;
 import dev.impipe.inbox.query.Page;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -41,7 +46,57 @@ public final class JsonViews {
     json.put("refMessageId", entry.getRefMessageId());
     json.put("readUpToSeq", entry.getReadUpToSeq());
     json.put("timestamp", entry.getTimestamp().toEpochMilli());
+    if (entry.getTimelineFromSeq() != null) {
+      json.put("timelineFromSeq", entry.getTimelineFromSeq());
+    }
+    if (entry.getReadDiffusion() != null) {
+      json.put("readDiffusion", entry.getReadDiffusion());
+    }
     return json;
+  }
+
+  /** The inverse of {@link #inboxEntry(long, InboxEntry)} (without the seq), for pages read from another instance. */
+  public static InboxEntry inboxEntry(String userId, JsonNode json) {
+    return InboxEntry.newBuilder()
+        .setUserId(userId)
+        .setType(InboxEntryType.valueOf(json.get("type").asText()))
+        .setConversationId(json.get("conversationId").asText())
+        .setConversationSeq(json.get("conversationSeq").asLong())
+        .setMessageId(text(json, "messageId"))
+        .setSenderId(text(json, "senderId"))
+        .setBody(text(json, "body"))
+        .setRefMessageId(text(json, "refMessageId"))
+        .setReadUpToSeq(json.hasNonNull("readUpToSeq") ? json.get("readUpToSeq").asLong() : null)
+        .setTimestamp(Instant.ofEpochMilli(json.get("timestamp").asLong()))
+        .setTimelineFromSeq(json.hasNonNull("timelineFromSeq") ? json.get("timelineFromSeq").asLong() : null)
+        .setReadDiffusion(json.hasNonNull("readDiffusion") ? json.get("readDiffusion").asBoolean() : null)
+        .build();
+  }
+
+  /**
+   * A merged sync page: {@code {"userId", "entries", "next", "hasMore", "cursor"}}. Every entry has
+   * {@code "source"}: {@code "inbox"} (its {@code seq} is an inbox seq) or {@code "#groupId"} (its {@code seq} is
+   * a seq of that group's timeline); {@code next} is the inbox seq, {@code cursor} the whole vector.
+   */
+  public static Map<String, Object> syncPage(String userId, MergedSync.SyncPage page) {
+    List<Object> entries = new ArrayList<>(page.entries().size());
+    for (MergedSync.Entry e : page.entries()) {
+      Map<String, Object> json = new LinkedHashMap<>();
+      json.put("source", e.groupId() == null ? "inbox" : Ids.groupTimeline(e.groupId()));
+      json.putAll(inboxEntry(e.seq(), e.value()));
+      entries.add(json);
+    }
+    Map<String, Object> json = new LinkedHashMap<>();
+    json.put("userId", userId);
+    json.put("entries", entries);
+    json.put("next", page.next());
+    json.put("hasMore", page.hasMore());
+    json.put("cursor", page.cursor().encode());
+    return json;
+  }
+
+  private static String text(JsonNode json, String field) {
+    return json.hasNonNull(field) ? json.get(field).asText() : null;
   }
 
   /** One message of a conversation timeline; {@code timestamp} is the message's {@code sentAt}. */

@@ -14,6 +14,7 @@ import org.apache.kafka.common.utils.Bytes;
  * timeline entry = id(owner) | int64 seq            owner = user id (inbox) or conversation id (timeline)
  * cursor         = id(user) | id(device)
  * time index     = int64 timestamp | timeline entry  (timestamps below 0 are stored as 0)
+ * large group    = id(user) | id(group)             a user's read-diffused intervals in one large group
  * </pre>
  */
 public final class StoreKeys {
@@ -55,6 +56,36 @@ public final class StoreKeys {
     byte[] d = utf8(device);
     return Bytes.wrap(ByteBuffer.allocate(2 * LENGTH + u.length + d.length)
         .putInt(u.length).put(u).putInt(d.length).put(d).array());
+  }
+
+  /** The key of a user's read-diffused intervals in a group. */
+  public static Bytes largeGroup(String user, String group) {
+    return cursor(user, group);
+  }
+
+  /** Inclusive lower bound of every large-group key of {@code user}: the bare {@code id(user)} sorts first. */
+  public static Bytes largeGroupsFrom(String user) {
+    return owner(user);
+  }
+
+  /**
+   * Inclusive upper bound of every large-group key of {@code user}: {@code id(user)} then 0xFF, above the first byte
+   * of any group id's length (ids are far shorter than 2^24 bytes, so that byte is 0).
+   */
+  public static Bytes largeGroupsTo(String user) {
+    byte[] prefix = owner(user).get();
+    byte[] to = java.util.Arrays.copyOf(prefix, prefix.length + 1);
+    to[prefix.length] = (byte) 0xFF;
+    return Bytes.wrap(to);
+  }
+
+  /** The group id of a large-group key. */
+  public static String largeGroupId(Bytes key) {
+    ByteBuffer buf = ByteBuffer.wrap(key.get());
+    int userLength = buf.getInt();
+    buf.position(LENGTH + userLength);
+    int groupLength = buf.getInt();
+    return new String(key.get(), 2 * LENGTH + userLength, groupLength, StandardCharsets.UTF_8);
   }
 
   /** The time-index key of a timeline entry written at {@code timestamp}. */

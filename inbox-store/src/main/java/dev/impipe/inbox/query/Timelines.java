@@ -1,5 +1,6 @@
 package dev.impipe.inbox.query;
 
+import dev.impipe.avro.InboxEntry;
 import dev.impipe.inbox.internal.StoreKeys;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,6 +14,8 @@ public final class Timelines {
   /** Seq meaning "before the first entry": {@code after=-1} reads from the start. */
   public static final long START = -1;
 
+  private static final int SCAN_BATCH = 256;
+
   private Timelines() {}
 
   /** Entries of {@code owner} with seq greater than {@code after}, ascending, at most {@code limit}. */
@@ -24,6 +27,91 @@ public final class Timelines {
     Bytes to = StoreKeys.entry(owner, Long.MAX_VALUE);
     List<KeyValue<Bytes, V>> read = store.range(from, to, false, limit + 1);
     return page(read, limit, after);
+  }
+
+  /**
+   * Entries of a group timeline ({@code owner} = {@code #groupId}) with seq greater than {@code after} whose
+   * conversation seq lies in one of {@code ranges} ({@code [from, to)}, ascending), ascending, at most
+   * {@code limit}. A group timeline's conversation seqs grow with its seqs (one fan-out task writes it in
+   * conversation order), so the start of each range is found by binary search, not by scanning what lies before.
+   */
+  public static Page<InboxEntry> within(StoreView<InboxEntry> store, String owner, long after, List<long[]> ranges,
+      int limit) {
+    List<Page.Entry<InboxEntry>> out = new ArrayList<>();
+    long position = after;
+    for (long[] range : ranges) {
+      long start = seek(store, owner, Math.max(0, position + 1), range[0]);
+      if (start < 0) {
+        break; // nothing at or after range[0]: nothing for the later ranges either
+      }
+      boolean rangeDone = false;
+      while (!rangeDone) {
+        List<KeyValue<Bytes, InboxEntry>> batch = store.range(StoreKeys.entry(owner, start),
+            StoreKeys.entry(owner, Long.MAX_VALUE), false, SCAN_BATCH);
+        for (KeyValue<Bytes, InboxEntry> kv : batch) {
+          if (kv.value.getConversationSeq() >= range[1]) {
+            rangeDone = true;
+            break;
+          }
+          long seq = StoreKeys.entrySeq(kv.key);
+          if (out.size() == limit) {
+            return new Page<>(out, out.get(out.size() - 1).seq(), true);
+          }
+          out.add(new Page.Entry<>(seq, kv.value));
+          position = seq;
+        }
+        if (batch.size() < SCAN_BATCH) {
+          rangeDone = true;
+        } else if (!rangeDone) {
+          start = position + 1;
+        }
+      }
+    }
+    Long next = out.isEmpty() ? after : Long.valueOf(out.get(out.size() - 1).seq());
+    return new Page<>(out, next, false);
+  }
+
+  /**
+   * The first seq at or after {@code from} of a group timeline whose conversation seq is at least
+   * {@code conversationSeq}, -1 when there is none. Binary search over seqs, one single-entry range read per step.
+   */
+  static long seek(StoreView<InboxEntry> store, String owner, long from, long conversationSeq) {
+    KeyValue<Bytes, InboxEntry> first = firstAtOrAfter(store, owner, from);
+    if (first == null) {
+      return -1;
+    }
+    if (first.value.getConversationSeq() >= conversationSeq) {
+      return StoreKeys.entrySeq(first.key);
+    }
+    List<KeyValue<Bytes, InboxEntry>> last = store.range(StoreKeys.entry(owner, from),
+        StoreKeys.entry(owner, Long.MAX_VALUE), true, 1);
+    if (last.isEmpty() || last.get(0).value.getConversationSeq() < conversationSeq) {
+      return -1;
+    }
+    // Invariant: no entry below lo qualifies; answer qualifies; no entry in [bound, answer) exists or qualifies.
+    long lo = StoreKeys.entrySeq(first.key) + 1;
+    long answer = StoreKeys.entrySeq(last.get(0).key);
+    long bound = answer;
+    while (lo < bound) {
+      long mid = lo + (bound - lo) / 2;
+      KeyValue<Bytes, InboxEntry> e = firstAtOrAfter(store, owner, mid);
+      long seq = StoreKeys.entrySeq(e.key); // exists: answer >= bound > mid
+      if (seq >= bound) {
+        bound = mid;
+      } else if (e.value.getConversationSeq() >= conversationSeq) {
+        answer = seq;
+        bound = seq;
+      } else {
+        lo = seq + 1;
+      }
+    }
+    return answer;
+  }
+
+  private static <V> KeyValue<Bytes, V> firstAtOrAfter(StoreView<V> store, String owner, long seq) {
+    List<KeyValue<Bytes, V>> read = store.range(StoreKeys.entry(owner, seq), StoreKeys.entry(owner, Long.MAX_VALUE),
+        false, 1);
+    return read.isEmpty() ? null : read.get(0);
   }
 
   /** Entries of {@code owner} with seq lower than {@code before} (all when absent), newest first. */

@@ -1,0 +1,71 @@
+package dev.impipe.inbox.http;
+
+import static dev.impipe.inbox.InboxStoreTopology.INBOX_STORE;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.impipe.avro.InboxEntry;
+import dev.impipe.inbox.internal.ReadIntervals;
+import dev.impipe.inbox.query.MergedSync;
+import dev.impipe.inbox.query.Page;
+import dev.impipe.runtime.domain.Ids;
+import dev.impipe.runtime.http.HttpError;
+import dev.impipe.runtime.http.Json;
+import dev.impipe.runtime.http.Request;
+import dev.impipe.runtime.http.Response;
+import java.io.IOException;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Reads a large group's timeline for the merged sync. {@code #groupId} is a key of {@code im.inbox} like any user,
+ * so its partition (and owner) is usually not the syncing user's: the read goes through the same owner routing as
+ * any request, as {@code GET /v1/users/%23groupId/inbox?after&limit&within}: answered from the local store when
+ * this instance owns that partition, forwarded to the owner otherwise.
+ */
+final class RoutedGroupTimelines implements MergedSync.GroupSource {
+
+  /** Reads a group timeline from a partition of this instance (or throws NotServableException). */
+  @FunctionalInterface
+  interface LocalRead {
+    Page<InboxEntry> read(int partition, String owner, long after, List<long[]> ranges, int limit);
+  }
+
+  private final OwnerRouter router;
+  private final LocalRead local;
+
+  RoutedGroupTimelines(OwnerRouter router, LocalRead local) {
+    this.router = router;
+    this.local = local;
+  }
+
+  @Override
+  public Page<InboxEntry> fetch(String groupId, long after, ReadIntervals intervals, int limit) {
+    String owner = Ids.groupTimeline(groupId);
+    String ranges = intervals.ranges();
+    Request request = new Request("GET", "/v1/users/" + URLEncoder.encode(owner, StandardCharsets.UTF_8) + "/inbox",
+        Map.of("userId", owner), Map.of("after", Long.toString(after), "limit", Integer.toString(limit),
+            "within", ranges), Map.of(), new byte[0]);
+    List<long[]> parsed = ReadIntervals.parseRanges(ranges);
+    Response response = router.route("group-timeline", INBOX_STORE, owner, request, partition ->
+        Response.json(200, JsonViews.inboxPage(owner, local.read(partition, owner, after, parsed, limit))), null);
+    if (response.status() != 200) {
+      throw new HttpError(503, "timeline of group " + groupId + " not available: "
+          + new String(response.body(), StandardCharsets.UTF_8), Map.of("Retry-After",
+          OwnerRouter.RETRY_AFTER_SECONDS));
+    }
+    try {
+      JsonNode page = Json.MAPPER.readTree(response.body());
+      List<Page.Entry<InboxEntry>> entries = new ArrayList<>();
+      for (JsonNode e : page.get("entries")) {
+        entries.add(new Page.Entry<>(e.get("seq").asLong(), JsonViews.inboxEntry(owner, e)));
+      }
+      return new Page<>(entries, page.get("next").asLong(), page.get("hasMore").asBoolean());
+    } catch (IOException | RuntimeException e) {
+      throw new HttpError(503, "unreadable timeline page of group " + groupId + ": " + e, Map.of("Retry-After",
+          OwnerRouter.RETRY_AFTER_SECONDS));
+    }
+  }
+}

@@ -1,0 +1,146 @@
+package dev.impipe.inbox.query;
+
+import dev.impipe.avro.InboxEntry;
+import dev.impipe.inbox.internal.ReadIntervals;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One device sync page merged from the user's inbox and the timelines of the user's large groups.
+ *
+ * <p>Order: among the sources' next entries, the one with the oldest timestamp goes first (ties: inbox first,
+ * then groups by id), under two constraints that keep each conversation in order across mode switches, joins and
+ * leaves: a group entry of a read-diffused interval never goes before the inbox entry that opened the interval
+ * (JOINED / MODE), and an inbox entry never goes before the group entries of an interval that it, or an earlier
+ * entry, closed (LEFT / MODE). A group's messages are in its timeline exactly for the conversation seqs inside
+ * the user's intervals and in the user's inbox exactly outside them, so each message comes once. The constraints
+ * can always be met (an interval's opener precedes its closer), so a page is never empty while something is
+ * pending; {@code limit} bounds the page across all sources.
+ */
+public final class MergedSync {
+
+  /** Reads a group's timeline: entries after {@code after} inside {@code intervals}, ascending, at most limit. */
+  @FunctionalInterface
+  public interface GroupSource {
+    Page<InboxEntry> fetch(String groupId, long after, ReadIntervals intervals, int limit);
+  }
+
+  /** A large group of the user, with the device's position in its timeline (-1: none committed yet). */
+  public record Group(String groupId, ReadIntervals intervals, long position) {}
+
+  /**
+   * One entry of the merged page.
+   *
+   * @param groupId null for an entry of the user's inbox, else the large group whose timeline it comes from
+   * @param seq seq in its source (the inbox, or the group timeline)
+   */
+  public record Entry(String groupId, long seq, InboxEntry value) {}
+
+  /** A merged page: entries, the inbox position after it ({@code next}), more pending, and the cursor vector. */
+  public record SyncPage(List<Entry> entries, long next, boolean hasMore, SyncCursor cursor) {
+    public SyncPage {
+      entries = List.copyOf(entries);
+    }
+  }
+
+  private MergedSync() {}
+
+  /**
+   * Merges {@code inbox} (the user's inbox after the device's inbox seq {@code inboxCursor}, read with the same
+   * {@code limit}) with the device's large groups.
+   */
+  public static SyncPage merge(Page<InboxEntry> inbox, long inboxCursor, List<Group> groups, GroupSource source,
+      int limit) {
+    List<Source> sources = new ArrayList<>();
+    for (Group g : groups) {
+      if (!g.intervals().isEmpty()) {
+        sources.add(new Source(g, source.fetch(g.groupId(), g.position(), g.intervals(), limit)));
+      }
+    }
+    List<Page.Entry<InboxEntry>> pending = inbox.entries();
+    int nextInbox = 0;
+    long inboxPosition = inboxCursor;
+    List<Entry> out = new ArrayList<>();
+    while (out.size() < limit) {
+      Page.Entry<InboxEntry> head = nextInbox < pending.size() ? pending.get(nextInbox) : null;
+      // Every inbox entry below this seq has been emitted (or is not there at all).
+      long frontier = head != null ? head.seq()
+          : inbox.hasMore() ? (pending.isEmpty() ? inboxCursor : pending.get(pending.size() - 1).seq()) + 1
+          : Long.MAX_VALUE;
+      Source best = null;
+      for (Source s : sources) {
+        Page.Entry<InboxEntry> g = s.head();
+        if (g != null && s.interval(g).openedAt() < frontier
+            && (best == null || g.value().getTimestamp().isBefore(best.head().value().getTimestamp()))) {
+          best = s;
+        }
+      }
+      boolean inboxEligible = head != null && sources.stream().noneMatch(s -> s.blocks(head.seq()));
+      if (inboxEligible && (best == null
+          || !head.value().getTimestamp().isAfter(best.head().value().getTimestamp()))) {
+        out.add(new Entry(null, head.seq(), head.value()));
+        inboxPosition = head.seq();
+        nextInbox++;
+      } else if (best != null) {
+        Page.Entry<InboxEntry> g = best.take();
+        out.add(new Entry(best.group.groupId(), g.seq(), g.value()));
+      } else {
+        break; // the rest waits for entries beyond this page
+      }
+    }
+    boolean more = nextInbox < pending.size() || inbox.hasMore()
+        || sources.stream().anyMatch(s -> s.head() != null || s.page.hasMore());
+    Map<String, Long> positions = new LinkedHashMap<>();
+    for (Group g : groups) {
+      if (g.position() >= 0) {
+        positions.put(g.groupId(), g.position());
+      }
+    }
+    sources.forEach(s -> {
+      if (s.position >= 0) {
+        positions.put(s.group.groupId(), s.position);
+      }
+    });
+    return new SyncPage(out, inboxPosition, more, SyncCursor.of(inboxPosition, positions));
+  }
+
+  /** A group timeline being merged. */
+  private static final class Source {
+    final Group group;
+    final Page<InboxEntry> page;
+    int next;
+    long position;
+
+    Source(Group group, Page<InboxEntry> page) {
+      this.group = group;
+      // Defensive: only what lies inside an interval is shown, whatever the timeline's owner answered.
+      this.page = new Page<>(page.entries().stream().filter(e -> e.seq() > group.position()
+          && group.intervals().indexOf(e.value().getConversationSeq()) >= 0).toList(), page.next(), page.hasMore());
+      this.position = group.position();
+    }
+
+    Page.Entry<InboxEntry> head() {
+      return next < page.entries().size() ? page.entries().get(next) : null;
+    }
+
+    Page.Entry<InboxEntry> take() {
+      Page.Entry<InboxEntry> e = page.entries().get(next++);
+      position = e.seq();
+      return e;
+    }
+
+    ReadIntervals.Interval interval(Page.Entry<InboxEntry> e) {
+      return group.intervals().intervals().get(group.intervals().indexOf(e.value().getConversationSeq()));
+    }
+
+    /** Whether entries of an interval closed at or before inbox seq {@code inboxSeq} may still be pending. */
+    boolean blocks(long inboxSeq) {
+      Page.Entry<InboxEntry> h = head();
+      Page.Entry<InboxEntry> undone = h != null ? h
+          : page.hasMore() && !page.entries().isEmpty() ? page.entries().get(page.entries().size() - 1) : null;
+      return undone != null && interval(undone).closedAt() <= inboxSeq;
+    }
+  }
+}

@@ -1,0 +1,80 @@
+package dev.impipe.inbox.query;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Base64;
+import java.util.Collections;
+import java.util.Map;
+import java.util.SortedMap;
+import java.util.TreeMap;
+import java.util.regex.Pattern;
+
+/**
+ * A device's position in its merged sync stream: its inbox seq plus, per large group, its seq in that group's
+ * timeline ({@code #groupId}). Handed to clients as an opaque string: base64url (no padding) of
+ * {@code v1|<inboxSeq>|<groupId>=<groupSeq>|...}, groups sorted by id; a group the device has no position in is
+ * left out. Clients only echo it back to {@code PUT .../cursor}.
+ *
+ * @param inbox last inbox seq the device has (-1: none)
+ * @param groups last group-timeline seq per group id (absent: none yet)
+ */
+public record SyncCursor(long inbox, SortedMap<String, Long> groups) {
+
+  private static final String VERSION = "v1";
+  private static final Pattern GROUP_ID = Pattern.compile("[A-Za-z0-9._@-]{1,128}");
+
+  public SyncCursor {
+    groups = Collections.unmodifiableSortedMap(new TreeMap<>(groups));
+  }
+
+  public static SyncCursor of(long inbox, Map<String, Long> groups) {
+    return new SyncCursor(inbox, new TreeMap<>(groups));
+  }
+
+  /** The device id under which a group position is committed to {@code im.device-cursors}. */
+  public static String groupDevice(String deviceId, String groupId) {
+    // '#' is not allowed in device or group ids, so this never names a real device, nor two groups alike.
+    return deviceId + "#" + groupId;
+  }
+
+  public String encode() {
+    StringBuilder sb = new StringBuilder(VERSION).append('|').append(inbox);
+    groups.forEach((g, seq) -> sb.append('|').append(g).append('=').append(seq));
+    return Base64.getUrlEncoder().withoutPadding().encodeToString(sb.toString().getBytes(StandardCharsets.UTF_8));
+  }
+
+  /** Parses {@link #encode()}; {@link IllegalArgumentException} for anything else. */
+  public static SyncCursor decode(String opaque) {
+    String text;
+    try {
+      text = new String(Base64.getUrlDecoder().decode(opaque), StandardCharsets.UTF_8);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("not a sync cursor");
+    }
+    String[] parts = text.split("\\|", -1);
+    if (parts.length < 2 || !parts[0].equals(VERSION)) {
+      throw new IllegalArgumentException("not a sync cursor");
+    }
+    try {
+      long inbox = Long.parseLong(parts[1]);
+      TreeMap<String, Long> groups = new TreeMap<>();
+      for (int i = 2; i < parts.length; i++) {
+        int eq = parts[i].indexOf('=');
+        String group = eq < 0 ? "" : parts[i].substring(0, eq);
+        if (!GROUP_ID.matcher(group).matches() || groups.containsKey(group)) {
+          throw new IllegalArgumentException("not a sync cursor");
+        }
+        long seq = Long.parseLong(parts[i].substring(eq + 1));
+        if (seq < 0) {
+          throw new IllegalArgumentException("not a sync cursor");
+        }
+        groups.put(group, seq);
+      }
+      if (inbox < -1) {
+        throw new IllegalArgumentException("not a sync cursor");
+      }
+      return new SyncCursor(inbox, groups);
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("not a sync cursor");
+    }
+  }
+}
