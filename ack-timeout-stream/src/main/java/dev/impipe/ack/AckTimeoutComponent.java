@@ -26,7 +26,17 @@ public final class AckTimeoutComponent implements PipelineComponent {
   public void start(ComponentContext context) {
     AckTimeoutConfig config = AckTimeoutConfig.fromEnv(context.env());
     context.startStreams(NAME,
-        AckWheelTopology.build(context.topics(), config, new AckWheelMetrics(context.metrics())),
-        Map.of(StreamsConfig.NUM_STREAM_THREADS_CONFIG, config.streamThreads()));
+        AckWheelTopology.build(context.topics(), config, new AckWheelMetrics(context.metrics())), overrides(config));
+  }
+
+  /** Streams settings of the wheel app on top of the pipeline defaults. */
+  public static Map<String, Object> overrides(AckTimeoutConfig config) {
+    return Map.of(StreamsConfig.NUM_STREAM_THREADS_CONFIG, config.streamThreads(),
+        // Wall-clock punctuations run between polls: a short poll keeps timeouts within a tick of due.
+        StreamsConfig.POLL_MS_CONFIG, pollMs(config));
+  }
+
+  static long pollMs(AckTimeoutConfig config) {
+    return Math.max(5, Math.min(100, config.tick().toMillis() / 20));
   }
 }

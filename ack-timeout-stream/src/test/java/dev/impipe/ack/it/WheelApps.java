@@ -46,6 +46,7 @@ final class WheelApps {
 
   static KafkaStreams startAndAwaitRunning(ImTopics topics, AckTimeoutConfig config, MeterRegistry meters,
       Properties props) {
+    props.putAll(dev.impipe.ack.AckTimeoutComponent.overrides(config));
     KafkaStreams streams = new KafkaStreams(AckWheelTopology.build(topics, config, new AckWheelMetrics(meters)),
         props);
     streams.start();
