@@ -44,18 +44,7 @@ final class ContainersEnvironment {
       kafka.stop();
       network.close();
     }, "containers-shutdown"));
-    String bootstrap = kafka.getBootstrapServers();
-    String url = "http://" + registry.getHost() + ":" + registry.getMappedPort(8081);
-    return new ItEnvironment.Endpoints() {
-      @Override
-      public String bootstrapServers() {
-        return bootstrap;
-      }
-
-      @Override
-      public String schemaRegistryUrl() {
-        return url;
-      }
-    };
+    return new ItEnvironment.Endpoints(kafka.getBootstrapServers(),
+        "http://" + registry.getHost() + ":" + registry.getMappedPort(8081));
   }
 }

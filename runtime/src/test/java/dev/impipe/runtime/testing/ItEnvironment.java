@@ -22,11 +22,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class ItEnvironment {
 
   /** What a test needs to talk to the environment. */
-  public interface Endpoints {
-    String bootstrapServers();
-
-    String schemaRegistryUrl();
-  }
+  public record Endpoints(String bootstrapServers, String schemaRegistryUrl) {}
 
   private static final AtomicInteger UNIQUE = new AtomicInteger();
   private static Endpoints shared;
@@ -66,18 +62,6 @@ public final class ItEnvironment {
       kafka.close();
       dev.impipe.runtime.embedded.Dirs.deleteRecursively(work);
     }, "it-environment-shutdown"));
-    String bootstrap = kafka.bootstrapServers();
-    String url = registry.url();
-    return new Endpoints() {
-      @Override
-      public String bootstrapServers() {
-        return bootstrap;
-      }
-
-      @Override
-      public String schemaRegistryUrl() {
-        return url;
-      }
-    };
+    return new Endpoints(kafka.bootstrapServers(), registry.url());
   }
 }
