@@ -26,6 +26,7 @@ public final class StreamsDefaults {
     props.put(StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, LogAndContinueExceptionHandler.class);
     props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG,
         LogAndContinueProcessingExceptionHandler.class);
+    props.put(StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetterProductionExceptionHandler.class);
     return props;
   }
 

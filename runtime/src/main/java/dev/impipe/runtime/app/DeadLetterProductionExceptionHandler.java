@@ -1,0 +1,62 @@
+package dev.impipe.runtime.app;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.errors.ErrorHandlerContext;
+import org.apache.kafka.streams.errors.ProductionExceptionHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * An output record that can never be written (too large, or for a topic that does not exist) would otherwise stop
+ * the stream thread and be retried forever. This handler sends the input record that produced it to the dead letter
+ * queue, with the same headers Kafka Streams uses there, and carries on. Anything else (timeouts, a broker away)
+ * still fails, so exactly-once processing retries it after the thread restarts: nothing is dropped for a passing
+ * outage.
+ */
+public class DeadLetterProductionExceptionHandler implements ProductionExceptionHandler {
+
+  private static final Logger LOG = LoggerFactory.getLogger(DeadLetterProductionExceptionHandler.class);
+
+  private String deadLetterTopic;
+
+  @Override
+  public void configure(Map<String, ?> configs) {
+    Object topic = configs.get(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG);
+    deadLetterTopic = topic == null ? null : topic.toString();
+  }
+
+  @Override
+  public Response handleError(ErrorHandlerContext context, ProducerRecord<byte[], byte[]> record,
+      Exception exception) {
+    boolean permanent = exception instanceof RecordTooLargeException
+        || exception instanceof UnknownTopicOrPartitionException || exception instanceof InvalidTopicException;
+    if (!permanent || deadLetterTopic == null) {
+      return Response.fail();
+    }
+    LOG.warn("Cannot write to {} ({}): the input record {}-{}@{} goes to {}", record.topic(), exception.getMessage(),
+        context.topic(), context.partition(), context.offset(), deadLetterTopic);
+    RecordHeaders headers = new RecordHeaders();
+    header(headers, "__streams.errors.exception", exception.getClass().getName());
+    header(headers, "__streams.errors.message", "cannot write the output to " + record.topic() + ": "
+        + exception.getMessage());
+    header(headers, "__streams.errors.topic", context.topic());
+    header(headers, "__streams.errors.partition", Integer.toString(context.partition()));
+    header(headers, "__streams.errors.offset", Long.toString(context.offset()));
+    return Response.resume(List.of(new ProducerRecord<>(deadLetterTopic, null, context.sourceRawKey(),
+        context.sourceRawValue(), headers)));
+  }
+
+  private static void header(RecordHeaders headers, String name, String value) {
+    if (value != null) {
+      headers.add(name, value.getBytes(StandardCharsets.UTF_8));
+    }
+  }
+}

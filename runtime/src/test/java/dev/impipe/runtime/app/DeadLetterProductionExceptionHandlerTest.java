@@ -1,0 +1,62 @@
+package dev.impipe.runtime.app;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.streams.errors.ErrorHandlerContext;
+import org.apache.kafka.streams.errors.ProductionExceptionHandler.Result;
+import org.apache.kafka.streams.processor.TaskId;
+import org.junit.jupiter.api.Test;
+
+class DeadLetterProductionExceptionHandlerTest {
+
+  private final DeadLetterProductionExceptionHandler handler = new DeadLetterProductionExceptionHandler();
+  private final ProducerRecord<byte[], byte[]> output = new ProducerRecord<>("im.inbox", new byte[1], new byte[2]);
+
+  @Test
+  void anOutputThatCanNeverBeWrittenSendsItsInputToTheDeadLetterQueueAndCarriesOn() {
+    handler.configure(Map.of("errors.dead.letter.queue.topic.name", "im.rejected"));
+    var response = handler.handleError(context(), output, new RecordTooLargeException("2 MB > 1 MB"));
+
+    assertThat(response.result()).isEqualTo(Result.RESUME);
+    assertThat(response.deadLetterQueueRecords()).singleElement().satisfies(r -> {
+      assertThat(r.topic()).isEqualTo("im.rejected");
+      assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo("source-key");
+      assertThat(new String(r.value(), StandardCharsets.UTF_8)).isEqualTo("source-value");
+      assertThat(header(r.headers(), "__streams.errors.message")).contains("im.inbox").contains("2 MB > 1 MB");
+      assertThat(header(r.headers(), "__streams.errors.topic")).isEqualTo("im.messages");
+      assertThat(header(r.headers(), "__streams.errors.offset")).isEqualTo("42");
+    });
+  }
+
+  @Test
+  void aPassingOutageFailsSoExactlyOnceRetriesInsteadOfDroppingTheRecord() {
+    handler.configure(Map.of("errors.dead.letter.queue.topic.name", "im.rejected"));
+    assertThat(handler.handleError(context(), output, new TimeoutException("broker away")).result())
+        .isEqualTo(Result.FAIL);
+  }
+
+  private static String header(Headers headers, String name) {
+    return new String(headers.lastHeader(name).value(), StandardCharsets.UTF_8);
+  }
+
+  private static ErrorHandlerContext context() {
+    return new ErrorHandlerContext() {
+      @Override public String topic() { return "im.messages"; }
+      @Override public int partition() { return 3; }
+      @Override public long offset() { return 42; }
+      @Override public Headers headers() { return new RecordHeaders(); }
+      @Override public String processorNodeId() { return "fanout-messages"; }
+      @Override public TaskId taskId() { return new TaskId(0, 3); }
+      @Override public long timestamp() { return 0; }
+      @Override public byte[] sourceRawKey() { return "source-key".getBytes(StandardCharsets.UTF_8); }
+      @Override public byte[] sourceRawValue() { return "source-value".getBytes(StandardCharsets.UTF_8); }
+    };
+  }
+}
