@@ -10,7 +10,6 @@ import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.DeviceCursor;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.inbox.internal.ReadIntervals;
-import dev.impipe.inbox.internal.StoreKeys;
 import dev.impipe.inbox.query.InteractiveQueryView;
 import dev.impipe.inbox.query.MergedSync;
 import dev.impipe.inbox.query.NotServableException;
@@ -35,9 +34,7 @@ import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KafkaStreams;
-import org.apache.kafka.streams.KeyValue;
 
 /** The sync, cursor and history endpoints of DESIGN.md, answered from the stores of the owning instance. */
 public final class InboxRoutes {
@@ -108,18 +105,8 @@ public final class InboxRoutes {
     int limit = limit(request);
     OptionalLong minSeq = minSeq(request);
     return router.route("sync", INBOX_STORE, user, request, partition -> {
-      StoreView<Long> cursors = cursorView(partition);
-      long cursor = Timelines.cursor(cursors, user, device);
-      List<MergedSync.Group> groups = new ArrayList<>();
-      StoreView<byte[]> large = InteractiveQueryView.of(streams, LARGE_GROUPS_STORE, partition);
-      for (KeyValue<Bytes, byte[]> kv : large.range(StoreKeys.largeGroupsFrom(user), StoreKeys.largeGroupsTo(user),
-          false, Integer.MAX_VALUE)) {
-        String group = StoreKeys.largeGroupId(kv.key);
-        groups.add(new MergedSync.Group(group, ReadIntervals.decode(kv.value),
-            Timelines.cursor(cursors, user, SyncCursor.groupDevice(device, group))));
-      }
-      Page<InboxEntry> page = Timelines.after(inboxView(partition, minSeq), user, cursor, limit);
-      MergedSync.SyncPage merged = MergedSync.merge(page, cursor, groups, groupTimelines, limit);
+      MergedSync.SyncPage merged = MergedSync.sync(inboxView(partition, minSeq), cursorView(partition),
+          InteractiveQueryView.of(streams, LARGE_GROUPS_STORE, partition), user, device, limit, groupTimelines);
       return Response.json(200, JsonViews.syncPage(user, merged));
     }, null);
   }
@@ -143,11 +130,7 @@ public final class InboxRoutes {
     String user = request.path("userId");
     String device = request.path("deviceId");
     SyncCursor wanted = cursorBody(request.jsonObject());
-    Map<String, Long> components = new LinkedHashMap<>();
-    if (wanted.inbox() >= 0) {
-      components.put(device, wanted.inbox());
-    }
-    wanted.groups().forEach((group, seq) -> components.put(SyncCursor.groupDevice(device, group), seq));
+    Map<String, Long> components = wanted.components(device);
     return router.route("cursor-put", INBOX_STORE, user, request, partition -> {
       StoreView<Long> cursors = cursorView(partition);
       Map<String, Long> forward = new LinkedHashMap<>();

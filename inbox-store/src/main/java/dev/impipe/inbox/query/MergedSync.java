@@ -2,10 +2,13 @@ package dev.impipe.inbox.query;
 
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.inbox.internal.ReadIntervals;
+import dev.impipe.inbox.internal.StoreKeys;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.KeyValue;
 
 /**
  * One device sync page merged from the user's inbox and the timelines of the user's large groups.
@@ -46,6 +49,23 @@ public final class MergedSync {
   }
 
   private MergedSync() {}
+
+  /**
+   * The sync page of {@code device} of {@code user}, from the stores of the user's partition ({@code inbox},
+   * {@code cursors}, {@code largeGroups}) and the group timelines wherever they live ({@code source}).
+   */
+  public static SyncPage sync(StoreView<InboxEntry> inbox, StoreView<Long> cursors, StoreView<byte[]> largeGroups,
+      String user, String device, int limit, GroupSource source) {
+    long cursor = Timelines.cursor(cursors, user, device);
+    List<Group> groups = new ArrayList<>();
+    for (KeyValue<Bytes, byte[]> kv : largeGroups.range(StoreKeys.largeGroupsFrom(user),
+        StoreKeys.largeGroupsTo(user), false, Integer.MAX_VALUE)) {
+      String group = StoreKeys.largeGroupId(kv.key);
+      groups.add(new Group(group, ReadIntervals.decode(kv.value),
+          Timelines.cursor(cursors, user, SyncCursor.groupDevice(device, group))));
+    }
+    return merge(Timelines.after(inbox, user, cursor, limit), cursor, groups, source, limit);
+  }
 
   /**
    * Merges {@code inbox} (the user's inbox after the device's inbox seq {@code inboxCursor}, read with the same

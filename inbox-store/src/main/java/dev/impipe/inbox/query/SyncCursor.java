@@ -36,6 +36,19 @@ public record SyncCursor(long inbox, SortedMap<String, Long> groups) {
     return deviceId + "#" + groupId;
   }
 
+  /**
+   * What to commit for {@code deviceId}: device id on {@code im.device-cursors} to seq (the inbox under the device
+   * id itself, each group under {@link #groupDevice}); an inbox seq of -1 commits nothing.
+   */
+  public Map<String, Long> components(String deviceId) {
+    Map<String, Long> out = new java.util.LinkedHashMap<>();
+    if (inbox >= 0) {
+      out.put(deviceId, inbox);
+    }
+    groups.forEach((group, seq) -> out.put(groupDevice(deviceId, group), seq));
+    return out;
+  }
+
   public String encode() {
     StringBuilder sb = new StringBuilder(VERSION).append('|').append(inbox);
     groups.forEach((g, seq) -> sb.append('|').append(g).append('=').append(seq));

@@ -89,4 +89,23 @@ class StoreKeysTest {
     assertThatThrownBy(() -> StoreKeys.entry("bob", -1)).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("seq");
   }
+
+  @Test
+  void theLargeGroupRangeOfAUserHoldsOnlyThatUsersGroups() {
+    // Given large-group keys of bob, bobby and bo, and a cursor-like key of bob
+    TreeMap<Bytes, String> store = new TreeMap<>();
+    for (String user : List.of("bob", "bobby", "bo")) {
+      for (String group : List.of("g", "g2", "a-very-long-group-id-" + "x".repeat(100))) {
+        store.put(StoreKeys.largeGroup(user, group), user + "/" + group);
+      }
+    }
+
+    // When reading bob's range
+    List<String> bobs = new ArrayList<>(store.subMap(StoreKeys.largeGroupsFrom("bob"), true,
+        StoreKeys.largeGroupsTo("bob"), true).values());
+
+    // Then it is exactly bob's groups, and each key names its group
+    assertThat(bobs).hasSize(3).allMatch(v -> v.startsWith("bob/"));
+    assertThat(StoreKeys.largeGroupId(StoreKeys.largeGroup("bob", "g2"))).isEqualTo("g2");
+  }
 }

@@ -1,0 +1,57 @@
+package dev.impipe.inbox.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.impipe.inbox.internal.ReadIntervals.Interval;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class ReadIntervalsTest {
+
+  private static final long OPEN = Long.MAX_VALUE;
+
+  @Test
+  void joinsModeSwitchesAndLeavesOpenAndCloseIntervals() {
+    // Given a join of a large group at conversation seq 5 (inbox seq 10, time 100)
+    ReadIntervals joined = ReadIntervals.NONE.apply(5, true, 10, 100);
+    assertThat(joined.intervals()).containsExactly(new Interval(5, OPEN, 10, OPEN, OPEN));
+
+    // When the group turns small at seq 9, large again at 12, and the user leaves at 20
+    ReadIntervals all = joined.apply(9, false, 11, 200).apply(12, true, 14, 300).apply(20, false, 17, 400);
+
+    // Then two closed intervals remain, each with the inbox seqs that opened and closed it
+    assertThat(all.intervals()).containsExactly(new Interval(5, 9, 10, 11, 200), new Interval(12, 20, 14, 17, 400));
+    assertThat(all.openInterval()).isNull();
+    assertThat(all.indexOf(4)).isEqualTo(-1);
+    assertThat(all.indexOf(5)).isZero();
+    assertThat(all.indexOf(9)).isEqualTo(-1);
+    assertThat(all.indexOf(19)).isEqualTo(1);
+    assertThat(all.indexOf(20)).isEqualTo(-1);
+    assertThat(ReadIntervals.decode(all.encode())).isEqualTo(all);
+    assertThat(ReadIntervals.decode(null)).isEqualTo(ReadIntervals.NONE);
+  }
+
+  @Test
+  void anEmptyIntervalIsDroppedAndOldClosedOnesArePruned() {
+    // A join and a leave with no message in between leaves nothing
+    assertThat(ReadIntervals.NONE.apply(7, true, 1, 10).apply(7, false, 2, 20).isEmpty()).isTrue();
+
+    // Closed intervals that ended before the cutoff go; the open one always stays
+    ReadIntervals two = ReadIntervals.NONE.apply(1, true, 1, 10).apply(3, false, 2, 20).apply(5, true, 3, 30);
+    assertThat(two.closedBefore(21).intervals()).containsExactly(new Interval(5, OPEN, 3, OPEN, OPEN));
+    assertThat(two.closedBefore(20).intervals()).hasSize(2);
+  }
+
+  @Test
+  void rangesRoundTripAndBadRangesAreRefused() {
+    ReadIntervals all = ReadIntervals.NONE.apply(5, true, 1, 1).apply(9, false, 2, 2).apply(12, true, 3, 3);
+    assertThat(all.ranges()).isEqualTo("5-9,12-");
+    List<long[]> parsed = ReadIntervals.parseRanges(all.ranges());
+    assertThat(parsed).containsExactly(new long[] {5, 9}, new long[] {12, OPEN});
+    assertThat(ReadIntervals.parseRanges("")).isEmpty();
+    for (String bad : List.of("5", "-5", "9-5", "5-9,7-12", "a-b", "5-9,,")) {
+      assertThatThrownBy(() -> ReadIntervals.parseRanges(bad)).isInstanceOf(IllegalArgumentException.class);
+    }
+  }
+}
