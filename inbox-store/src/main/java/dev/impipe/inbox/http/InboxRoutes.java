@@ -140,7 +140,9 @@ public final class InboxRoutes {
         }
       });
       publish(user, forward);
-      forward.forEach((d, seq) -> awaitCursor(cursors, user, d, seq));
+      // One wait for all components: a vector commit takes no longer than a single one.
+      long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+      forward.forEach((d, seq) -> awaitCursor(cursors, user, d, seq, deadline));
       return Response.empty(202);
     }, () -> {
       // No owner reachable in time (rebalance): the commit is still durable once published; it applies later.
@@ -194,8 +196,7 @@ public final class InboxRoutes {
   }
 
   /** Waits until the local store shows the cursor at {@code seq} or beyond; gives up quietly (it is durable). */
-  private void awaitCursor(StoreView<Long> cursors, String user, String device, long seq) {
-    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
+  private void awaitCursor(StoreView<Long> cursors, String user, String device, long seq, long deadline) {
     try {
       while (Timelines.cursor(cursors, user, device) < seq && System.nanoTime() < deadline) {
         Thread.sleep(CURSOR_POLL_MS);
