@@ -6,13 +6,13 @@ import static org.awaitility.Awaitility.await;
 import dev.impipe.avro.ScheduleCommand;
 import dev.impipe.avro.ScheduleOp;
 import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.testing.ChildPipeline;
 import dev.impipe.runtime.testing.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.runtime.topics.TopicProvisioner;
 import dev.impipe.schemas.registry.RestSchemaRegistryClient;
-import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -66,7 +66,7 @@ class DelayCrashLoadIT {
     ImTopics topics = new ImTopics(names, new RestSchemaRegistryClient(env.schemaRegistryUrl()));
 
     // Given: the app runs in a JVM of its own
-    Process app = startApp(vars, work.resolve("app-1.log"));
+    ChildPipeline app = ChildPipeline.start(DelayComponent.class, vars, work.resolve("app-1.log"));
     Map<String, Long> dueById = new HashMap<>();
     // When: SPREAD schedules fall due over 25 s from 10 s on, and BURST all in the same millisecond at 20 s
     Instant start = Instant.now();
@@ -97,10 +97,10 @@ class DelayCrashLoadIT {
         poll(consumer, dueById, counts, seen);
         return seen.size() >= SPREAD / 2 + BURST / 4;
       });
-      app.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+      app.kill();
       int beforeKill = seen.size();
       // ... and started again on the same state dir
-      Process again = startApp(vars, work.resolve("app-2.log"));
+      ChildPipeline again = ChildPipeline.start(DelayComponent.class, vars, work.resolve("app-2.log"));
       try {
         // Then: everything arrives
         await().atMost(Duration.ofSeconds(120)).until(() -> {
@@ -114,8 +114,7 @@ class DelayCrashLoadIT {
           return end.entrySet().stream().allMatch(e -> consumer.position(e.getKey()) >= e.getValue());
         });
       } finally {
-        again.destroy();
-        again.waitFor(30, TimeUnit.SECONDS);
+        again.close();
       }
       System.out.printf("Seen before the kill: %d, after: %d%n", beforeKill, seen.size() - beforeKill);
     }
@@ -132,21 +131,6 @@ class DelayCrashLoadIT {
     System.out.printf("Lateness (seen by a read_committed consumer - due), ms: p50=%d p99=%d max=%d%n",
         seenLateness[seenLateness.length / 2], seenLateness[(int) (seenLateness.length * 0.99)],
         seenLateness[seenLateness.length - 1]);
-  }
-
-  private static Process startApp(Map<String, String> vars, Path log) throws IOException {
-    ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx384m", "-cp", System.getProperty("java.class.path"), DelayAppMain.class.getName());
-    builder.environment().putAll(vars);
-    builder.redirectErrorStream(true).redirectOutput(log.toFile());
-    Process process = builder.start();
-    await().atMost(Duration.ofSeconds(90)).until(() -> {
-      if (!process.isAlive()) {
-        throw new IllegalStateException("delay app exited: " + Files.readString(log));
-      }
-      return Files.readString(log).contains(DelayAppMain.RUNNING);
-    });
-    return process;
   }
 
   private static KafkaProducer<String, ScheduleCommand> producer(ImConfig config, ImTopics topics) {

@@ -117,6 +117,86 @@ class FanoutIT {
     }
   }
 
+  @Test
+  void aKilledFanoutLosesAndDuplicatesNothing() throws Exception {
+    ItEnvironment.Endpoints env = ItEnvironment.get();
+    String prefix = ItEnvironment.unique("fanout-crash") + ".";
+    java.nio.file.Path work = Files.createTempDirectory("fanout-crash");
+    Map<String, String> vars = Map.of("KAFKA_BOOTSTRAP_SERVERS", env.bootstrapServers(),
+        "SCHEMA_REGISTRY_URL", env.schemaRegistryUrl(), "IM_TOPIC_PREFIX", prefix, "IM_HTTP_PORT", "0",
+        "IM_STATE_DIR", work.resolve("state").toString(), "IM_CONVERSATION_PARTITIONS", "3",
+        "IM_USER_PARTITIONS", "4",
+        // A killed member leaves no goodbye: let the restarted one take over after 6 s, not 45 s.
+        "KAFKA_SESSION_TIMEOUT_MS", "6000", "KAFKA_HEARTBEAT_INTERVAL_MS", "1000");
+    ImConfig config = ImConfig.fromEnv(vars);
+    TopicNames names = TopicNames.withPrefix(prefix);
+    try (Admin admin = Admin.create(config.clientProperties())) {
+      new TopicProvisioner(admin, (short) 1).ensure(TopicCatalog.specs(names, config));
+    }
+    ImTopics topics = new ImTopics(names, SchemaRegistryClients.forUrl(env.schemaRegistryUrl()));
+    Map<String, Object> producerProps = new HashMap<>(config.clientProperties());
+    producerProps.put("enable.idempotence", true);
+    producerProps.put("acks", "all");
+    List<String> team = List.of("u1", "u2", "u3", "u4", "u5");
+    Map<String, List<String>> expected = new HashMap<>();
+    int total = team.size();
+
+    try (KafkaProducer<String, byte[]> producer =
+        new KafkaProducer<>(producerProps, new StringSerializer(), new ByteArraySerializer())) {
+      for (String user : team) {
+        send(producer, names.groupMembers(), "crew", topics.groupMembers().valueSerde().serializer()
+            .serialize(names.groupMembers(), new MembershipChange("crew", user, MembershipOp.JOIN, Instant.now())));
+      }
+      dev.impipe.runtime.testing.ChildPipeline child = dev.impipe.runtime.testing.ChildPipeline
+          .start(FanoutComponent.class, vars, work.resolve("child-1.log"));
+      try {
+        // While it works through 1,500 messages, kill it with SIGKILL mid-stream
+        for (int i = 0; i < 1_500; i++) {
+          publish(producer, topics, group(team.get(i % 5), "crew", "c" + i), expected, team);
+        }
+        producer.flush();
+        KafkaConsumer<String, InboxEntry> probe = committedReader(config, names.inbox(), topics);
+        int[] seen = {0};
+        await().atMost(Duration.ofSeconds(60)).until(() -> {
+          seen[0] += probe.poll(Duration.ofMillis(100)).count();
+          return seen[0] > 1_000;
+        });
+        probe.close();
+      } finally {
+        child.kill();
+      }
+      // More input arrives while it is down
+      for (int i = 1_500; i < 2_000; i++) {
+        publish(producer, topics, direct("u" + (i % 5 + 1), "v" + (i % 7), "d" + i), expected,
+            List.of("u" + (i % 5 + 1), "v" + (i % 7)));
+      }
+      producer.flush();
+    }
+    for (List<String> ids : expected.values()) {
+      total += ids.size();
+    }
+    try (dev.impipe.runtime.testing.ChildPipeline again = dev.impipe.runtime.testing.ChildPipeline
+        .start(FanoutComponent.class, vars, work.resolve("child-2.log"))) {
+      List<ConsumerRecord<String, InboxEntry>> inbox = readCommitted(config, names.inbox(), topics, total);
+      Map<String, List<String>> got = inbox.stream().filter(r -> r.value().getMessageId() != null)
+          .collect(Collectors.groupingBy(ConsumerRecord::key,
+              Collectors.mapping(r -> r.value().getMessageId(), Collectors.toList())));
+      expected.forEach((user, ids) -> assertThat(got.get(user)).as("inbox of " + user).doesNotHaveDuplicates()
+          .containsExactlyInAnyOrderElementsOf(ids));
+    }
+  }
+
+  private static KafkaConsumer<String, InboxEntry> committedReader(ImConfig config, String topic, ImTopics topics) {
+    Map<String, Object> props = new HashMap<>(config.clientProperties());
+    props.put("isolation.level", "read_committed");
+    props.put("auto.offset.reset", "earliest");
+    props.put("group.id", ItEnvironment.unique("probe"));
+    KafkaConsumer<String, InboxEntry> consumer = new KafkaConsumer<>(props, topics.inbox().keySerde().deserializer(),
+        topics.inbox().valueSerde().deserializer());
+    consumer.subscribe(Set.of(topic));
+    return consumer;
+  }
+
   private static PipelineRuntime start(ImConfig config, ImTopics topics) throws Exception {
     PipelineRuntime runtime = new PipelineRuntime(config, Map.of("IM_HTTP_PORT", "0"), topics);
     runtime.start(List.of(new FanoutComponent()));

@@ -1,5 +1,6 @@
-package dev.impipe.delay;
+package dev.impipe.runtime.testing;
 
+import dev.impipe.runtime.app.PipelineComponent;
 import dev.impipe.runtime.app.PipelineRuntime;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.topics.ImTopics;
@@ -8,22 +9,20 @@ import dev.impipe.schemas.registry.RestSchemaRegistryClient;
 import java.util.List;
 import java.util.concurrent.locks.LockSupport;
 
-/**
- * The delay component alone in a JVM of its own, configured from the environment, so a test can kill it with
- * SIGKILL. Prints {@link #RUNNING} once its Streams app is RUNNING.
- */
-public final class DelayAppMain {
+/** The child side of {@link ChildPipeline}: {@code ChildPipelineMain <component class>}, config from the env. */
+public final class ChildPipelineMain {
 
-  static final String RUNNING = "DELAY-APP-RUNNING";
+  static final String RUNNING = "CHILD-PIPELINE-RUNNING";
 
-  private DelayAppMain() {}
+  private ChildPipelineMain() {}
 
   public static void main(String[] args) throws Exception {
+    PipelineComponent component = (PipelineComponent) Class.forName(args[0]).getDeclaredConstructor().newInstance();
     ImConfig config = ImConfig.fromEnv(System.getenv());
     ImTopics topics = new ImTopics(TopicNames.withPrefix(config.topicPrefix()),
         new RestSchemaRegistryClient(config.requireSchemaRegistryUrl()));
     PipelineRuntime runtime = new PipelineRuntime(config, System.getenv(), topics);
-    runtime.start(List.of(new DelayComponent()));
+    runtime.start(List.of(component));
     while (!runtime.healthy()) {
       LockSupport.parkNanos(50_000_000L);
     }
