@@ -127,7 +127,8 @@ public final class LocalLauncher implements AutoCloseable {
       step("topics ready (" + created.size() + " created, prefix '" + config.topicPrefix() + "')");
     }
 
-    ImTopics topics = new ImTopics(names, SchemaRegistryClients.forUrl(registryUrl));
+    // A client of its own: an earlier launch in this JVM may have met another registry behind the same URL.
+    ImTopics topics = new ImTopics(names, SchemaRegistryClients.create(registryUrl));
     runtime = new PipelineRuntime(config, env, topics);
     resources.add(runtime);
     List<PipelineComponent> components = new ArrayList<>();

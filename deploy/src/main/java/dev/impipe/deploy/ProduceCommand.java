@@ -44,7 +44,7 @@ final class ProduceCommand {
     String topic = args[0];
     Map.Entry<String, String> endpoints = Endpoints.resolve(env);
     ImTopics topics = new ImTopics(TopicNames.withPrefix(env.getOrDefault("IM_TOPIC_PREFIX", "im.")),
-        SchemaRegistryClients.forUrl(endpoints.getValue()));
+        SchemaRegistryClients.create(endpoints.getValue()));
     Class<? extends SpecificRecord> type = topics.valueType(topic).orElseThrow(() -> new CliException(
         "unknown topic '" + topic + "': produce writes one of " + String.join(", ", topics.avroTopics())));
     requireTopicExists(endpoints.getKey(), topic);

@@ -62,7 +62,7 @@ final class TailCommand {
       Map<String, String> env, PrintStream out, PrintStream err) {
     Map.Entry<String, String> endpoints = Endpoints.resolve(env);
     ImTopics topics = new ImTopics(TopicNames.withPrefix(env.getOrDefault("IM_TOPIC_PREFIX", "im.")),
-        SchemaRegistryClients.forUrl(endpoints.getValue()));
+        SchemaRegistryClients.create(endpoints.getValue()));
     ProduceCommand.requireTopicExists(endpoints.getKey(), topic);
     Optional<Deserializer<? extends SpecificRecord>> valueReader =
         topics.valueType(topic).map(type -> topics.valueSerde(type).deserializer());

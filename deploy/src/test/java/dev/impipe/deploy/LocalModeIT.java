@@ -153,6 +153,48 @@ class LocalModeIT {
     }
   }
 
+  @Test
+  void aGroupPushedOverTheThresholdKeepsDeliveringThroughSync() throws Exception {
+    Map<String, String> hybrid = new java.util.HashMap<>(env);
+    hybrid.put("IM_LARGE_GROUP_THRESHOLD", "3");
+    try (LocalLauncher local = LocalLauncher.start(hybrid, Optional.empty(), quietLog())) {
+      local.awaitHealthy(Duration.ofMinutes(2));
+      String base = local.endpoints().httpUrl();
+      // Given a small group {ann, ben} and one message
+      send("PUT", base + "/v1/groups/big/members/ann", "");
+      send("PUT", base + "/v1/groups/big/members/ben", "");
+      post(base, "ann", "before");
+      // When cat joins (3 = threshold) and more is said, the group is read-diffused
+      send("PUT", base + "/v1/groups/big/members/cat", "");
+      post(base, "ben", "after-1");
+      post(base, "cat", "after-2");
+      // Then every member's device sync shows every message meant for it, once, in order
+      await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
+        assertThat(syncedBodies(base, "ann")).containsExactly("before", "after-1", "after-2");
+        assertThat(syncedBodies(base, "ben")).containsExactly("before", "after-1", "after-2");
+        assertThat(syncedBodies(base, "cat")).containsExactly("after-1", "after-2");
+      });
+      // And the saved inbox writes show on /metrics
+      assertThat(get(base + "/metrics").body()).containsPattern("im_fanout_writes_saved_total [1-9]");
+    }
+  }
+
+  private void post(String base, String from, String body) throws Exception {
+    assertThat(send("POST", base + "/v1/messages", "{\"senderId\":\"" + from + "\",\"groupId\":\"big\",\"body\":\""
+        + body + "\",\"clientMsgId\":\"" + body + "\"}").statusCode()).isEqualTo(202);
+  }
+
+  private List<String> syncedBodies(String base, String user) throws Exception {
+    JsonNode sync = JSON.readTree(get(base + "/v1/users/" + user + "/devices/d1/sync?limit=100").body());
+    List<String> bodies = new ArrayList<>();
+    sync.get("entries").forEach(e -> {
+      if ("MESSAGE".equals(e.get("type").asText())) {
+        bodies.add(e.get("body").asText());
+      }
+    });
+    return bodies;
+  }
+
   private Map<String, String> cliEnv() {
     return env; // no KAFKA_BOOTSTRAP_SERVERS: found through the endpoints file, as a second shell would
   }

@@ -13,6 +13,19 @@ public final class SchemaRegistryClients {
 
   private SchemaRegistryClients() {}
 
+  /**
+   * A new client with an empty cache ({@code mock://} URLs still share their scope). For a process that may meet
+   * different registries behind the same URL over its life (local mode restarting its embedded registry).
+   */
+  public static SchemaRegistryClient create(String url) {
+    if (url == null || url.isBlank()) {
+      throw new SchemaRegistryException("No schema registry URL configured (" + URL_CONFIG + ")");
+    }
+    String trimmed = url.trim();
+    return trimmed.startsWith("mock://") ? InMemorySchemaRegistry.forScope(trimmed)
+        : new RestSchemaRegistryClient(trimmed);
+  }
+
   /** A client for {@code url}, shared per URL so all serdes of a process share one cache. */
   public static SchemaRegistryClient forUrl(String url) {
     if (url == null || url.isBlank()) {
