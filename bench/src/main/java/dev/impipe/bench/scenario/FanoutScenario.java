@@ -1,0 +1,215 @@
+package dev.impipe.bench.scenario;
+
+import dev.impipe.avro.ChatMessage;
+import dev.impipe.avro.InboxEntry;
+import dev.impipe.avro.InboxEntryType;
+import dev.impipe.avro.MembershipChange;
+import dev.impipe.bench.BenchCluster;
+import dev.impipe.bench.BenchOptions;
+import dev.impipe.bench.Ceiling;
+import dev.impipe.bench.report.Histogram;
+import dev.impipe.bench.report.Progress;
+import dev.impipe.bench.report.Result;
+import dev.impipe.fanout.FanoutComponent;
+import dev.impipe.fanout.FanoutTopology;
+import dev.impipe.runtime.app.PipelineRuntime;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+
+/**
+ * Fan-out: inbox entries per second at full speed (a backlog of messages drained by the fan-out app, exactly-once
+ * on), then end-to-end latency (message {@code sentAt} -> inbox entry visible to a {@code read_committed}
+ * consumer) at half that rate.
+ */
+public final class FanoutScenario implements Scenario {
+
+  static final String ENTRIES_METRIC = "im.fanout.inbox.entries";
+
+  @Override
+  public void run(BenchOptions options, BenchCluster cluster, Result result, PrintStream log) throws Exception {
+    int users = (int) options.count("users", 50_000, 1_000);
+    int groups = (int) options.count("groups", 10_000, 100);
+    int large = (int) options.count("large-groups", 4, 1);
+    int largeSize = (int) Math.min(users, options.fixed("large-size", 4_000));
+    long messages = options.count("messages", 200_000, 5_000);
+    long latencySeconds = options.fixed("duration", options.small() ? 10 : 30);
+    Workload workload = new Workload(users, groups, large, largeSize, 42, cluster.prefix());
+    result.setup("users", users);
+    result.setup("groups", groups + " (" + large + " large of up to " + largeSize + " members, largest "
+        + workload.largestGroup() + "; the rest 90% 3-10 members, 10% 11-100)");
+    result.setup("memberships", workload.memberships());
+    result.setup("messages (full-speed phase)", messages + ", half direct, half group; body 64 chars");
+    result.setup("mean inbox entries per message", Math.round(workload.meanEntriesPerMessage() * 100) / 100.0);
+    result.setup("latency phase", latencySeconds + " s at half the full-speed rate");
+    result.setup("partitions", "im.messages " + cluster.partitions(cluster.names().messages()) + ", im.inbox "
+        + cluster.partitions(cluster.names().inbox()));
+    result.setup("processing.guarantee", "exactly_once_v2 (pipeline default), commit.interval.ms default (100)");
+
+    // The ceiling: raw producer at the size of an inbox entry.
+    int entrySize = inboxEntrySize(cluster, workload);
+    double ceiling = Ceiling.measure(cluster, result, cluster.partitions(cluster.names().inbox()), entrySize,
+        Ceiling.records(options, entrySize));
+
+    // Membership first, then the app is paused (KafkaStreams#pause: it stays in its group, processes nothing)
+    // while the backlog of messages is produced, so the drain below measures fan-out alone, not fan-out competing
+    // with the load generator for the two cores.
+    PipelineRuntime runtime = cluster.run(List.of(new FanoutComponent()), Map.of());
+    KafkaStreams app = runtime.streams().get(FanoutTopology.APP_NAME);
+    Support.SendErrors errors = new Support.SendErrors();
+    String membersTopic = cluster.names().groupMembers();
+    try (KafkaProducer<String, MembershipChange> producer =
+             cluster.producer(cluster.topics().groupMembers().valueSerde().serializer())) {
+      AtomicLong n = new AtomicLong();
+      try (Progress p = Progress.start(log, result, "joins", "records", workload.memberships(), n::get,
+          null, null)) {
+        workload.joins(Instant.now(), (group, change) -> {
+          producer.send(new ProducerRecord<>(membersTopic, group, change), errors);
+          n.incrementAndGet();
+        });
+        producer.flush();
+      }
+    }
+    errors.check();
+    BenchCluster.await("fan-out has applied every JOIN", Duration.ofMinutes(5),
+        cluster.caughtUp(FanoutTopology.APP_NAME, Set.of(membersTopic)));
+    app.pause();
+    double baseline = Support.counter(runtime, ENTRIES_METRIC);
+    cluster.step("memberships applied; fan-out paused");
+
+    // The backlog.
+    String messagesTopic = cluster.names().messages();
+    long expectedEntries = 0;
+    long t0 = System.nanoTime();
+    try (KafkaProducer<String, ChatMessage> producer =
+             cluster.producer(cluster.topics().messages().valueSerde().serializer())) {
+      AtomicLong n = new AtomicLong();
+      try (Progress p = Progress.start(log, result, "produce", "messages", messages, n::get, null,
+          "messages produced")) {
+        for (long i = 0; i < messages; i++) {
+          Instant now = Instant.now();
+          Workload.Message m = workload.next(now);
+          expectedEntries += m.recipients();
+          producer.send(new ProducerRecord<>(messagesTopic, null, now.toEpochMilli(),
+              m.value().getConversationId(), m.value()), errors);
+          n.incrementAndGet();
+        }
+        producer.flush();
+      }
+    }
+    errors.check();
+    double produceSeconds = (System.nanoTime() - t0) / 1e9;
+    result.figure("messages produced (load generator, app paused)", messages / produceSeconds, "messages/s");
+
+    // Full speed: the app drains the backlog.
+    app.resume();
+    long firstAt = 0;
+    long lastAt = 0;
+    double written = 0;
+    try (Progress p = Progress.start(log, result, "fan-out (full speed)", "inbox entries", 0,
+        () -> (long) (Support.counter(runtime, ENTRIES_METRIC) - baseline), null, "inbox entries written")) {
+      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(4);
+      long nextLagCheck = 0;
+      while (true) {
+        long now = System.nanoTime();
+        double c = Support.counter(runtime, ENTRIES_METRIC) - baseline;
+        if (c > 0 && firstAt == 0) {
+          firstAt = now;
+        }
+        if (c > written) {
+          written = c;
+          lastAt = now;
+        }
+        // Done when every message is committed (large groups are read-diffused, so the entry count is not known
+        // in advance: the app's own counter says how many it wrote).
+        if (now >= nextLagCheck && written > 0) {
+          nextLagCheck = now + 500_000_000L;
+          if (cluster.lag(FanoutTopology.APP_NAME, Set.of(messagesTopic)) == 0
+              && Support.counter(runtime, ENTRIES_METRIC) - baseline == written) {
+            break;
+          }
+        }
+        if (now > deadline) {
+          throw new IllegalStateException("fan-out did not drain " + messages + " messages in 4 minutes ("
+              + (long) c + " entries written)");
+        }
+        TimeUnit.MILLISECONDS.sleep(20);
+      }
+    }
+    long total = (long) written;
+    double seconds = (lastAt - firstAt) / 1e9;
+    double entryRate = total / seconds;
+    double ratio = entryRate / ceiling;
+    result.figure("fan-out: inbox entries written (full speed, EOS)", entryRate, "entries/s");
+    result.figure("fan-out: messages fanned out (full speed)", messages / seconds, "messages/s");
+    result.figure("fan-out / ceiling", ratio, "ratio", ">= 0.5", ratio >= 0.5);
+    result.setup("inbox entries of the full-speed phase", total + " (" + expectedEntries + " if every group were "
+        + "write-diffused; groups at IM_LARGE_GROUP_THRESHOLD members, default 1000, are read-diffused: one entry "
+        + "to the group timeline)");
+    cluster.step(String.format(java.util.Locale.ROOT, "full speed: %,d entries in %.1f s = %,.0f entries/s "
+        + "(%.0f%% of the raw producer's %,.0f records/s)", total, seconds, entryRate, ratio * 100, ceiling));
+
+    // Latency at half that rate.
+    double messageRate = entryRate / 2 / ((double) total / messages);
+    result.setup("latency phase rate", Math.round(messageRate) + " messages/s = "
+        + Math.round(messageRate * total / messages) + " entries/s (half of full speed)");
+    Histogram latency = result.latency("sentAt -> inbox entry visible (read_committed)", "ms");
+    long expected = 0;
+    double before = Support.counter(runtime, ENTRIES_METRIC);
+    try (TopicWatcher watcher = new TopicWatcher(cluster, cluster.names().inbox(),
+             r -> latency.record(System.currentTimeMillis() - r.timestamp()));
+         KafkaProducer<String, ChatMessage> producer =
+             cluster.producer(cluster.topics().messages().valueSerde().serializer())) {
+      Support.Pacer pacer = new Support.Pacer(messageRate);
+      try (Progress p = Progress.start(log, result, "latency at half rate", "entries visible", 0, watcher::seen,
+          () -> "p99 so far " + latency.percentile(99) + " ms", "inbox entries visible")) {
+        while (pacer.elapsedSeconds() < latencySeconds) {
+          for (long k = pacer.due(); k > 0; k--) {
+            Instant now = Instant.now();
+            Workload.Message m = workload.next(now);
+            producer.send(new ProducerRecord<>(messagesTopic, null, now.toEpochMilli(),
+                m.value().getConversationId(), m.value()), errors);
+          }
+          pacer.pause();
+        }
+        producer.flush();
+        BenchCluster.await("fan-out committed the latency phase", Duration.ofMinutes(2),
+            cluster.caughtUp(FanoutTopology.APP_NAME, Set.of(messagesTopic)));
+        long want = (long) (Support.counter(runtime, ENTRIES_METRIC) - before);
+        expected = want;
+        BenchCluster.await("every inbox entry of the latency phase visible", Duration.ofMinutes(2), () -> {
+          watcher.check();
+          return watcher.seen() >= want;
+        });
+      }
+      errors.check();
+      if (watcher.seen() != expected) {
+        result.note("latency phase: " + watcher.seen() + " entries seen, " + expected + " expected");
+      }
+    }
+    result.figure("latency: p50", latency.percentile(50), "ms");
+    result.figure("latency: p99", latency.percentile(99), "ms", "<= 200", latency.percentile(99) <= 200);
+    result.figure("latency: max", latency.max(), "ms");
+    result.note("Latency = wall clock when a read_committed consumer of im.inbox receives the entry minus the "
+        + "message's sentAt (its record timestamp, which fan-out carries to every inbox entry); one clock, one host.");
+    result.note("Everything shares the machine: broker JVM, Streams app, load generator and measuring consumer.");
+  }
+
+  private static int inboxEntrySize(BenchCluster cluster, Workload workload) {
+    Workload sample = new Workload(100, 10, 0, 10, 1, cluster.prefix());
+    ChatMessage m = sample.next(Instant.now()).value();
+    InboxEntry e = InboxEntry.newBuilder().setUserId(m.getRecipientId()).setType(InboxEntryType.MESSAGE)
+        .setConversationId(m.getConversationId()).setConversationSeq(123_456).setMessageId(m.getMessageId())
+        .setSenderId(m.getSenderId()).setBody(m.getBody()).setTimestamp(m.getSentAt()).build();
+    byte[] value = cluster.topics().inbox().valueSerde().serializer().serialize(cluster.names().inbox(), e);
+    return value.length + m.getRecipientId().length();
+  }
+}

@@ -1,0 +1,83 @@
+package dev.impipe.bench.scenario;
+
+import dev.impipe.runtime.app.PipelineRuntime;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import org.apache.kafka.clients.producer.Callback;
+
+/** Small pieces the scenarios share. */
+final class Support {
+
+  private Support() {}
+
+  /** Remembers the first send failure; {@link #check()} rethrows it. */
+  static final class SendErrors implements Callback {
+    private final AtomicReference<Exception> first = new AtomicReference<>();
+
+    @Override
+    public void onCompletion(org.apache.kafka.clients.producer.RecordMetadata metadata, Exception e) {
+      if (e != null) {
+        first.compareAndSet(null, e);
+      }
+    }
+
+    void check() {
+      Exception e = first.get();
+      if (e != null) {
+        throw new IllegalStateException("a record could not be produced: " + e, e);
+      }
+    }
+  }
+
+  /**
+   * Paces a fixed rate: {@link #due()} says how many records to send now so that the count follows
+   * {@code rate * elapsed}, then {@link #pause()} parks for a millisecond.
+   */
+  static final class Pacer {
+    private final double perSecond;
+    private final long start = System.nanoTime();
+    private long sent;
+
+    Pacer(double perSecond) {
+      this.perSecond = perSecond;
+    }
+
+    long due() {
+      long target = (long) ((System.nanoTime() - start) / 1e9 * perSecond);
+      long n = Math.max(0, target - sent);
+      sent += n;
+      return n;
+    }
+
+    double elapsedSeconds() {
+      return (System.nanoTime() - start) / 1e9;
+    }
+
+    void pause() {
+      LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+    }
+  }
+
+  /** The value of counter {@code name} in the runtime's meter registry, 0 if not registered (yet). */
+  static double counter(PipelineRuntime runtime, String name) {
+    Counter c = runtime.metrics().find(name).counter();
+    return c == null ? 0 : c.count();
+  }
+
+  /** The value of gauge {@code name}, 0 if not registered (yet). */
+  static double gauge(PipelineRuntime runtime, String name) {
+    Gauge g = runtime.metrics().find(name).gauge();
+    return g == null ? 0 : g.value();
+  }
+
+  static String mb(long bytes) {
+    return String.format(java.util.Locale.ROOT, "%.1f MB", bytes / 1048576.0);
+  }
+
+  static double mbValue(long bytes) {
+    return bytes / 1048576.0;
+  }
+}
