@@ -6,10 +6,9 @@ import dev.impipe.avro.MembershipChange;
 import dev.impipe.avro.MembershipOp;
 import dev.impipe.avro.MessageType;
 import dev.impipe.avro.ScheduleCommand;
-import dev.impipe.avro.ScheduleOp;
+import dev.impipe.delay.ScheduledMessages;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.topics.ImTopics;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -41,6 +40,7 @@ public final class MessagePublisher implements AutoCloseable {
   private final IngestConfig config;
   private final Clock clock;
   private final Producer<String, byte[]> producer;
+  private final ScheduledMessages scheduled;
 
   public MessagePublisher(ImTopics topics, Map<String, Object> clientProperties, IngestConfig config, Clock clock) {
     this(topics, config, clock, new KafkaProducer<>(producerProperties(clientProperties, config),
@@ -53,6 +53,7 @@ public final class MessagePublisher implements AutoCloseable {
     this.config = config;
     this.clock = clock;
     this.producer = producer;
+    this.scheduled = new ScheduledMessages(topics);
   }
 
   static Map<String, Object> producerProperties(Map<String, Object> client, IngestConfig config) {
@@ -155,11 +156,7 @@ public final class MessagePublisher implements AutoCloseable {
     if (messageId == null || messageId.isBlank() || messageId.length() > Ids.MAX_LENGTH) {
       throw new InvalidRequestException("messageId is required");
     }
-    ScheduleCommand cancel = ScheduleCommand.newBuilder().setId(messageId).setOp(ScheduleOp.CANCEL)
-        .setDeliverAt(clock.instant()).build();
-    String topic = topics.delayed().name();
-    return send(new ProducerRecord<>(topic, messageId,
-        topics.delayed().valueSerde().serializer().serialize(topic, cancel))).thenApply(x -> null);
+    return publish(scheduled.cancel(messageId, clock.instant()));
   }
 
   /** The id of the message a sender sends with {@code clientMsgId}: the same for every retry. */
@@ -208,20 +205,14 @@ public final class MessagePublisher implements AutoCloseable {
   }
 
   private CompletableFuture<Accepted> schedule(ChatMessage message, Instant deliverAt) {
-    String target = topics.messages().name();
-    ScheduleCommand command = ScheduleCommand.newBuilder()
-        .setId(message.getMessageId())
-        .setOp(ScheduleOp.SCHEDULE)
-        .setDeliverAt(deliverAt)
-        .setTargetTopic(target)
-        .setKey(ByteBuffer.wrap(message.getConversationId().getBytes(StandardCharsets.UTF_8)))
-        .setValue(ByteBuffer.wrap(topics.messages().valueSerde().serializer().serialize(target, message)))
-        .setHeaders(Map.of())
-        .build();
-    String topic = topics.delayed().name();
-    return send(new ProducerRecord<>(topic, message.getMessageId(),
-        topics.delayed().valueSerde().serializer().serialize(topic, command)))
+    return publish(scheduled.schedule(message, deliverAt))
         .thenApply(x -> new Accepted(message.getMessageId(), message.getConversationId(), true));
+  }
+
+  private CompletableFuture<Void> publish(ScheduleCommand command) {
+    String topic = topics.delayed().name();
+    return send(new ProducerRecord<>(topic, command.getId(),
+        topics.delayed().valueSerde().serializer().serialize(topic, command)));
   }
 
   private CompletableFuture<Void> send(ProducerRecord<String, byte[]> record) {
