@@ -55,7 +55,7 @@ public final class FanoutScenario implements Scenario {
     result.setup("processing.guarantee", "exactly_once_v2 (pipeline default), commit.interval.ms default (100)");
 
     // The ceiling: raw producer at the size of an inbox entry.
-    int entrySize = inboxEntrySize(cluster, workload);
+    int entrySize = inboxEntrySize(cluster);
     double ceiling = Ceiling.measure(cluster, result, cluster.partitions(cluster.names().inbox()), entrySize,
         Ceiling.records(options, entrySize));
 
@@ -203,7 +203,7 @@ public final class FanoutScenario implements Scenario {
     result.note("Everything shares the machine: broker JVM, Streams app, load generator and measuring consumer.");
   }
 
-  private static int inboxEntrySize(BenchCluster cluster, Workload workload) {
+  static int inboxEntrySize(BenchCluster cluster) {
     Workload sample = new Workload(100, 10, 0, 10, 1, cluster.prefix());
     ChatMessage m = sample.next(Instant.now()).value();
     InboxEntry e = InboxEntry.newBuilder().setUserId(m.getRecipientId()).setType(InboxEntryType.MESSAGE)
