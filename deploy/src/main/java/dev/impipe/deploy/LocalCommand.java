@@ -12,6 +12,20 @@ final class LocalCommand {
 
   private LocalCommand() {}
 
+  /**
+   * {@code bin/im run}: the same process without embedded infrastructure, for production: the broker and registry
+   * must be given, and {@code IM_COMPONENTS} may pick the components of this instance.
+   */
+  static int runAgainstExisting(String[] args, Map<String, String> env, PrintStream out) throws Exception {
+    for (String required : new String[] {"KAFKA_BOOTSTRAP_SERVERS", "SCHEMA_REGISTRY_URL"}) {
+      if (env.get(required) == null || env.get(required).isBlank()) {
+        throw new CliException(required + " must be set: `bin/im run` uses an existing broker and registry "
+            + "(use `bin/im local` for embedded ones)");
+      }
+    }
+    return run(args, env, out);
+  }
+
   static int run(String[] args, Map<String, String> env, PrintStream out) throws Exception {
     Optional<Path> dataDir = Optional.empty();
     for (int i = 0; i < args.length; i++) {

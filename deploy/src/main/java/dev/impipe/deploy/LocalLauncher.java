@@ -38,6 +38,8 @@ public final class LocalLauncher implements AutoCloseable {
   /** Preferred ports when free, so a second shell can guess them; any free port otherwise. */
   static final int PREFERRED_BROKER_PORT = 9092;
   static final int PREFERRED_REGISTRY_PORT = 8081;
+  /** Comma-separated component names to run (default: all). */
+  static final String IM_COMPONENTS = "IM_COMPONENTS";
 
   private final List<AutoCloseable> resources = new ArrayList<>();
   private final PrintStream log;
@@ -131,8 +133,7 @@ public final class LocalLauncher implements AutoCloseable {
     ImTopics topics = new ImTopics(names, SchemaRegistryClients.create(registryUrl));
     runtime = new PipelineRuntime(config, env, topics);
     resources.add(runtime);
-    List<PipelineComponent> components = new ArrayList<>();
-    ServiceLoader.load(PipelineComponent.class).forEach(components::add);
+    List<PipelineComponent> components = selectComponents(env.get(IM_COMPONENTS));
     runtime.start(components);
     step("components started: " + (components.isEmpty() ? "(none)"
         : String.join(", ", components.stream().map(PipelineComponent::name).sorted().toList())));
@@ -140,6 +141,26 @@ public final class LocalLauncher implements AutoCloseable {
     String httpUrl = "http://127.0.0.1:" + runtime.http().port();
     endpoints = new Endpoints(bootstrap, registryUrl, httpUrl, ProcessHandle.current().pid());
     endpoints.write(this.env);
+  }
+
+  /**
+   * The components to run: every one on the class path, or the comma-separated names in {@code IM_COMPONENTS}
+   * (e.g. {@code fanout} for a fan-out-only instance); an unknown name is an error listing the known ones.
+   */
+  static List<PipelineComponent> selectComponents(String names) {
+    List<PipelineComponent> all = new ArrayList<>();
+    ServiceLoader.load(PipelineComponent.class).forEach(all::add);
+    if (names == null || names.isBlank()) {
+      return all;
+    }
+    List<PipelineComponent> chosen = new ArrayList<>();
+    for (String name : names.split(",")) {
+      String wanted = name.trim();
+      chosen.add(all.stream().filter(c -> c.name().equals(wanted)).findFirst().orElseThrow(() ->
+          new dev.impipe.runtime.config.InvalidConfigException(IM_COMPONENTS + ": unknown component '" + wanted
+              + "'; known: " + String.join(", ", all.stream().map(PipelineComponent::name).sorted().toList()))));
+    }
+    return chosen;
   }
 
   /** Blocks until every Streams app is RUNNING (what {@code /health} reports). */

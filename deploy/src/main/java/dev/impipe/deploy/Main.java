@@ -16,6 +16,9 @@ public final class Main {
                                       (unless KAFKA_BOOTSTRAP_SERVERS / SCHEMA_REGISTRY_URL are set), topics,
                                       every Streams app and the HTTP API. Without --data-dir all data lives in
                                       a temp dir removed on exit; with it, a restart resumes where it stopped.
+        run [--data-dir DIR]          production: the same against an existing broker and registry
+                                      (KAFKA_BOOTSTRAP_SERVERS, SCHEMA_REGISTRY_URL required); IM_COMPONENTS
+                                      picks components (e.g. fanout or inbox-store,ingest; default all)
         produce TOPIC                 read JSON lines {"key": "...", "value": {...}} from stdin and publish them
                                       with the topic's Avro serde
         tail TOPIC [--from-beginning] [--max N] [--timeout SECONDS]
@@ -48,6 +51,7 @@ public final class Main {
     try {
       return switch (args[0]) {
         case "local" -> LocalCommand.run(rest, System.getenv(), out);
+        case "run" -> LocalCommand.runAgainstExisting(rest, System.getenv(), out);
         case "produce" -> ProduceCommand.run(rest, System.getenv(), System.in, out, err);
         case "tail" -> TailCommand.run(rest, System.getenv(), out, err);
         default -> {

@@ -1,0 +1,53 @@
+package dev.impipe.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.impipe.runtime.app.PipelineComponent;
+import dev.impipe.runtime.config.InvalidConfigException;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Test;
+
+class LocalLauncherTest {
+
+  @Test
+  void everyComponentOnTheClassPathRunsByDefault() {
+    assertThat(LocalLauncher.selectComponents(null)).extracting(PipelineComponent::name)
+        .containsExactlyInAnyOrder("ingest", "fanout", "inbox-store", "ack-timeout", "delay");
+  }
+
+  @Test
+  void imComponentsPicksTheComponentsOfAnInstance() {
+    assertThat(LocalLauncher.selectComponents(" inbox-store, ingest ")).extracting(PipelineComponent::name)
+        .containsExactly("inbox-store", "ingest");
+  }
+
+  @Test
+  void anUnknownComponentIsAnErrorListingTheKnownOnes() {
+    assertThatThrownBy(() -> LocalLauncher.selectComponents("fanout,fan-in"))
+        .isInstanceOf(InvalidConfigException.class)
+        .hasMessageContaining("IM_COMPONENTS: unknown component 'fan-in'")
+        .hasMessageContaining("ack-timeout, delay, fanout, inbox-store, ingest");
+  }
+
+  @Test
+  void runRefusesToStartWithoutAnExistingBrokerAndRegistry() {
+    PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+    assertThatThrownBy(() -> LocalCommand.runAgainstExisting(new String[0], java.util.Map.of(), out))
+        .isInstanceOf(CliException.class).hasMessageContaining("KAFKA_BOOTSTRAP_SERVERS must be set");
+    assertThatThrownBy(() -> LocalCommand.runAgainstExisting(new String[0],
+        java.util.Map.of("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092"), out))
+        .isInstanceOf(CliException.class).hasMessageContaining("SCHEMA_REGISTRY_URL must be set");
+  }
+
+  @Test
+  void helpListsTheSubcommands() {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    assertThat(Main.run(new String[] {"--help"}, new PrintStream(out, true, StandardCharsets.UTF_8), System.err))
+        .isZero();
+    assertThat(out.toString(StandardCharsets.UTF_8)).contains("local [--data-dir DIR]", "run [--data-dir DIR]",
+        "produce TOPIC", "tail TOPIC", "bench SCENARIO");
+  }
+}
