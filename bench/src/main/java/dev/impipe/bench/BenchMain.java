@@ -40,9 +40,9 @@ public final class BenchMain {
         delay     schedules spread over a window plus a burst due in the same millisecond: scheduling rate,
                   burst drain time, lateness, heap after GC
                   [--spread 200k --window 30 --burst 1m --lead auto]
-        scale     pending ACK timers and scheduled records held at once (due in a day): heap after GC, RSS
+        scale     pending ACK timers and scheduled records held at once (due in 7 days): heap after GC, RSS
                   before/after, state on disk, load rates and what 10M of each would take
-                  [--timers 2m --schedules 2m]
+                  [--timers 1m --schedules 1m]
       --scale small is what the integration tests run (about 1/20 of the default sizes).
       """;
 

@@ -23,7 +23,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 
 /**
- * State at scale: many pending ACK timers and scheduled records (all due in a day) held at once by the two timer
+ * State at scale: many pending ACK timers and scheduled records (all due in 7 days) held at once by the two timer
  * apps in this JVM. Reports load rates, heap after GC and RSS before/after, state on disk, and what 10 million of
  * each would take at the measured rates.
  */
