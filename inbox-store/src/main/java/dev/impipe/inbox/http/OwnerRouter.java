@@ -43,7 +43,7 @@ public final class OwnerRouter {
   public static final String RETRY_AFTER_SECONDS = "1";
 
   private static final Logger LOG = LoggerFactory.getLogger(OwnerRouter.class);
-  private static final long FORWARD_MARGIN_MS = 100;
+  private static final long FORWARD_MARGIN_MS = 250;
   private static final long MAX_BACKOFF_MS = 200;
 
   /** Answers for a partition of this instance, or throws {@link NotServableException}. */
@@ -86,6 +86,7 @@ public final class OwnerRouter {
     try {
       long backoffMs = 5;
       String why;
+      String ownerSaid = null;
       while (true) {
         KeyQueryMetadata owner = metadata(store, key);
         if (owner == null) {
@@ -104,8 +105,13 @@ public final class OwnerRouter {
                 served = "forwarded";
                 return remote;
               }
-              why = "owner " + owner.activeHost() + " did not answer"
-                  + (remote == null ? "" : ": " + new String(remote.body(), StandardCharsets.UTF_8));
+              if (remote != null) {
+                ownerSaid = "owner " + owner.activeHost() + " answered: "
+                    + new String(remote.body(), StandardCharsets.UTF_8);
+              }
+              // A last attempt cut short by the deadline must not hide what the owner said before.
+              why = remote == null && ownerSaid != null ? ownerSaid
+                  : remote == null ? "owner " + owner.activeHost() + " did not answer" : ownerSaid;
             }
           }
         }
@@ -158,8 +164,9 @@ public final class OwnerRouter {
     URI uri = URI.create("http://" + owner.host() + ":" + owner.port() + request.path() + query(request));
     HttpRequest.Builder builder = HttpRequest.newBuilder(uri)
         .timeout(Duration.ofMillis(leftMs))
-        // The owner gets a little less time than we have, so its own 503 reaches us before our deadline.
-        .header(FORWARDED_HEADER, Long.toString(Math.max(0, leftMs - FORWARD_MARGIN_MS)))
+        // The owner gets less time than we have (a quarter less, at least FORWARD_MARGIN_MS), so its own answer, a
+        // 503 with its reason included, reaches us before our deadline even on a busy machine.
+        .header(FORWARDED_HEADER, Long.toString(Math.max(0, leftMs - Math.max(FORWARD_MARGIN_MS, leftMs / 4))))
         .method(request.method(), request.body().length == 0 ? HttpRequest.BodyPublishers.noBody()
             : HttpRequest.BodyPublishers.ofByteArray(request.body()));
     String contentType = request.headers().get("content-type");
