@@ -30,10 +30,12 @@ public final class BenchMain {
       scenarios (settings in brackets, defaults at --scale default; counts scale with --scale, others do not):
         fanout    users x groups (mostly small, a few of thousands), half direct / half group messages:
                   inbox entries/s at full speed (exactly-once), then sentAt -> visible latency at half rate
-                  [--users 50k --groups 10k --large-groups 4 --large-size 4000 --messages 200k --duration 30]
+                  [--users 50k --groups 10k --large-groups 4 --large-size 4000 --messages 200k --duration 30
+             --large-group-threshold 1000 (0: write diffusion only, to compare with hybrid mode)]
         sync      fanout's data, then GET /v1/users/U/devices/D/sync?limit=50 for random users at fixed
                   concurrency: requests/s and latency; also runs wrk if it is installed
-                  [--users 5k --groups 1k --messages 60k --concurrency 8 --duration 30]
+                  [--users 5k --groups 1k --messages 60k --concurrency 8 --duration 30
+             --large-groups 0 --large-size 2000 --large-group-threshold 1000]
         ackwheel  deliveries at a fixed rate, most ACKed after a random delay, a known share never ACKed:
                   sustained rate, timeout lateness, peak pending, heap after GC
                   [--rate 5000 --duration 60 --never-acked 0.1 --tick 1s --timeout 10s --users 100k]

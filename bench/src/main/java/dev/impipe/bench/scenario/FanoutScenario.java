@@ -33,6 +33,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 public final class FanoutScenario implements Scenario {
 
   static final String ENTRIES_METRIC = "im.fanout.inbox.entries";
+  static final String SAVED_METRIC = "im.fanout.writes.saved";
 
   @Override
   public void run(BenchOptions options, BenchCluster cluster, Result result, PrintStream log) throws Exception {
@@ -62,7 +63,11 @@ public final class FanoutScenario implements Scenario {
     // Membership first, then the app is paused (KafkaStreams#pause: it stays in its group, processes nothing)
     // while the backlog of messages is produced, so the drain below measures fan-out alone, not fan-out competing
     // with the load generator for the two cores.
-    PipelineRuntime runtime = cluster.run(List.of(new FanoutComponent()), Map.of());
+    long threshold = options.fixed("large-group-threshold", 1_000);
+    result.setup("large-group threshold (IM_LARGE_GROUP_THRESHOLD; 0 = write diffusion only)",
+        Long.toString(threshold));
+    PipelineRuntime runtime = cluster.run(List.of(new FanoutComponent()),
+        Map.of("IM_LARGE_GROUP_THRESHOLD", Long.toString(threshold)));
     KafkaStreams app = runtime.streams().get(FanoutTopology.APP_NAME);
     Support.SendErrors errors = new Support.SendErrors();
     String membersTopic = cluster.names().groupMembers();
@@ -83,6 +88,7 @@ public final class FanoutScenario implements Scenario {
         cluster.caughtUp(FanoutTopology.APP_NAME, Set.of(membersTopic)));
     app.pause();
     double baseline = Support.counter(runtime, ENTRIES_METRIC);
+    double savedBaseline = Support.counter(runtime, SAVED_METRIC);
     cluster.step("memberships applied; fan-out paused");
 
     // The backlog.
@@ -151,6 +157,9 @@ public final class FanoutScenario implements Scenario {
     result.figure("fan-out: inbox entries written (full speed, EOS)", entryRate, "entries/s");
     result.figure("fan-out: messages fanned out (full speed)", messages / seconds, "messages/s");
     result.figure("fan-out / ceiling", ratio, "ratio", ">= 0.5", ratio >= 0.5);
+    double saved = Support.counter(runtime, SAVED_METRIC) - savedBaseline;
+    result.figure("inbox writes saved by read diffusion (large groups)", saved, "entries");
+    result.figure("inbox writes saved / writes without hybrid mode", saved / (total + saved), "ratio");
     result.setup("inbox entries of the full-speed phase", total + " (" + expectedEntries + " if every group were "
         + "write-diffused; groups at IM_LARGE_GROUP_THRESHOLD members, default 1000, are read-diffused: one entry "
         + "to the group timeline)");

@@ -53,15 +53,23 @@ public final class SyncScenario implements Scenario {
     int concurrency = (int) options.fixed("concurrency", 8);
     long seconds = options.fixed("duration", options.small() ? 8 : 30);
     int limit = (int) options.fixed("limit", 50);
-    Workload workload = new Workload(users, groups, 0, 0, 43, cluster.prefix());
-    result.setup("users / groups / messages", users + " / " + groups + " (no large groups) / " + messages);
+    int largeGroups = (int) options.fixed("large-groups", 0);
+    int largeSize = (int) options.fixed("large-size", 2_000);
+    long threshold = options.fixed("large-group-threshold", 1_000);
+    Workload workload = new Workload(users, groups, largeGroups, largeGroups == 0 ? 0 : largeSize, 43,
+        cluster.prefix());
+    result.setup("users / groups / messages", users + " / " + groups + " (" + (largeGroups == 0 ? "no large groups"
+        : largeGroups + " of " + largeSize + " members") + ") / " + messages);
+    result.setup("large-group threshold (IM_LARGE_GROUP_THRESHOLD; 0 = write diffusion only)",
+        Long.toString(threshold));
     result.setup("requests", "GET /v1/users/{random user}/devices/{d0|d1|d2}/sync?limit=" + limit + ", "
         + concurrency + " concurrent closed-loop workers (java.net.http, HTTP/1.1), " + seconds + " s after a "
         + "2 s warm-up");
     double ceiling = Ceiling.measure(cluster, result, cluster.partitions(cluster.names().inbox()),
         FanoutScenario.inboxEntrySize(cluster), Ceiling.records(options, FanoutScenario.inboxEntrySize(cluster)));
 
-    PipelineRuntime runtime = cluster.run(List.of(new FanoutComponent(), new InboxStoreComponent()), Map.of());
+    PipelineRuntime runtime = cluster.run(List.of(new FanoutComponent(), new InboxStoreComponent()),
+        Map.of("IM_LARGE_GROUP_THRESHOLD", Long.toString(threshold)));
     Support.SendErrors errors = new Support.SendErrors();
     try (KafkaProducer<String, MembershipChange> producer =
              cluster.producer(cluster.topics().groupMembers().valueSerde().serializer())) {
