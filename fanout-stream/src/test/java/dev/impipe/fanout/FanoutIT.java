@@ -51,13 +51,8 @@ class FanoutIT {
         "IM_STATE_DIR", Files.createTempDirectory("fanout-it").toString()))
         .withEndpoints(env.bootstrapServers(), env.schemaRegistryUrl());
     TopicNames names = TopicNames.withPrefix(prefix);
-    try (Admin admin = Admin.create(config.clientProperties())) {
-      new TopicProvisioner(admin, (short) 1).ensure(TopicCatalog.specs(names, config));
-    }
-    ImTopics topics = new ImTopics(names, SchemaRegistryClients.forUrl(env.schemaRegistryUrl()));
-    Map<String, Object> producerProps = new HashMap<>(config.clientProperties());
-    producerProps.put("enable.idempotence", true);
-    producerProps.put("acks", "all");
+    ImTopics topics = provision(config, names, env);
+    Map<String, Object> producerProps = producerProperties(config);
 
     List<String> team = List.of("alice", "bob", "carol", "dave");
     Map<String, List<String>> expected = new HashMap<>(); // user -> messageIds in order per conversation
@@ -130,13 +125,8 @@ class FanoutIT {
         "KAFKA_SESSION_TIMEOUT_MS", "6000", "KAFKA_HEARTBEAT_INTERVAL_MS", "1000");
     ImConfig config = ImConfig.fromEnv(vars);
     TopicNames names = TopicNames.withPrefix(prefix);
-    try (Admin admin = Admin.create(config.clientProperties())) {
-      new TopicProvisioner(admin, (short) 1).ensure(TopicCatalog.specs(names, config));
-    }
-    ImTopics topics = new ImTopics(names, SchemaRegistryClients.forUrl(env.schemaRegistryUrl()));
-    Map<String, Object> producerProps = new HashMap<>(config.clientProperties());
-    producerProps.put("enable.idempotence", true);
-    producerProps.put("acks", "all");
+    ImTopics topics = provision(config, names, env);
+    Map<String, Object> producerProps = producerProperties(config);
     List<String> team = List.of("u1", "u2", "u3", "u4", "u5");
     Map<String, List<String>> expected = new HashMap<>();
     int total = team.size();
@@ -184,6 +174,21 @@ class FanoutIT {
       expected.forEach((user, ids) -> assertThat(got.get(user)).as("inbox of " + user).doesNotHaveDuplicates()
           .containsExactlyInAnyOrderElementsOf(ids));
     }
+  }
+
+  /** Creates the pipeline's topics under the test's own prefix. */
+  private static ImTopics provision(ImConfig config, TopicNames names, ItEnvironment.Endpoints env) throws Exception {
+    try (Admin admin = Admin.create(config.clientProperties())) {
+      new TopicProvisioner(admin, (short) 1).ensure(TopicCatalog.specs(names, config));
+    }
+    return new ImTopics(names, SchemaRegistryClients.forUrl(env.schemaRegistryUrl()));
+  }
+
+  private static Map<String, Object> producerProperties(ImConfig config) {
+    Map<String, Object> props = new HashMap<>(config.clientProperties());
+    props.put("enable.idempotence", true);
+    props.put("acks", "all");
+    return props;
   }
 
   private static KafkaConsumer<String, InboxEntry> committedReader(ImConfig config, String topic, ImTopics topics) {
