@@ -76,6 +76,15 @@ public final class MembershipProcessor implements Processor<String, MembershipCh
         .build();
     context.forward(record.withKey(change.getUserId()).withValue(entry));
     metrics.inboxEntriesWritten(1);
+    if (!join && group.large()) {
+      // Also in the group's own timeline, in order with its messages: a sync that reads the timeline before the
+      // member's own LEFT has been applied (another partition) still stops at it, so nothing sent after the leave
+      // is shown to the leaver.
+      String timeline = Ids.groupTimeline(change.getGroupId());
+      context.forward(record.withKey(timeline).withValue(InboxEntry.newBuilder(entry).setUserId(timeline)
+          .setSenderId(change.getUserId()).setConversationSeq(group.nextSeq()).build()));
+      metrics.inboxEntriesWritten(1);
+    }
   }
 
   private RejectedRecordException reject(String reason) {

@@ -1,6 +1,7 @@
 package dev.impipe.inbox.query;
 
 import dev.impipe.avro.InboxEntry;
+import dev.impipe.avro.InboxEntryType;
 import dev.impipe.inbox.internal.ReadIntervals;
 import dev.impipe.inbox.internal.StoreKeys;
 import java.util.ArrayList;
@@ -64,19 +65,19 @@ public final class MergedSync {
       groups.add(new Group(group, ReadIntervals.decode(kv.value),
           Timelines.cursor(cursors, user, SyncCursor.groupDevice(device, group))));
     }
-    return merge(Timelines.after(inbox, user, cursor, limit), cursor, groups, source, limit);
+    return merge(user, Timelines.after(inbox, user, cursor, limit), cursor, groups, source, limit);
   }
 
   /**
    * Merges {@code inbox} (the user's inbox after the device's inbox seq {@code inboxCursor}, read with the same
    * {@code limit}) with the device's large groups.
    */
-  public static SyncPage merge(Page<InboxEntry> inbox, long inboxCursor, List<Group> groups, GroupSource source,
-      int limit) {
+  public static SyncPage merge(String user, Page<InboxEntry> inbox, long inboxCursor, List<Group> groups,
+      GroupSource source, int limit) {
     List<Source> sources = new ArrayList<>();
     for (Group g : groups) {
       if (!g.intervals().isEmpty()) {
-        sources.add(new Source(g, source.fetch(g.groupId(), g.position(), g.intervals(), limit)));
+        sources.add(new Source(user, g, source.fetch(g.groupId(), g.position(), g.intervals(), limit)));
       }
     }
     List<Page.Entry<InboxEntry>> pending = inbox.entries();
@@ -119,8 +120,9 @@ public final class MergedSync {
       }
     }
     sources.forEach(s -> {
-      if (s.position >= 0) {
-        positions.put(s.group.groupId(), s.position);
+      long committable = s.committablePosition();
+      if (committable >= 0) {
+        positions.put(s.group.groupId(), committable);
       }
     });
     return new SyncPage(out, inboxPosition, more, SyncCursor.of(inboxPosition, positions));
@@ -132,13 +134,44 @@ public final class MergedSync {
     final Page<InboxEntry> page;
     int next;
     long position;
+    final long skippedTail;
 
-    Source(Group group, Page<InboxEntry> page) {
+    Source(String user, Group group, Page<InboxEntry> page) {
       this.group = group;
-      // Defensive: only what lies inside an interval is shown, whatever the timeline's owner answered.
-      this.page = new Page<>(page.entries().stream().filter(e -> e.seq() > group.position()
-          && group.intervals().indexOf(e.value().getConversationSeq()) >= 0).toList(), page.next(), page.hasMore());
+      // Only messages inside an interval are shown, whatever the timeline's owner answered. The timeline also
+      // holds the group's leaves: they are never shown, but the user's own LEFT ends the read right there, even
+      // while the user's inbox (another partition) has not applied it yet and the interval still looks open.
+      List<Page.Entry<InboxEntry>> shown = new ArrayList<>();
+      boolean hasMore = page.hasMore();
+      long skipped = -1;
+      for (Page.Entry<InboxEntry> e : page.entries()) {
+        if (e.seq() <= group.position()) {
+          continue;
+        }
+        boolean leave = e.value().getType() == InboxEntryType.CONVERSATION_LEFT;
+        if (leave && user.equals(e.value().getSenderId())
+            && group.intervals().indexOf(e.value().getConversationSeq()) >= 0) {
+          hasMore = false;
+          break;
+        }
+        if (leave || group.intervals().indexOf(e.value().getConversationSeq()) < 0) {
+          skipped = e.seq();
+          continue;
+        }
+        shown.add(e);
+        skipped = -1;
+      }
+      this.page = new Page<>(shown, page.next(), hasMore);
       this.position = group.position();
+      this.skippedTail = skipped;
+    }
+
+    /**
+     * The position to commit: past the entries taken and, once all are taken, past the not-for-this-user entries
+     * that followed them, so a run of other members' leaves cannot hold the device's position back forever.
+     */
+    long committablePosition() {
+      return head() == null ? Math.max(position, skippedTail) : position;
     }
 
     Page.Entry<InboxEntry> head() {
