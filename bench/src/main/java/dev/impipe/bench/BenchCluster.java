@@ -220,6 +220,7 @@ public final class BenchCluster implements AutoCloseable {
   public String createTopic(String suffix, int partitions) throws Exception {
     String name = prefix + suffix;
     admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get(60, TimeUnit.SECONDS);
+    dev.impipe.runtime.topics.TopicProvisioner.awaitLeaders(admin, List.of(name), Duration.ofSeconds(60));
     return name;
   }
 

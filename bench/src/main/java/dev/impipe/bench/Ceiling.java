@@ -19,30 +19,15 @@ import java.util.regex.Pattern;
  */
 public final class Ceiling {
 
-  /** Its final summary line, e.g. {@code 500000 records sent, 254841.0 records/sec (24.30 MB/sec), ...}. */
-  static final Pattern SUMMARY = Pattern.compile(
-      "(\\d+) records sent, ([\\d.]+) records/sec \\(([\\d.]+) MB/sec\\), ([\\d.]+) ms avg latency, ([\\d.]+) ms max"
-          + " latency(?:, (\\d+) ms 50th, (\\d+) ms 95th, (\\d+) ms 99th, (\\d+) ms 99.9th)?");
-
-  private Ceiling() {}
-
-  /** The parsed summary. */
-  public record Summary(long records, double recordsPerSec, double mbPerSec, double avgLatencyMs,
-      double maxLatencyMs, long p99LatencyMs, String line) {}
-
-  /**
-   * Runs ProducerPerformance ({@code acks=all}, unthrottled) and puts its figures into {@code result}.
-   *
-   * @return records/s of the raw producer
-   */
-  public static double measure(BenchCluster cluster, Result result, int partitions, int recordSize, long records)
+  private static Summary run(BenchCluster cluster, String suffix, int partitions, int recordSize, long records)
       throws Exception {
-    String topic = cluster.createTopic("ceiling", partitions);
+    String topic = cluster.createTopic(suffix, partitions);
     List<String> command = new ArrayList<>(List.of(
         Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx512m",
         "-cp", System.getProperty("java.class.path"), "org.apache.kafka.tools.ProducerPerformance",
         "--topic", topic, "--num-records", Long.toString(records), "--record-size", Integer.toString(recordSize),
-        "--throughput", "-1", "--producer-props", "bootstrap.servers=" + cluster.bootstrap(), "acks=all"));
+        "--throughput", "-1", "--producer-props", "bootstrap.servers=" + cluster.bootstrap(), "acks=all",
+        "delivery.timeout.ms=60000"));
     String shown = String.join(" ", command.subList(4, command.size()));
     cluster.step("ceiling: " + shown);
     Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
@@ -62,12 +47,44 @@ public final class Ceiling {
       p.destroyForcibly();
     }
     if (summary == null || summary.records() != records) {
-      throw new IllegalStateException("ProducerPerformance printed no final summary:\n" + String.join("\n", output));
+      List<String> tail = output.subList(Math.max(0, output.size() - 20), output.size());
+      throw new IllegalStateException("ProducerPerformance printed no final summary:\n" + String.join("\n", tail));
+    }
+    return summary;
+  }
+
+  /** Its final summary line, e.g. {@code 500000 records sent, 254841.0 records/sec (24.30 MB/sec), ...}. */
+  static final Pattern SUMMARY = Pattern.compile(
+      "(\\d+) records sent, ([\\d.]+) records/sec \\(([\\d.]+) MB/sec\\), ([\\d.]+) ms avg latency, ([\\d.]+) ms max"
+          + " latency(?:, (\\d+) ms 50th, (\\d+) ms 95th, (\\d+) ms 99th, (\\d+) ms 99.9th)?");
+
+  private Ceiling() {}
+
+  /** The parsed summary. */
+  public record Summary(long records, double recordsPerSec, double mbPerSec, double avgLatencyMs,
+      double maxLatencyMs, long p99LatencyMs, String line) {}
+
+  /**
+   * Runs ProducerPerformance ({@code acks=all}, unthrottled) and puts its figures into {@code result}.
+   *
+   * @return records/s of the raw producer
+   */
+  public static double measure(BenchCluster cluster, Result result, int partitions, int recordSize, long records)
+      throws Exception {
+    Summary summary;
+    try {
+      summary = run(cluster, "ceiling", partitions, recordSize, records);
+    } catch (IllegalStateException e) {
+      // Seen under load on a just-created topic: the idempotent producer keeps getting OUT_OF_ORDER_SEQUENCE_NUMBER
+      // until its delivery timeout. One more try on a fresh topic.
+      cluster.step("ceiling: no summary (" + e.getMessage().lines().findFirst().orElse("") + "), retrying once");
+      summary = run(cluster, "ceiling-retry", partitions, recordSize, records);
     }
     cluster.step("ceiling: " + summary.line());
     result.ceiling("tool", "org.apache.kafka.tools.ProducerPerformance (kafka-tools "
         + org.apache.kafka.common.utils.AppInfoParser.getVersion() + ")");
-    result.ceiling("args", shown.replace(cluster.bootstrap(), "<broker>"));
+    result.ceiling("args", "--num-records " + records + " --record-size " + recordSize
+        + " --throughput -1 --producer-props bootstrap.servers=<broker> acks=all delivery.timeout.ms=60000");
     result.ceiling("partitions", partitions);
     result.ceiling("recordSizeBytes", recordSize);
     result.ceiling("records", summary.records());

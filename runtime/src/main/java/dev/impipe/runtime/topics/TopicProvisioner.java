@@ -58,6 +58,7 @@ public final class TopicProvisioner {
         });
       }
       verify(specs);
+      awaitLeaders(admin, missing.stream().map(NewTopic::name).toList(), java.time.Duration.ofSeconds(60));
       return missing.stream().map(NewTopic::name).toList();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -65,6 +66,42 @@ public final class TopicProvisioner {
     } catch (ExecutionException | TimeoutException e) {
       throw new TopicMismatchException("Cannot list topics: " + e);
     }
+  }
+
+  /**
+   * Waits until every partition of {@code topics} is served by its leader (a list-offsets request answers), so the
+   * first producer does not meet NOT_LEADER_OR_FOLLOWER on a topic that was created a moment ago.
+   */
+  public static void awaitLeaders(Admin admin, Collection<String> topics, java.time.Duration timeout) {
+    if (topics.isEmpty()) {
+      return;
+    }
+    long deadline = System.nanoTime() + timeout.toNanos();
+    Exception last = null;
+    while (System.nanoTime() < deadline) {
+      try {
+        Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> request =
+            new HashMap<>();
+        admin.describeTopics(topics).allTopicNames().get(TIMEOUT_S, TimeUnit.SECONDS).values().forEach(d ->
+            d.partitions().forEach(p -> request.put(new org.apache.kafka.common.TopicPartition(d.name(),
+                p.partition()), org.apache.kafka.clients.admin.OffsetSpec.latest())));
+        admin.listOffsets(request).all().get(TIMEOUT_S, TimeUnit.SECONDS);
+        return;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new TopicMismatchException("Interrupted while waiting for the leaders of " + topics);
+      } catch (ExecutionException | TimeoutException e) {
+        last = e;
+        try {
+          Thread.sleep(100);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw new TopicMismatchException("Interrupted while waiting for the leaders of " + topics);
+        }
+      }
+    }
+    throw new TopicMismatchException("Partitions of " + topics + " have no serving leader after "
+        + timeout.toSeconds() + " s: " + last);
   }
 
   /** Checks configs and co-partitioning of the topics as they now exist. */
