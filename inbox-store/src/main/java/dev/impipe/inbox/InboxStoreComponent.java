@@ -46,18 +46,8 @@ public final class InboxStoreComponent implements PipelineComponent {
     KafkaProducer<String, DeviceCursor> producer = context.closeOnShutdown(new KafkaProducer<>(producerProps,
         cursors.keySerde().serializer(), cursors.valueSerde().serializer()));
 
-    OwnerRouter router = new OwnerRouter(streams, self(context), cfg.queryTimeoutMs(), context.metrics());
+    OwnerRouter router = new OwnerRouter(streams, HostInfo.buildFromEndpoint(context.applicationServer()), cfg.queryTimeoutMs(), context.metrics());
     new InboxRoutes(streams, context.topics().names(), router, producer, cfg.queryTimeoutMs())
         .register(context.http());
-  }
-
-  /**
-   * This instance's {@code application.server}, computed as the runtime computes it (the context does not expose
-   * it). Only used to skip forwarding to ourselves; if it were wrong, a self-forward costs one hop and stops.
-   */
-  static HostInfo self(ComponentContext context) {
-    String host = context.env().getOrDefault("IM_HTTP_HOST", "127.0.0.1");
-    String advertised = context.env().getOrDefault("IM_ADVERTISED_HOST", host.equals("0.0.0.0") ? "127.0.0.1" : host);
-    return new HostInfo(advertised, context.http().port());
   }
 }

@@ -23,6 +23,9 @@ public interface ComponentContext {
   /** The HTTP API to add routes to. */
   HttpApi http();
 
+  /** {@code host:port} other instances reach this one at: the Streams apps' {@code application.server}. */
+  String applicationServer();
+
   /**
    * Starts a Kafka Streams app with the pipeline's defaults (exactly-once v2, dead-letter queue to the rejected
    * topic, state under the configured state dir, metrics bound); {@code /health} waits for it to be RUNNING.

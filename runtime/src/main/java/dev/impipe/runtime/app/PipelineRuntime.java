@@ -124,9 +124,14 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
     Properties props = new Properties();
     props.putAll(config.clientProperties());
     props.putAll(StreamsDefaults.properties(config, topics.names(), name));
-    props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, advertisedHost + ":" + http.port());
+    props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, applicationServer());
     props.putAll(overrides);
     return props;
+  }
+
+  @Override
+  public String applicationServer() {
+    return advertisedHost + ":" + http.port();
   }
 
   @Override
