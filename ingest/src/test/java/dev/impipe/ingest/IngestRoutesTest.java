@@ -37,7 +37,7 @@ class IngestRoutesTest {
     producer = new MockProducer<>(true, null, new StringSerializer(), new ByteArraySerializer());
     MessagePublisher publisher = new MessagePublisher(topics, IngestConfig.defaults(),
         Clock.fixed(MessagePublisherTest.NOW, ZoneOffset.UTC), producer);
-    http = new HttpApi("127.0.0.1", 0, 4);
+    http = new HttpApi("127.0.0.1", 0);
     new IngestRoutes(publisher, IngestConfig.defaults(), new SimpleMeterRegistry()).register(http);
     http.start();
   }
@@ -101,7 +101,7 @@ class IngestRoutesTest {
         new ByteArraySerializer());
     http.close();
     ImTopics topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope(registryUrl));
-    http = new HttpApi("127.0.0.1", 0, 4);
+    http = new HttpApi("127.0.0.1", 0);
     new IngestRoutes(new MessagePublisher(topics, IngestConfig.defaults(),
         Clock.fixed(MessagePublisherTest.NOW, ZoneOffset.UTC), failing), IngestConfig.defaults(),
         new SimpleMeterRegistry()).register(http);

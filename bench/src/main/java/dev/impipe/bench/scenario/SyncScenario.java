@@ -120,11 +120,6 @@ public final class SyncScenario implements Scenario {
         <= 10_000);
     result.figure("sync latency max", latency.max() / 1000.0, "ms");
     result.figure("ceiling (producer, for reference)", ceiling, "records/s");
-    if (!Boolean.getBoolean("sun.net.httpserver.nodelay")) {
-      result.note("The JDK HttpServer runs without TCP_NODELAY here (sun.net.httpserver.nodelay is not set): small "
-          + "responses can wait for the client's delayed ACK (~40 ms). Compare with "
-          + "IM_JAVA_OPTS='-Dsun.net.httpserver.nodelay=true -Xmx2g' bin/im bench sync.");
-    }
     wrk(base, users, limit, concurrency, result, cluster);
     result.note("The load generator runs in the same JVM as the inbox store and competes with it for the two "
         + "cores; latency is measured client-side (request sent -> full response read).");

@@ -1,7 +1,9 @@
 package dev.impipe.runtime.app;
 
 import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.auth.TokenVerifier;
 import dev.impipe.runtime.http.HttpApi;
+import dev.impipe.runtime.http.HttpSettings;
 import dev.impipe.runtime.http.Response;
 import dev.impipe.runtime.topics.ImTopics;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -44,8 +46,19 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
   private final Map<String, KafkaStreams> streams = new LinkedHashMap<>();
   private final Deque<AutoCloseable> closeables = new ArrayDeque<>();
   private final String advertisedHost;
+  /** Set once every component has started: before that the instance is not ready, whatever its apps say. */
+  private volatile boolean started;
 
   public PipelineRuntime(ImConfig config, Map<String, String> env, ImTopics topics) throws java.io.IOException {
+    this(config, env, topics, null);
+  }
+
+  /**
+   * @param verifier verifies the bearer tokens every {@code /v1} route requires (null: the routes are open, for
+   *     tests of the runtime itself only)
+   */
+  public PipelineRuntime(ImConfig config, Map<String, String> env, ImTopics topics, TokenVerifier verifier)
+      throws java.io.IOException {
     this.config = config;
     this.env = Map.copyOf(env);
     this.topics = topics;
@@ -58,11 +71,18 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
     new UptimeMetrics().bindTo(metrics);
     String host = env.getOrDefault("IM_HTTP_HOST", "127.0.0.1");
     this.advertisedHost = env.getOrDefault("IM_ADVERTISED_HOST", host.equals("0.0.0.0") ? "127.0.0.1" : host);
-    int threads = Integer.parseInt(env.getOrDefault("IM_HTTP_THREADS", "32"));
-    this.http = new HttpApi(host, config.httpPort(), threads);
-    http.route("GET", "/health", r -> health());
-    http.route("GET", "/metrics", r -> Response.text(200, "text/plain; version=0.0.4; charset=utf-8",
+    this.http = new HttpApi(HttpSettings.fromEnv(env, config.httpPort()));
+    if (verifier != null) {
+      http.authenticate("/v1/", verifier);
+    }
+    http.system("GET", "/health", r -> health());
+    http.system("GET", "/health/live", r -> Response.json(200, Map.of("status", "ALIVE")));
+    http.system("GET", "/metrics", r -> Response.text(200, "text/plain; version=0.0.4; charset=utf-8",
         metrics.scrape()));
+    io.micrometer.core.instrument.Gauge.builder("im.http.queued", http, HttpApi::queued)
+        .description("HTTP requests waiting for a worker").register(metrics);
+    io.micrometer.core.instrument.Gauge.builder("im.http.connections", http, HttpApi::openConnections)
+        .description("open HTTP connections").register(metrics);
   }
 
   /** Starts the HTTP server, then every component in order. */
@@ -74,25 +94,26 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
       component.start(this);
       LOG.info("Component {} started in {} ms", component.name(), (System.nanoTime() - t0) / 1_000_000);
     }
+    started = true;
   }
 
   private Response health() {
     Map<String, Object> apps = new LinkedHashMap<>();
-    boolean up = true;
+    boolean up = started;
     for (Map.Entry<String, KafkaStreams> e : streams.entrySet()) {
       KafkaStreams.State state = e.getValue().state();
       apps.put(e.getKey(), state.name());
       up &= state == KafkaStreams.State.RUNNING;
     }
     Map<String, Object> body = new LinkedHashMap<>();
-    body.put("status", up ? "UP" : "DOWN");
+    body.put("status", up ? "UP" : started ? "DOWN" : "STARTING");
     body.put("streams", apps);
     return Response.json(up ? 200 : 503, body);
   }
 
-  /** True when every Streams app is RUNNING. */
+  /** True once every component has started and every Streams app is RUNNING. */
   public boolean healthy() {
-    return streams.values().stream().allMatch(s -> s.state() == KafkaStreams.State.RUNNING);
+    return started && streams.values().stream().allMatch(s -> s.state() == KafkaStreams.State.RUNNING);
   }
 
   @Override

@@ -1,133 +1,489 @@
 package dev.impipe.runtime.http;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.net.InetSocketAddress;
+import dev.impipe.runtime.auth.AuthException;
+import dev.impipe.runtime.auth.Principal;
+import dev.impipe.runtime.auth.TokenVerifier;
+import io.vertx.core.Context;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpClient;
+import io.vertx.core.http.HttpClientOptions;
+import io.vertx.core.http.HttpConnection;
+import io.vertx.core.http.HttpServer;
+import io.vertx.core.http.HttpServerOptions;
+import io.vertx.core.http.HttpServerRequest;
+import io.vertx.core.http.PoolOptions;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.OptionalLong;
+import java.util.UUID;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A small JSON-over-HTTP router on the JDK's HTTP server. Routes are {@code METHOD /path/{var}/...}; errors are
- * answered as {@code {"error": "..."}} with a 4xx/5xx status.
+ * The JSON-over-HTTP server of a pipeline process, on Vert.x: an event loop accepts connections, reads requests and
+ * writes answers; handlers run on a bounded worker pool (blocking store reads are fine there), and asynchronous
+ * handlers ({@link #routeAsync}) may wait for Kafka or for a store to catch up without holding any thread.
+ *
+ * <p>What keeps one client from stalling the others: a cap on open connections, a deadline for the request head
+ * and one for the body, bodies limited in bytes (413 from {@code Content-Length} before reading), a bounded work
+ * queue (full: 503 + {@code Retry-After}), a deadline per request (503), and system routes ({@code /health},
+ * {@code /metrics}) that never queue behind {@code /v1} work. Routes under the authenticated prefix need a valid
+ * bearer token (401 + {@code WWW-Authenticate: Bearer} otherwise); a 500 answers only a correlation id, the detail
+ * goes to the log.
  */
 public final class HttpApi implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(HttpApi.class);
+  private static final String RETRY_AFTER = "1";
 
-  static {
-    // Without TCP_NODELAY a small JSON response waits for the client's delayed ACK (~40 ms per request). The JDK
-    // server reads this property once, when its first server is created.
-    if (System.getProperty("sun.net.httpserver.nodelay") == null) {
-      System.setProperty("sun.net.httpserver.nodelay", "true");
-    }
-  }
-  private static final int MAX_BODY_BYTES = 1 << 20;
-
-  /** Handles one request. */
+  /** Handles one request on a worker thread; may block briefly (a store read), never for long. */
   @FunctionalInterface
   public interface Handler {
     Response handle(Request request) throws Exception;
   }
 
-  private record Route(String method, String[] segments, Handler handler) {}
+  /**
+   * Handles one request asynchronously: called on a worker thread, it returns at once and completes the stage
+   * later (a Kafka acknowledgement, a store catching up) without holding a thread while it waits.
+   */
+  @FunctionalInterface
+  public interface AsyncHandler {
+    CompletionStage<Response> handle(Request request) throws Exception;
+  }
 
-  private final List<Route> routes = new java.util.concurrent.CopyOnWriteArrayList<>();
+  private enum Kind { WORKER, SYSTEM }
+
+  private record Route(String method, String[] segments, AsyncHandler handler, Kind kind) {}
+
+  private static final class ConnState {
+    volatile long headerTimer = -1;
+  }
+
+  private final HttpSettings settings;
+  private final List<Route> routes = new CopyOnWriteArrayList<>();
+  private final Vertx vertx;
   private final HttpServer server;
-  private final ExecutorService executor;
+  private final HttpClient client;
+  private final ThreadPoolExecutor workers;
+  private final ExecutorService system;
+  private final ForwardMarker marker;
+  private final AtomicInteger connections = new AtomicInteger();
+  private final Map<HttpConnection, ConnState> connStates = new ConcurrentHashMap<>();
+  private volatile String authPrefix;
+  private volatile TokenVerifier verifier;
+  private volatile int boundPort = -1;
 
-  public HttpApi(String host, int port, int threads) throws IOException {
-    this.server = HttpServer.create(new InetSocketAddress(host, port), 256);
-    this.executor = Executors.newFixedThreadPool(threads, r -> {
-      Thread t = new Thread(r, "http-" + r.hashCode());
+  public HttpApi(HttpSettings settings) {
+    this.settings = settings;
+    this.vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(2).setWorkerPoolSize(2)
+        .setBlockedThreadCheckInterval(10).setBlockedThreadCheckIntervalUnit(TimeUnit.SECONDS));
+    AtomicInteger n = new AtomicInteger();
+    this.workers = new ThreadPoolExecutor(settings.workers(), settings.workers(), 60, TimeUnit.SECONDS,
+        new ArrayBlockingQueue<>(settings.queue()), r -> {
+          Thread t = new Thread(r, "http-worker-" + n.incrementAndGet());
+          t.setDaemon(true);
+          return t;
+        }, new ThreadPoolExecutor.AbortPolicy());
+    this.system = Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "http-system");
       t.setDaemon(true);
       return t;
     });
-    server.setExecutor(executor);
-    server.createContext("/", this::dispatch);
+    this.marker = new ForwardMarker(settings.clusterKey());
+    HttpServerOptions options = new HttpServerOptions()
+        .setHost(settings.host())
+        .setPort(settings.port())
+        .setTcpNoDelay(true)
+        .setReuseAddress(true)
+        // A connection waiting for its answer sends nothing: the idle timeout must outlast the request deadline.
+        .setIdleTimeout((int) Math.max(settings.idleTimeoutMs(), settings.requestTimeoutMs() + 1_000))
+        .setIdleTimeoutUnit(TimeUnit.MILLISECONDS)
+        .setMaxInitialLineLength(8_192)
+        .setMaxHeaderSize(16_384)
+        .setAcceptBacklog(1_024)
+        .setDecompressionSupported(false)
+        .setCompressionSupported(false);
+    this.server = vertx.createHttpServer(options);
+    server.connectionHandler(this::onConnection);
+    server.requestHandler(this::onRequest);
+    this.client = vertx.createHttpClient(new HttpClientOptions().setConnectTimeout(1_000).setKeepAlive(true)
+        .setTcpNoDelay(true).setIdleTimeout(30), new PoolOptions().setHttp1MaxSize(64));
   }
 
-  /** Adds a route; {@code pattern} segments in braces are path variables. */
+  /** A server with default limits on {@code host:port} (0 = any free port). */
+  public HttpApi(String host, int port) {
+    this(HttpSettings.defaults(host, port));
+  }
+
+  /** Requires a verified bearer token on every route under {@code prefix} (e.g. {@code /v1/}). */
+  public HttpApi authenticate(String prefix, TokenVerifier tokenVerifier) {
+    this.authPrefix = prefix;
+    this.verifier = tokenVerifier;
+    return this;
+  }
+
+  /** Adds a route whose handler runs on the worker pool; {@code pattern} segments in braces are path variables. */
   public HttpApi route(String method, String pattern, Handler handler) {
+    return add(method, pattern, r -> CompletableFuture.completedFuture(handler.handle(r)), Kind.WORKER);
+  }
+
+  /** Adds a route whose handler answers asynchronously (see {@link AsyncHandler}). */
+  public HttpApi routeAsync(String method, String pattern, AsyncHandler handler) {
+    return add(method, pattern, handler, Kind.WORKER);
+  }
+
+  /**
+   * Adds a route that never queues behind application work and needs no token ({@code /health}, {@code /metrics}):
+   * it runs on a thread of its own.
+   */
+  public HttpApi system(String method, String pattern, Handler handler) {
+    return add(method, pattern, r -> CompletableFuture.completedFuture(handler.handle(r)), Kind.SYSTEM);
+  }
+
+  private HttpApi add(String method, String pattern, AsyncHandler handler, Kind kind) {
     String[] segments = pattern.replaceAll("^/+", "").split("/");
-    routes.add(new Route(method.toUpperCase(Locale.ROOT), segments, handler));
+    routes.add(new Route(method.toUpperCase(Locale.ROOT), segments, handler, kind));
     return this;
   }
 
   public void start() {
-    server.start();
-  }
-
-  public int port() {
-    return server.getAddress().getPort();
-  }
-
-  private void dispatch(HttpExchange exchange) {
-    Response response;
     try {
-      response = handle(exchange);
-    } catch (HttpError e) {
-      response = error(e.status(), e.getMessage());
-      for (Map.Entry<String, String> h : e.headers().entrySet()) {
-        response = response.withHeader(h.getKey(), h.getValue());
-      }
-    } catch (Exception e) {
-      LOG.warn("{} {} failed", exchange.getRequestMethod(), exchange.getRequestURI(), e);
-      response = error(500, "internal error: " + e.getClass().getSimpleName()
-          + (e.getMessage() == null ? "" : ": " + e.getMessage()));
-    }
-    try (exchange) {
-      response.headers().forEach((k, v) -> exchange.getResponseHeaders().set(k, v));
-      exchange.getResponseHeaders().set("Content-Type", response.contentType());
-      byte[] body = response.body();
-      exchange.sendResponseHeaders(response.status(), body.length == 0 ? -1 : body.length);
-      if (body.length > 0) {
-        try (OutputStream out = exchange.getResponseBody()) {
-          out.write(body);
-        }
-      }
-    } catch (IOException e) {
-      LOG.debug("Client went away during {} {}", exchange.getRequestMethod(), exchange.getRequestURI());
+      HttpServer listening = server.listen().toCompletionStage().toCompletableFuture().get(30, TimeUnit.SECONDS);
+      boundPort = listening.actualPort();
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("HTTP server cannot listen on " + settings.host() + ":" + settings.port()
+          + ": " + e.getCause().getMessage(), e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while starting the HTTP server", e);
+    } catch (TimeoutException e) {
+      throw new IllegalStateException("HTTP server did not start listening within 30 s", e);
     }
   }
 
-  private Response handle(HttpExchange exchange) throws Exception {
-    String method = exchange.getRequestMethod().toUpperCase(Locale.ROOT);
-    String rawPath = exchange.getRequestURI().getRawPath();
+  /** The bound port (the configured one until {@link #start()}). */
+  public int port() {
+    return boundPort >= 0 ? boundPort : settings.port();
+  }
+
+  public HttpSettings settings() {
+    return settings;
+  }
+
+  /** Signs and verifies instance-to-instance forwarding markers. */
+  public ForwardMarker marker() {
+    return marker;
+  }
+
+  /** The pool request handlers run on: continue work there after an asynchronous wait. */
+  public Executor workers() {
+    return workers;
+  }
+
+  /** A non-blocking HTTP client (forwarding to other instances). */
+  public HttpClient client() {
+    return client;
+  }
+
+  /** Completes after {@code delayMs} without holding a thread while waiting. */
+  public CompletableFuture<Void> after(long delayMs) {
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    vertx.setTimer(Math.max(1, delayMs), id -> done.complete(null));
+    return done;
+  }
+
+  /** Runs {@code task} on the worker pool; a full queue fails the stage with a 503. */
+  public <T> CompletableFuture<T> onWorker(java.util.concurrent.Callable<CompletionStage<T>> task) {
+    CompletableFuture<T> out = new CompletableFuture<>();
+    try {
+      workers.execute(() -> {
+        try {
+          task.call().whenComplete((v, e) -> {
+            if (e != null) {
+              out.completeExceptionally(e);
+            } else {
+              out.complete(v);
+            }
+          });
+        } catch (Throwable e) {
+          out.completeExceptionally(e);
+        }
+      });
+    } catch (RejectedExecutionException e) {
+      out.completeExceptionally(busy());
+    }
+    return out;
+  }
+
+  // ---------------------------------------------------------------------------------------------- connections
+
+  private void onConnection(HttpConnection conn) {
+    if (connections.incrementAndGet() > settings.maxConnections()) {
+      connections.decrementAndGet();
+      conn.close();
+      return;
+    }
+    ConnState state = new ConnState();
+    connStates.put(conn, state);
+    armHeaderTimer(conn, state);
+    conn.closeHandler(v -> {
+      connections.decrementAndGet();
+      ConnState s = connStates.remove(conn);
+      if (s != null && s.headerTimer >= 0) {
+        vertx.cancelTimer(s.headerTimer);
+      }
+    });
+  }
+
+  /** A connection that has not sent a complete request head in time is closed (slow-header clients). */
+  private void armHeaderTimer(HttpConnection conn, ConnState state) {
+    state.headerTimer = vertx.setTimer(settings.headerTimeoutMs(), id -> {
+      state.headerTimer = -1;
+      conn.close();
+    });
+  }
+
+  private void headRead(HttpServerRequest req) {
+    ConnState state = connStates.get(req.connection());
+    if (state != null && state.headerTimer >= 0) {
+      vertx.cancelTimer(state.headerTimer);
+      state.headerTimer = -1;
+    }
+  }
+
+  private void answered(HttpServerRequest req) {
+    ConnState state = connStates.get(req.connection());
+    if (state != null) {
+      armHeaderTimer(req.connection(), state);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------------- requests
+
+  private void onRequest(HttpServerRequest req) {
+    headRead(req);
+    Context ctx = Vertx.currentContext();
+    String method = req.method().name();
+    String rawPath = req.path();
     String[] parts = rawPath.replaceAll("^/+", "").split("/", -1);
+    Route route = null;
+    Map<String, String> vars = null;
     boolean pathMatched = false;
-    for (Route route : routes) {
-      Map<String, String> vars = match(route.segments(), parts);
-      if (vars == null) {
+    for (Route r : routes) {
+      Map<String, String> v = match(r.segments(), parts);
+      if (v == null) {
         continue;
       }
       pathMatched = true;
-      if (!route.method().equals(method)) {
-        continue;
+      if (r.method().equals(method)) {
+        route = r;
+        vars = v;
+        break;
       }
-      byte[] body = readBody(exchange.getRequestBody());
-      Map<String, String> headers = new HashMap<>();
-      exchange.getRequestHeaders().forEach((k, v) -> headers.put(k.toLowerCase(Locale.ROOT), v.get(0)));
-      Request request = new Request(method, rawPath, vars, parseQuery(exchange.getRequestURI().getRawQuery()),
-          headers, body);
-      return route.handler().handle(request);
     }
-    if (pathMatched) {
-      return error(405, "method " + method + " not allowed on " + rawPath);
+    if (route == null) {
+      req.resume();
+      Response error = pathMatched ? error(405, "method " + method + " not allowed on " + rawPath)
+          : error(404, "no such endpoint: " + method + " " + rawPath);
+      drainThenRespond(req, ctx, error);
+      return;
     }
-    return error(404, "no such endpoint: " + method + " " + rawPath);
+    String length = req.getHeader("Content-Length");
+    if (length != null) {
+      long declared;
+      try {
+        declared = Long.parseLong(length.trim());
+      } catch (NumberFormatException e) {
+        respondAndClose(req, ctx, error(400, "invalid Content-Length"));
+        return;
+      }
+      if (declared > settings.maxBodyBytes()) {
+        respondAndClose(req, ctx, error(413, "request body larger than " + settings.maxBodyBytes() + " bytes"));
+        return;
+      }
+    }
+    if ("100-continue".equalsIgnoreCase(req.getHeader("Expect"))) {
+      req.response().writeContinue();
+    }
+    Route chosen = route;
+    Map<String, String> pathVars = vars;
+    Buffer body = Buffer.buffer();
+    AtomicBoolean tooLarge = new AtomicBoolean();
+    long bodyTimer = vertx.setTimer(settings.bodyTimeoutMs(), id -> {
+      if (!req.isEnded()) {
+        respondAndClose(req, ctx, error(408, "request body not received within "
+            + settings.bodyTimeoutMs() + " ms"));
+      }
+    });
+    req.handler(chunk -> {
+      if (tooLarge.get()) {
+        return;
+      }
+      if (body.length() + chunk.length() > settings.maxBodyBytes()) {
+        tooLarge.set(true);
+        vertx.cancelTimer(bodyTimer);
+        respondAndClose(req, ctx, error(413, "request body larger than " + settings.maxBodyBytes() + " bytes"));
+        return;
+      }
+      body.appendBuffer(chunk);
+    });
+    req.exceptionHandler(e -> vertx.cancelTimer(bodyTimer));
+    req.endHandler(v -> {
+      vertx.cancelTimer(bodyTimer);
+      if (!tooLarge.get()) {
+        dispatch(req, ctx, chosen, pathVars, body.getBytes());
+      }
+    });
+  }
+
+  private void dispatch(HttpServerRequest req, Context ctx, Route route, Map<String, String> vars, byte[] body) {
+    Map<String, String> headers = new HashMap<>();
+    req.headers().forEach(h -> headers.putIfAbsent(h.getKey().toLowerCase(Locale.ROOT), h.getValue()));
+    String rawUri = req.uri();
+    Map<String, String> query = parseQuery(req.query());
+    OptionalLong forwarded = marker.verify(headers.get(ForwardMarker.HEADER.toLowerCase(Locale.ROOT)),
+        route.method(), rawUri, System.currentTimeMillis());
+    // Handlers see only a verified marker; a client-sent one is dropped here.
+    headers.remove(ForwardMarker.HEADER.toLowerCase(Locale.ROOT));
+    Request request = new Request(route.method(), req.path(), vars, query, headers, body, rawUri, null, forwarded);
+    AtomicBoolean done = new AtomicBoolean();
+    long deadline = vertx.setTimer(settings.requestTimeoutMs(), id -> {
+      if (done.compareAndSet(false, true)) {
+        respond(req, ctx, error(503, "request not answered within " + settings.requestTimeoutMs() + " ms, retry")
+            .withHeader("Retry-After", RETRY_AFTER));
+      }
+    });
+    Runnable work = () -> {
+      CompletionStage<Response> stage;
+      try {
+        stage = route.handler().handle(authenticated(route, request));
+      } catch (Throwable e) {
+        stage = CompletableFuture.failedFuture(e);
+      }
+      stage.whenComplete((response, failure) -> {
+        if (!done.compareAndSet(false, true)) {
+          return;
+        }
+        vertx.cancelTimer(deadline);
+        respond(req, ctx, failure == null ? response : toResponse(req, failure));
+      });
+    };
+    try {
+      (route.kind() == Kind.SYSTEM ? system : workers).execute(work);
+    } catch (RejectedExecutionException e) {
+      if (done.compareAndSet(false, true)) {
+        vertx.cancelTimer(deadline);
+        respond(req, ctx, toResponse(req, busy()));
+      }
+    }
+  }
+
+  private Request authenticated(Route route, Request request) {
+    TokenVerifier v = verifier;
+    if (route.kind() == Kind.SYSTEM || v == null || authPrefix == null || !request.path().startsWith(authPrefix)) {
+      return request;
+    }
+    String header = request.headers().get("authorization");
+    String token = null;
+    if (header != null) {
+      if (!header.regionMatches(true, 0, "Bearer ", 0, 7)) {
+        throw HttpError.unauthorized("Authorization must be a Bearer token");
+      }
+      token = header.substring(7).trim();
+    } else {
+      // Browsers cannot set headers on a WebSocket upgrade: the token may come as a query parameter there.
+      token = request.query().get("access_token");
+    }
+    if (token == null || token.isEmpty()) {
+      throw HttpError.unauthorized("a bearer token is required");
+    }
+    try {
+      Principal principal = v.verify(token);
+      return request.withPrincipal(principal);
+    } catch (AuthException e) {
+      throw HttpError.unauthorized(e.getMessage());
+    }
+  }
+
+  private static HttpError busy() {
+    return new HttpError(503, "server busy, retry", Map.of("Retry-After", RETRY_AFTER));
+  }
+
+  private Response toResponse(HttpServerRequest req, Throwable failure) {
+    Throwable e = failure;
+    while ((e instanceof CompletionException || e instanceof ExecutionException) && e.getCause() != null) {
+      e = e.getCause();
+    }
+    if (e instanceof HttpError http) {
+      Response response = error(http.status(), http.getMessage());
+      for (Map.Entry<String, String> h : http.headers().entrySet()) {
+        response = response.withHeader(h.getKey(), h.getValue());
+      }
+      return response;
+    }
+    String id = UUID.randomUUID().toString();
+    LOG.warn("{} {} failed (correlation id {})", req.method(), req.path(), id, e);
+    return Response.json(500, Map.of("error", "internal error", "correlationId", id))
+        .withHeader("X-Correlation-Id", id);
+  }
+
+  private void drainThenRespond(HttpServerRequest req, Context ctx, Response response) {
+    if (req.isEnded()) {
+      respond(req, ctx, response);
+    } else {
+      req.handler(b -> { });
+      req.endHandler(v -> respond(req, ctx, response));
+      req.exceptionHandler(e -> { });
+    }
+  }
+
+  private void respondAndClose(HttpServerRequest req, Context ctx, Response response) {
+    ctx.runOnContext(v -> {
+      if (req.response().ended() || req.response().closed()) {
+        return;
+      }
+      write(req, response.withHeader("Connection", "close"));
+      req.connection().close();
+    });
+  }
+
+  private void respond(HttpServerRequest req, Context ctx, Response response) {
+    ctx.runOnContext(v -> {
+      if (req.response().ended() || req.response().closed()) {
+        return;
+      }
+      write(req, response);
+      answered(req);
+    });
+  }
+
+  private static void write(HttpServerRequest req, Response response) {
+    var out = req.response().setStatusCode(response.status());
+    response.headers().forEach(out::putHeader);
+    out.putHeader("Content-Type", response.contentType());
+    out.end(Buffer.buffer(response.body()));
   }
 
   private static Map<String, String> match(String[] pattern, String[] parts) {
@@ -142,8 +498,12 @@ public final class HttpApi implements AutoCloseable {
           return null;
         }
         // '+' is literal in a path (URLDecoder is for form data, where it means a space).
-        vars.put(p.substring(1, p.length() - 1),
-            URLDecoder.decode(parts[i].replace("+", "%2B"), StandardCharsets.UTF_8));
+        try {
+          vars.put(p.substring(1, p.length() - 1),
+              URLDecoder.decode(parts[i].replace("+", "%2B"), StandardCharsets.UTF_8));
+        } catch (IllegalArgumentException e) {
+          return null;
+        }
       } else if (!p.equals(parts[i])) {
         return null;
       }
@@ -158,40 +518,48 @@ public final class HttpApi implements AutoCloseable {
     }
     for (String pair : raw.split("&")) {
       int eq = pair.indexOf('=');
-      String key = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
-      String value = eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
-      query.putIfAbsent(key, value);
+      try {
+        String key = URLDecoder.decode(eq < 0 ? pair : pair.substring(0, eq), StandardCharsets.UTF_8);
+        String value = eq < 0 ? "" : URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8);
+        query.putIfAbsent(key, value);
+      } catch (IllegalArgumentException e) {
+        throw HttpError.badRequest("malformed query string");
+      }
     }
     return query;
-  }
-
-  private static byte[] readBody(InputStream in) throws IOException {
-    byte[] body = in.readNBytes(MAX_BODY_BYTES + 1);
-    if (body.length > MAX_BODY_BYTES) {
-      throw new HttpError(413, "request body larger than " + MAX_BODY_BYTES + " bytes");
-    }
-    return body;
   }
 
   private static Response error(int status, String message) {
     return Response.json(status, Map.of("error", message == null ? "error" : message));
   }
 
-  /** Lists the registered routes, for the start-up banner. */
-  public List<String> describe() {
-    List<String> out = new ArrayList<>();
-    routes.forEach(r -> out.add(r.method() + " /" + String.join("/", r.segments())));
-    return out;
+  /** Requests waiting for a worker right now (a gauge). */
+  public int queued() {
+    return workers.getQueue().size();
+  }
+
+  /** Open connections right now (a gauge). */
+  public int openConnections() {
+    return connections.get();
   }
 
   @Override
   public void close() {
-    server.stop(0);
-    executor.shutdownNow();
     try {
-      executor.awaitTermination(5, TimeUnit.SECONDS);
+      server.close().toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      LOG.debug("HTTP server close: {}", e.toString());
+    }
+    workers.shutdownNow();
+    system.shutdownNow();
+    try {
+      vertx.close().toCompletionStage().toCompletableFuture().get(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      LOG.debug("Vert.x close: {}", e.toString());
     }
   }
 }

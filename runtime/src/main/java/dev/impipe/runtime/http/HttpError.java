@@ -23,8 +23,20 @@ public class HttpError extends RuntimeException {
     return new HttpError(400, message);
   }
 
-  public static HttpError notFound(String message) {
-    return new HttpError(404, message);
+  /** 401 with the {@code WWW-Authenticate: Bearer} challenge. */
+  public static HttpError unauthorized(String message) {
+    return new HttpError(401, message, Map.of("WWW-Authenticate",
+        "Bearer realm=\"im\", error=\"invalid_token\", error_description=\"" + message.replace("\"", "'") + "\""));
+  }
+
+  /** 403: the token is valid but does not allow this. */
+  public static HttpError forbidden(String message) {
+    return new HttpError(403, message);
+  }
+
+  /** 503 with {@code Retry-After} (seconds). */
+  public static HttpError unavailable(String message, int retryAfterSeconds) {
+    return new HttpError(503, message, Map.of("Retry-After", Integer.toString(retryAfterSeconds)));
   }
 
   public int status() {

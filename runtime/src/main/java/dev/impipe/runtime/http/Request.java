@@ -1,13 +1,46 @@
 package dev.impipe.runtime.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.impipe.runtime.auth.Principal;
 import java.io.IOException;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 
-/** An HTTP request as handlers see it. */
+/**
+ * An HTTP request as handlers see it.
+ *
+ * @param rawUri path and query exactly as received (what a forwarding marker is signed over)
+ * @param principal who the verified bearer token names; null only on routes that need no token
+ * @param forwardedBudgetMs set when the request carries a valid forwarding marker from another instance: the time
+ *     budget it has left
+ */
 public record Request(String method, String path, Map<String, String> pathParams, Map<String, String> query,
-    Map<String, String> headers, byte[] body) {
+    Map<String, String> headers, byte[] body, String rawUri, Principal principal, OptionalLong forwardedBudgetMs) {
+
+  /** A request made inside this process (no token, not forwarded). */
+  public Request(String method, String path, Map<String, String> pathParams, Map<String, String> query,
+      Map<String, String> headers, byte[] body) {
+    this(method, path, pathParams, query, headers, body, path, null, OptionalLong.empty());
+  }
+
+  /** The caller; 401 when the route was reached without a verified token. */
+  public Principal caller() {
+    if (principal == null) {
+      throw HttpError.unauthorized("a bearer token is required");
+    }
+    return principal;
+  }
+
+  /** True when another instance forwarded this request with a valid marker. */
+  public boolean forwarded() {
+    return forwardedBudgetMs.isPresent();
+  }
+
+  /** The same request with other path variables and query (for internal sub-requests). */
+  public Request withPrincipal(Principal newPrincipal) {
+    return new Request(method, path, pathParams, query, headers, body, rawUri, newPrincipal, forwardedBudgetMs);
+  }
 
   /** A path variable of the route pattern ({@code {name}}). */
   public String path(String name) {

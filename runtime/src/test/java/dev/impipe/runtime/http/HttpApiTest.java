@@ -9,7 +9,11 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import dev.impipe.runtime.auth.AuthException;
+import dev.impipe.runtime.auth.Principal;
+import java.time.Instant;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -20,10 +24,25 @@ class HttpApiTest {
   private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
   private HttpApi api;
+  private final java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
 
   @BeforeEach
   void start() throws IOException {
-    api = new HttpApi("127.0.0.1", 0, 2);
+    api = new HttpApi(HttpSettings.fromEnv(Map.of("IM_HTTP_WORKERS", "2", "IM_HTTP_QUEUE", "32",
+        "IM_HTTP_HEADER_TIMEOUT", "500ms", "IM_HTTP_IDLE_TIMEOUT", "1s", "IM_HTTP_REQUEST_TIMEOUT", "5s"), 0));
+    api.authenticate("/v1/", token -> {
+      if (!token.startsWith("good-")) {
+        throw new AuthException("bad signature");
+      }
+      return new Principal(token.substring(5), Optional.empty(), Instant.now().plusSeconds(60), token);
+    });
+    api.route("GET", "/v1/whoami", request -> Response.json(200, Map.of("user", request.caller().userId())));
+    api.routeAsync("GET", "/v1/slow", request -> api.after(300).thenApply(v -> Response.json(200, Map.of())));
+    api.route("GET", "/block", request -> {
+      release.await(20, java.util.concurrent.TimeUnit.SECONDS);
+      return Response.empty(204);
+    });
+    api.route("GET", "/v1/forwarded", request -> Response.json(200, Map.of("forwarded", request.forwarded())));
     api.route("GET", "/users/{userId}/inbox", request -> Response.json(200, Map.of(
         "userId", request.path("userId"),
         "from", request.longQuery("from", 0, 0, Long.MAX_VALUE),
@@ -45,7 +64,7 @@ class HttpApiTest {
       throw new IllegalStateException("store not ready");
     });
     api.route("DELETE", "/things/{id}", request -> Response.empty(204));
-    api.route("GET", "/health", request -> Response.text(200, "text/plain", "ok"));
+    api.system("GET", "/health", request -> Response.text(200, "text/plain", "ok"));
     api.start();
   }
 
@@ -151,7 +170,11 @@ class HttpApiTest {
     HttpResponse<String> response = get("/boom");
 
     assertThat(response.statusCode()).isEqualTo(500);
-    assertThat(json(response).get("error").asText()).contains("IllegalStateException").contains("store not ready");
+    // The detail goes to the log; the client gets a generic message and a correlation id to quote.
+    assertThat(response.body()).doesNotContain("IllegalStateException").doesNotContain("store not ready");
+    assertThat(json(response).get("error").asText()).isEqualTo("internal error");
+    assertThat(json(response).get("correlationId").asText()).isNotBlank()
+        .isEqualTo(response.headers().firstValue("X-Correlation-Id").orElseThrow());
     assertThat(get("/health").statusCode()).isEqualTo(200);
   }
 
@@ -213,7 +236,137 @@ class HttpApiTest {
   }
 
   @Test
-  void describeListsTheRoutes() {
-    assertThat(api.describe()).contains("GET /users/{userId}/inbox", "POST /users/{userId}/cursor", "GET /health");
+  void v1RoutesNeedAValidBearerToken() throws Exception {
+    HttpResponse<String> none = get("/v1/whoami");
+    assertThat(none.statusCode()).isEqualTo(401);
+    assertThat(none.headers().firstValue("WWW-Authenticate")).hasValueSatisfying(v -> assertThat(v).startsWith("Bearer"));
+
+    HttpResponse<String> bad = CLIENT.send(HttpRequest.newBuilder(URI.create(base() + "/v1/whoami"))
+        .header("Authorization", "Bearer forged").build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(bad.statusCode()).isEqualTo(401);
+    assertThat(json(bad).get("error").asText()).isEqualTo("bad signature");
+
+    HttpResponse<String> basic = CLIENT.send(HttpRequest.newBuilder(URI.create(base() + "/v1/whoami"))
+        .header("Authorization", "Basic YTpi").build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(basic.statusCode()).isEqualTo(401);
+
+    HttpResponse<String> ok = CLIENT.send(HttpRequest.newBuilder(URI.create(base() + "/v1/whoami"))
+        .header("Authorization", "Bearer good-alice").build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(ok.statusCode()).isEqualTo(200);
+    assertThat(json(ok).get("user").asText()).isEqualTo("alice");
+
+    // Routes outside /v1 need none.
+    assertThat(get("/health").statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void aClientSentForwardingMarkerIsIgnoredAndASignedOneIsSeen() throws Exception {
+    HttpResponse<String> forged = CLIENT.send(HttpRequest.newBuilder(URI.create(base() + "/v1/forwarded"))
+        .header("Authorization", "Bearer good-alice").header(ForwardMarker.HEADER, "5000").build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(json(forged).get("forwarded").asBoolean()).isFalse();
+
+    String signed = api.marker().sign("GET", "/v1/forwarded", 5_000, System.currentTimeMillis());
+    HttpResponse<String> real = CLIENT.send(HttpRequest.newBuilder(URI.create(base() + "/v1/forwarded"))
+        .header("Authorization", "Bearer good-alice").header(ForwardMarker.HEADER, signed).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(json(real).get("forwarded").asBoolean()).isTrue();
+
+    // A marker signed for another path does not carry over.
+    String other = api.marker().sign("GET", "/v1/whoami", 5_000, System.currentTimeMillis());
+    HttpResponse<String> replayed = CLIENT.send(HttpRequest.newBuilder(URI.create(base() + "/v1/forwarded"))
+        .header("Authorization", "Bearer good-alice").header(ForwardMarker.HEADER, other).build(),
+        HttpResponse.BodyHandlers.ofString());
+    assertThat(json(replayed).get("forwarded").asBoolean()).isFalse();
+  }
+
+  @Test
+  void aFullWorkQueueIs503WithRetryAfterAndHealthStillAnswers() throws Exception {
+    // Two workers blocked, 32 queued behind them: the next request is refused at once.
+    var blocked = new java.util.ArrayList<java.util.concurrent.CompletableFuture<HttpResponse<String>>>();
+    for (int i = 0; i < 34; i++) {
+      blocked.add(CLIENT.sendAsync(HttpRequest.newBuilder(URI.create(base() + "/block")).build(),
+          HttpResponse.BodyHandlers.ofString()));
+    }
+    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(10)).until(() -> api.queued() == 32);
+    HttpResponse<String> refused = get("/users/bob/inbox");
+    assertThat(refused.statusCode()).isEqualTo(503);
+    assertThat(refused.headers().firstValue("Retry-After")).hasValue("1");
+    assertThat(get("/health").statusCode()).isEqualTo(200);
+    release.countDown();
+    for (var f : blocked) {
+      assertThat(f.get(10, java.util.concurrent.TimeUnit.SECONDS).statusCode()).isEqualTo(204);
+    }
+  }
+
+  @Test
+  void asyncWaitsHoldNoWorker() throws Exception {
+    // Two workers: twenty pending asynchronous waits do not occupy them, so a plain request still gets through.
+    var pending = new java.util.ArrayList<java.util.concurrent.CompletableFuture<HttpResponse<String>>>();
+    for (int i = 0; i < 20; i++) {
+      pending.add(CLIENT.sendAsync(HttpRequest.newBuilder(URI.create(base() + "/v1/slow"))
+          .header("Authorization", "Bearer good-alice").build(), HttpResponse.BodyHandlers.ofString()));
+    }
+    assertThat(get("/users/bob/inbox").statusCode()).isEqualTo(200);
+    for (var f : pending) {
+      assertThat(f.get(10, java.util.concurrent.TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    }
+  }
+
+  @Test
+  void aDeclaredOversizedBodyIsRefusedBeforeItIsSent() throws Exception {
+    try (java.net.Socket socket = new java.net.Socket("127.0.0.1", api.port())) {
+      socket.setSoTimeout(5_000);
+      socket.getOutputStream().write(("POST /users/bob/cursor HTTP/1.1\r\nHost: x\r\n"
+          + "Content-Length: 104857600\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      socket.getOutputStream().flush();
+      String head = new String(socket.getInputStream().readNBytes(12), java.nio.charset.StandardCharsets.US_ASCII);
+      assertThat(head).isEqualTo("HTTP/1.1 413");
+    }
+  }
+
+  @Test
+  void aClientThatStopsMidHeadersIsCutOff() throws Exception {
+    try (java.net.Socket socket = new java.net.Socket("127.0.0.1", api.port())) {
+      socket.setSoTimeout(10_000);
+      socket.getOutputStream().write("GET /health HTTP/1.1\r\nHost: x\r\n".getBytes(
+          java.nio.charset.StandardCharsets.US_ASCII));
+      socket.getOutputStream().flush();
+      // The idle timeout (6 s here: never shorter than the request timeout + 1 s) closes the connection: the read ends instead of blocking.
+      assertThat(socket.getInputStream().read()).isEqualTo(-1);
+    }
+    assertThat(get("/health").statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void aKeptAliveConnectionThatTricklesItsNextHeadIsCutOffAtTheHeaderTimeout() throws Exception {
+    try (java.net.Socket socket = new java.net.Socket("127.0.0.1", api.port())) {
+      socket.setSoTimeout(10_000);
+      var out = socket.getOutputStream();
+      out.write("GET /health HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      out.flush();
+      var in = socket.getInputStream();
+      byte[] first = new byte[12];
+      assertThat(in.readNBytes(first, 0, 12)).isEqualTo(12);
+      // Now trickle the next head, a byte every 200 ms (never idle): the 500 ms header
+      // timeout ends it.
+      long start = System.nanoTime();
+      boolean closed = false;
+      for (int i = 0; i < 40 && !closed; i++) {
+        try {
+          out.write('X');
+          out.flush();
+        } catch (java.io.IOException reset) {
+          closed = true; // the server closed the connection: a write after its FIN/RST fails
+        }
+        java.util.concurrent.locks.LockSupport.parkNanos(200_000_000L); // the trickle's pace, not a settle wait
+      }
+      assertThat(closed).isTrue();
+      assertThat(java.time.Duration.ofNanos(System.nanoTime() - start)).isLessThan(java.time.Duration.ofSeconds(5));
+    }
+  }
+
+  private String base() {
+    return "http://127.0.0.1:" + api.port();
   }
 }
