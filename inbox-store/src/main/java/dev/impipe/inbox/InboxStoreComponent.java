@@ -42,12 +42,15 @@ public final class InboxStoreComponent implements PipelineComponent {
     producerProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
     producerProps.put(ProducerConfig.LINGER_MS_CONFIG, 0);
+    // A cursor commit must not hold an HTTP worker for long when the broker is away: fail fast, answer 503.
+    producerProps.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, cfg.queryTimeoutMs());
     producerProps.put(ProducerConfig.CLIENT_ID_CONFIG, context.config().topicPrefix() + "inbox-store-cursors");
     KafkaProducer<String, DeviceCursor> producer = context.closeOnShutdown(new KafkaProducer<>(producerProps,
         cursors.keySerde().serializer(), cursors.valueSerde().serializer()));
 
-    OwnerRouter router = new OwnerRouter(streams, HostInfo.buildFromEndpoint(context.applicationServer()), cfg.queryTimeoutMs(), context.metrics());
-    new InboxRoutes(streams, context.topics().names(), router, producer, cfg.queryTimeoutMs())
+    OwnerRouter router = new OwnerRouter(streams, HostInfo.buildFromEndpoint(context.applicationServer()),
+        cfg.queryTimeoutMs(), context.http(), context.metrics());
+    new InboxRoutes(streams, context.topics().names(), router, context.http(), producer, cfg.queryTimeoutMs())
         .register(context.http());
   }
 }

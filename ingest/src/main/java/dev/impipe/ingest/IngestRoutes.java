@@ -1,6 +1,7 @@
 package dev.impipe.ingest;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.impipe.runtime.auth.Principal;
 import dev.impipe.runtime.http.HttpApi;
 import dev.impipe.runtime.http.HttpError;
 import dev.impipe.runtime.http.Request;
@@ -15,9 +16,10 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** The HTTP endpoints for sending: messages, read markers, recalls, membership, cancelling scheduled messages. */
 public final class IngestRoutes {
@@ -26,6 +28,8 @@ public final class IngestRoutes {
       Set.of("senderId", "senderDeviceId", "to", "groupId", "body", "clientMsgId", "deliverAt");
   private static final Set<String> READ_FIELDS = Set.of("userId", "deviceId", "to", "groupId", "upToSeq");
   private static final Set<String> RECALL_FIELDS = Set.of("senderId", "deviceId", "to", "groupId", "messageId");
+
+  private static final Logger LOG = LoggerFactory.getLogger(IngestRoutes.class);
 
   private final MessagePublisher publisher;
   private final Duration timeout;
@@ -40,57 +44,87 @@ public final class IngestRoutes {
   }
 
   public void register(HttpApi http) {
-    http.route("POST", "/v1/messages", this::postMessage);
-    http.route("POST", "/v1/read", this::postRead);
-    http.route("POST", "/v1/recall", this::postRecall);
-    http.route("PUT", "/v1/groups/{groupId}/members/{userId}", r -> membership(r, true));
-    http.route("DELETE", "/v1/groups/{groupId}/members/{userId}", r -> membership(r, false));
-    http.route("DELETE", "/v1/scheduled/{messageId}", this::cancelScheduled);
+    http.routeAsync("POST", "/v1/messages", this::postMessage);
+    http.routeAsync("POST", "/v1/read", this::postRead);
+    http.routeAsync("POST", "/v1/recall", this::postRecall);
+    http.routeAsync("PUT", "/v1/groups/{groupId}/members/{userId}", r -> membership(r, true));
+    http.routeAsync("DELETE", "/v1/groups/{groupId}/members/{userId}", r -> membership(r, false));
+    http.routeAsync("DELETE", "/v1/scheduled/{messageId}", this::cancelScheduled);
   }
 
-  private Response postMessage(Request request) {
+  /**
+   * The acting user: the token's. A body field that names the caller ({@code senderId}, {@code userId}) may be
+   * omitted; when given it must be the token's user (403 otherwise).
+   */
+  private String actor(Request request, JsonNode body, String field) {
+    Principal caller = request.caller();
+    String claimed = text(body, field);
+    if (claimed != null && !caller.is(claimed)) {
+      throw forbidden("'" + field + "' must be your own user id (" + caller.userId() + ") or omitted");
+    }
+    return caller.userId();
+  }
+
+  /** The acting device: the body's, else the token's {@code dev}; a token for one device cannot speak for another. */
+  private String device(Request request, JsonNode body, String field) {
+    Principal caller = request.caller();
+    String claimed = text(body, field);
+    if (claimed != null && caller.deviceId().isPresent() && !caller.deviceId().get().equals(claimed)) {
+      throw forbidden("'" + field + "' must be this token's device (" + caller.deviceId().get() + ") or omitted");
+    }
+    return claimed != null ? claimed : caller.deviceId().orElse(null);
+  }
+
+  private CompletableFuture<Response> postMessage(Request request) {
     JsonNode body = json(request, MESSAGE_FIELDS);
-    SendRequest send = new SendRequest(text(body, "senderId"), text(body, "senderDeviceId"), text(body, "to"),
-        text(body, "groupId"), text(body, "body"), text(body, "clientMsgId"), instant(body, "deliverAt"));
-    Accepted result = await(validated(() -> publisher.send(send)));
-    return accepted(result);
+    SendRequest send = new SendRequest(actor(request, body, "senderId"), device(request, body, "senderDeviceId"),
+        text(body, "to"), text(body, "groupId"), text(body, "body"), text(body, "clientMsgId"),
+        instant(body, "deliverAt"));
+    return await(validated(() -> publisher.send(send))).thenApply(this::accepted);
   }
 
-  private Response postRead(Request request) {
+  private CompletableFuture<Response> postRead(Request request) {
     JsonNode body = json(request, READ_FIELDS);
     JsonNode seq = body.get("upToSeq");
     if (seq == null || !seq.canConvertToLong() || !seq.isIntegralNumber()) {
       throw invalid("upToSeq must be a whole number (the conversation seq read up to)");
     }
-    Accepted result = await(validated(() -> publisher.markRead(text(body, "userId"), text(body, "deviceId"),
-        text(body, "to"), text(body, "groupId"), seq.longValue())));
-    return accepted(result);
+    String user = actor(request, body, "userId");
+    String device = device(request, body, "deviceId");
+    return await(validated(() -> publisher.markRead(user, device, text(body, "to"), text(body, "groupId"),
+        seq.longValue()))).thenApply(this::accepted);
   }
 
-  private Response postRecall(Request request) {
+  private CompletableFuture<Response> postRecall(Request request) {
     JsonNode body = json(request, RECALL_FIELDS);
-    Accepted result = await(validated(() -> publisher.recall(text(body, "senderId"), text(body, "deviceId"),
-        text(body, "to"), text(body, "groupId"), text(body, "messageId"))));
-    return accepted(result);
+    String sender = actor(request, body, "senderId");
+    String device = device(request, body, "deviceId");
+    return await(validated(() -> publisher.recall(sender, device, text(body, "to"), text(body, "groupId"),
+        text(body, "messageId")))).thenApply(this::accepted);
   }
 
-  private Response membership(Request request, boolean join) {
+  private CompletableFuture<Response> membership(Request request, boolean join) {
     String group = request.path("groupId");
     String user = request.path("userId");
-    await(validated(() -> join ? publisher.join(group, user) : publisher.leave(group, user)));
-    accepted.increment();
-    Map<String, Object> out = new LinkedHashMap<>();
-    out.put("groupId", group);
-    out.put("userId", user);
-    out.put("op", join ? "JOIN" : "LEAVE");
-    return Response.json(202, out);
+    String actor = request.caller().userId();
+    return await(validated(() -> join ? publisher.join(actor, group, user) : publisher.leave(actor, group, user)))
+        .thenApply(v -> {
+          accepted.increment();
+          Map<String, Object> out = new LinkedHashMap<>();
+          out.put("groupId", group);
+          out.put("userId", user);
+          out.put("op", join ? "JOIN" : "LEAVE");
+          return Response.json(202, out);
+        });
   }
 
-  private Response cancelScheduled(Request request) {
+  private CompletableFuture<Response> cancelScheduled(Request request) {
     String id = request.path("messageId");
-    await(validated(() -> publisher.cancelScheduled(id)));
-    accepted.increment();
-    return Response.json(202, Map.of("messageId", id, "cancel", "requested"));
+    String requester = request.caller().userId();
+    return await(validated(() -> publisher.cancelScheduled(requester, id))).thenApply(v -> {
+      accepted.increment();
+      return Response.json(202, Map.of("messageId", id, "cancel", "requested"));
+    });
   }
 
   private Response accepted(Accepted result) {
@@ -110,18 +144,24 @@ public final class IngestRoutes {
     }
   }
 
-  private <T> T await(CompletableFuture<T> future) {
-    try {
-      return future.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (ExecutionException e) {
-      throw new HttpError(503, "not published, Kafka refused or timed out: " + e.getCause().getMessage(),
-          Map.of("Retry-After", "1"));
-    } catch (TimeoutException e) {
-      throw new HttpError(503, "not published within " + timeout.toSeconds() + " s", Map.of("Retry-After", "1"));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new HttpError(503, "interrupted");
-    }
+  /**
+   * Waits for Kafka's acknowledgement without holding a thread: a failure or no answer within the publish timeout
+   * is a 503 with {@code Retry-After} (the record may or may not have landed; a retry with the same clientMsgId is
+   * safe). Kafka's own error text goes to the log, not to the client.
+   */
+  private <T> CompletableFuture<T> await(CompletableFuture<T> future) {
+    return future.orTimeout(timeout.toMillis(), TimeUnit.MILLISECONDS).exceptionallyCompose(e -> {
+      Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null
+          ? e.getCause() : e;
+      if (cause instanceof TimeoutException) {
+        LOG.warn("Publish not acknowledged within {} ms", timeout.toMillis());
+        return CompletableFuture.failedFuture(new HttpError(503, "not published within "
+            + timeout.toMillis() + " ms, retry with the same clientMsgId", Map.of("Retry-After", "1")));
+      }
+      LOG.warn("Publish failed: {}", cause.toString());
+      return CompletableFuture.failedFuture(new HttpError(503, "not published, retry with the same clientMsgId",
+          Map.of("Retry-After", "1")));
+    });
   }
 
   private JsonNode json(Request request, Set<String> allowed) {
@@ -163,6 +203,11 @@ public final class IngestRoutes {
     } catch (DateTimeParseException e) {
       throw invalid("'" + field + "' must be an ISO-8601 instant like 2026-11-22T10:15:30Z, got '" + text + "'");
     }
+  }
+
+  private HttpError forbidden(String message) {
+    invalid.increment();
+    return HttpError.forbidden(message);
   }
 
   private HttpError invalid(String message) {

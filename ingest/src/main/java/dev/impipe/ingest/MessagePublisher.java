@@ -151,6 +151,21 @@ public final class MessagePublisher implements AutoCloseable {
     return membership(groupId, userId, MembershipOp.LEAVE);
   }
 
+  /** {@code actor} asks for {@code userId} to join (interim: the actor is carried once the fan-out checks it). */
+  public CompletableFuture<Void> join(String actor, String groupId, String userId) {
+    return join(groupId, userId);
+  }
+
+  /** {@code actor} asks for {@code userId} to leave (interim: the actor is carried once the fan-out checks it). */
+  public CompletableFuture<Void> leave(String actor, String groupId, String userId) {
+    return leave(groupId, userId);
+  }
+
+  /** {@code requester} cancels a scheduled message (interim: checked once the delay topology knows senders). */
+  public CompletableFuture<Void> cancelScheduled(String requester, String messageId) {
+    return cancelScheduled(messageId);
+  }
+
   /** Cancels a scheduled message that has not been delivered yet (a no-op if it has). */
   public CompletableFuture<Void> cancelScheduled(String messageId) {
     if (messageId == null || messageId.isBlank() || messageId.length() > Ids.MAX_LENGTH) {

@@ -15,6 +15,11 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Clock;
 import java.time.ZoneOffset;
+import dev.impipe.runtime.auth.AuthException;
+import dev.impipe.runtime.auth.Principal;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -37,9 +42,21 @@ class IngestRoutesTest {
     producer = new MockProducer<>(true, null, new StringSerializer(), new ByteArraySerializer());
     MessagePublisher publisher = new MessagePublisher(topics, IngestConfig.defaults(),
         Clock.fixed(MessagePublisherTest.NOW, ZoneOffset.UTC), producer);
-    http = new HttpApi("127.0.0.1", 0);
+    http = authenticated(new HttpApi("127.0.0.1", 0));
     new IngestRoutes(publisher, IngestConfig.defaults(), new SimpleMeterRegistry()).register(http);
     http.start();
+  }
+
+  /** Tokens in these tests are {@code user} or {@code user/device}; "expired" is refused. */
+  private static HttpApi authenticated(HttpApi api) {
+    return api.authenticate("/v1/", token -> {
+      if (token.equals("expired")) {
+        throw new AuthException("token expired");
+      }
+      String[] parts = token.split("/");
+      return new Principal(parts[0], parts.length > 1 ? Optional.of(parts[1]) : Optional.empty(),
+          Instant.now().plusSeconds(60), token);
+    });
   }
 
   @AfterEach
@@ -101,7 +118,7 @@ class IngestRoutesTest {
         new ByteArraySerializer());
     http.close();
     ImTopics topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope(registryUrl));
-    http = new HttpApi("127.0.0.1", 0);
+    http = authenticated(new HttpApi("127.0.0.1", 0));
     new IngestRoutes(new MessagePublisher(topics, IngestConfig.defaults(),
         Clock.fixed(MessagePublisherTest.NOW, ZoneOffset.UTC), failing), IngestConfig.defaults(),
         new SimpleMeterRegistry()).register(http);
@@ -110,7 +127,67 @@ class IngestRoutesTest {
         request("PUT", "/v1/groups/g1/members/alice", ""), HttpResponse.BodyHandlers.ofString());
     org.awaitility.Awaitility.await().until(() -> !failing.history().isEmpty());
     failing.errorNext(new org.apache.kafka.common.errors.TimeoutException("broker down"));
-    assertError(pending.get(), 503, "broker down");
+    HttpResponse<String> answer = pending.get();
+    assertError(answer, 503, "not published");
+    assertThat(answer.headers().firstValue("Retry-After")).hasValue("1");
+    // Kafka's own error text stays in the log.
+    assertThat(answer.body()).doesNotContain("broker down");
+  }
+
+  @Test
+  void noAcknowledgementWithinThePublishTimeoutIs503WithRetryAfter() throws Exception {
+    MockProducer<String, byte[]> silent = new MockProducer<>(false, null, new StringSerializer(),
+        new ByteArraySerializer());
+    http.close();
+    ImTopics topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope(registryUrl));
+    IngestConfig shortTimeout = IngestConfig.fromEnv(Map.of("IM_PUBLISH_TIMEOUT", "1s"));
+    http = authenticated(new HttpApi("127.0.0.1", 0));
+    new IngestRoutes(new MessagePublisher(topics, shortTimeout, Clock.fixed(MessagePublisherTest.NOW,
+        ZoneOffset.UTC), silent), shortTimeout, new SimpleMeterRegistry()).register(http);
+    http.start();
+
+    HttpResponse<String> answer = call("POST", "/v1/messages", "{\"to\":\"alice\",\"body\":\"hi\","
+        + "\"clientMsgId\":\"c1\"}");
+
+    assertError(answer, 503, "not published within 1000 ms");
+    assertThat(answer.headers().firstValue("Retry-After")).hasValue("1");
+    assertThat(silent.history()).hasSize(1);
+  }
+
+  @Test
+  void theCallerIsTheTokensUserNeverTheBodys() throws Exception {
+    // Omitted: taken from the token.
+    HttpResponse<String> own = call("POST", "/v1/messages", "{\"to\":\"alice\",\"body\":\"hi\","
+        + "\"clientMsgId\":\"c9\"}");
+    assertThat(own.statusCode()).isEqualTo(202);
+    assertThat(Json.MAPPER.readTree(own.body()).get("messageId").asText())
+        .isEqualTo(MessagePublisher.messageId("bob", "c9"));
+    // Someone else's id: refused, nothing published.
+    int before = producer.history().size();
+    assertError(call("POST", "/v1/messages", "{\"senderId\":\"alice\",\"to\":\"carol\",\"body\":\"forged\","
+        + "\"clientMsgId\":\"c10\"}"), 403, "senderId");
+    assertError(call("POST", "/v1/read", "{\"userId\":\"alice\",\"to\":\"carol\",\"upToSeq\":3}"), 403, "userId");
+    assertError(call("POST", "/v1/recall", "{\"senderId\":\"alice\",\"to\":\"carol\",\"messageId\":\"m1\"}"),
+        403, "senderId");
+    // A device token speaks only for its device.
+    assertError(call("bob/phone", "POST", "/v1/messages", "{\"senderDeviceId\":\"laptop\",\"to\":\"alice\","
+        + "\"body\":\"hi\",\"clientMsgId\":\"c11\"}"), 403, "senderDeviceId");
+    assertThat(producer.history()).hasSize(before);
+  }
+
+  @Test
+  void withoutAValidTokenEveryRouteIs401() throws Exception {
+    for (String[] route : new String[][] {{"POST", "/v1/messages"}, {"POST", "/v1/read"}, {"POST", "/v1/recall"},
+        {"PUT", "/v1/groups/g1/members/bob"}, {"DELETE", "/v1/groups/g1/members/bob"},
+        {"DELETE", "/v1/scheduled/m1"}}) {
+      HttpResponse<String> none = client.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + http.port()
+          + route[1])).method(route[0], HttpRequest.BodyPublishers.ofString("{}")).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(none.statusCode()).as(route[0] + " " + route[1]).isEqualTo(401);
+      assertThat(none.headers().firstValue("WWW-Authenticate")).isPresent();
+      assertError(call("expired", route[0], route[1], "{}"), 401, "token expired");
+    }
+    assertThat(producer.history()).isEmpty();
   }
 
   private void assertError(HttpResponse<String> r, int status, String reason) throws Exception {
@@ -119,11 +196,20 @@ class IngestRoutesTest {
   }
 
   private HttpResponse<String> call(String method, String path, String body) throws Exception {
-    return client.send(request(method, path, body), HttpResponse.BodyHandlers.ofString());
+    return call("bob", method, path, body);
+  }
+
+  private HttpResponse<String> call(String token, String method, String path, String body) throws Exception {
+    return client.send(request(token, method, path, body), HttpResponse.BodyHandlers.ofString());
   }
 
   private HttpRequest request(String method, String path, String body) {
+    return request("bob", method, path, body);
+  }
+
+  private HttpRequest request(String token, String method, String path, String body) {
     return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + http.port() + path))
+        .header("Authorization", "Bearer " + token)
         .method(method, body.isEmpty() ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body))
         .build();
   }

@@ -22,52 +22,65 @@ import dev.impipe.runtime.http.HttpError;
 import dev.impipe.runtime.http.Request;
 import dev.impipe.runtime.http.Response;
 import dev.impipe.runtime.topics.TopicNames;
+import dev.impipe.inbox.internal.StoreKeys;
+import dev.impipe.runtime.auth.Principal;
+import dev.impipe.runtime.domain.Ids;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.streams.KafkaStreams;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** The sync, cursor and history endpoints of DESIGN.md, answered from the stores of the owning instance. */
+/**
+ * The sync, cursor and history endpoints of the HTTP API, answered from the stores of the owning instance.
+ *
+ * <p>Authorization (the caller is who the bearer token names): a user reads only their own inbox, devices and
+ * cursors (a token with a {@code dev} claim: only that device's sync and cursor); a large group's timeline
+ * {@code #groupId} is read only through the caller's merged sync (an instance-signed sub-read), never directly; a
+ * conversation's history only by its members (see {@link #history}).
+ */
 public final class InboxRoutes {
 
   public static final int DEFAULT_LIMIT = 100;
   public static final int MAX_LIMIT = 1_000;
 
+  private static final Logger LOG = LoggerFactory.getLogger(InboxRoutes.class);
   private static final long CURSOR_POLL_MS = 5;
 
   private final KafkaStreams streams;
   private final TopicNames topics;
   private final OwnerRouter router;
+  private final HttpApi http;
   private final Producer<String, DeviceCursor> cursorProducer;
   private final long timeoutMs;
-  private final MergedSync.GroupSource groupTimelines;
+  private final RoutedGroupTimelines.LocalRead localTimeline;
 
-  public InboxRoutes(KafkaStreams streams, TopicNames topics, OwnerRouter router,
+  public InboxRoutes(KafkaStreams streams, TopicNames topics, OwnerRouter router, HttpApi http,
       Producer<String, DeviceCursor> cursorProducer, long timeoutMs) {
     this.streams = streams;
-    this.groupTimelines = new RoutedGroupTimelines(router, (partition, owner, after, ranges, limit) ->
-        Timelines.within(inboxView(partition, OptionalLong.empty()), owner, after, ranges, limit));
+    this.localTimeline = (partition, owner, after, ranges, limit) ->
+        Timelines.within(inboxView(partition, OptionalLong.empty()), owner, after, ranges, limit);
     this.topics = topics;
     this.router = router;
+    this.http = http;
     this.cursorProducer = cursorProducer;
     this.timeoutMs = timeoutMs;
   }
 
-  public void register(HttpApi http) {
-    http.route("GET", "/v1/users/{userId}/inbox", this::inbox);
-    http.route("GET", "/v1/users/{userId}/devices/{deviceId}/sync", this::sync);
-    http.route("GET", "/v1/users/{userId}/devices/{deviceId}/cursor", this::getCursor);
-    http.route("PUT", "/v1/users/{userId}/devices/{deviceId}/cursor", this::putCursor);
-    http.route("GET", "/v1/conversations/{conversationId}/messages", this::history);
+  public void register(HttpApi api) {
+    api.routeAsync("GET", "/v1/users/{userId}/inbox", this::inbox);
+    api.routeAsync("GET", "/v1/users/{userId}/devices/{deviceId}/sync", this::sync);
+    api.routeAsync("GET", "/v1/users/{userId}/devices/{deviceId}/cursor", this::getCursor);
+    api.routeAsync("PUT", "/v1/users/{userId}/devices/{deviceId}/cursor", this::putCursor);
+    api.routeAsync("GET", "/v1/conversations/{conversationId}/messages", this::history);
   }
 
   /**
@@ -75,8 +88,16 @@ public final class InboxRoutes {
    * {@code within=from-to,from-...} (conversation seq ranges, used on group timelines {@code #groupId} by the merged
    * sync of another instance) only entries whose conversation seq lies in a range.
    */
-  Response inbox(Request request) {
+  CompletableFuture<Response> inbox(Request request) {
     String user = request.path("userId");
+    if (Ids.isGroupTimeline(user)) {
+      // Only an instance reading it for a member's merged sync (signed sub-read) gets a group timeline.
+      if (!request.forwarded()) {
+        throw HttpError.forbidden("a group timeline is read through your device sync only");
+      }
+    } else {
+      requireSelf(request.caller(), user);
+    }
     long after = request.longQuery("after", Timelines.START, Timelines.START, Long.MAX_VALUE);
     int limit = limit(request);
     OptionalLong minSeq = minSeq(request);
@@ -91,7 +112,7 @@ public final class InboxRoutes {
       Page<InboxEntry> page = within == null ? Timelines.after(view, user, after, limit)
           : Timelines.within(view, user, after, within, limit);
       return Response.json(200, JsonViews.inboxPage(user, page));
-    }, null);
+    });
   }
 
   /**
@@ -99,61 +120,69 @@ public final class InboxRoutes {
    * merged with the timelines of the user's large groups after the device's positions in them (see
    * {@link MergedSync}); {@code cursor} is the vector to commit.
    */
-  Response sync(Request request) {
+  CompletableFuture<Response> sync(Request request) {
     String user = request.path("userId");
     String device = request.path("deviceId");
+    requireDevice(request.caller(), user, device);
     int limit = limit(request);
     OptionalLong minSeq = minSeq(request);
     return router.route("sync", INBOX_STORE, user, request, partition -> {
       MergedSync.SyncPage merged = MergedSync.sync(inboxView(partition, minSeq), cursorView(partition),
-          InteractiveQueryView.of(streams, LARGE_GROUPS_STORE, partition), user, device, limit, groupTimelines);
+          InteractiveQueryView.of(streams, LARGE_GROUPS_STORE, partition), user, device, limit,
+          new RoutedGroupTimelines(router, localTimeline, request.caller()));
       return Response.json(200, JsonViews.syncPage(user, merged));
-    }, null);
+    });
   }
 
   /** {@code GET /v1/users/{userId}/devices/{deviceId}/cursor}: the committed cursor, -1 when none. */
-  Response getCursor(Request request) {
+  CompletableFuture<Response> getCursor(Request request) {
     String user = request.path("userId");
     String device = request.path("deviceId");
+    requireDevice(request.caller(), user, device);
     return router.route("cursor-get", INBOX_STORE, user, request, partition -> Response.json(200,
-        JsonViews.cursor(user, device, Timelines.cursor(cursorView(partition), user, device))), null);
+        JsonViews.cursor(user, device, Timelines.cursor(cursorView(partition), user, device))));
   }
 
   /**
    * {@code PUT /v1/users/{userId}/devices/{deviceId}/cursor} with {@code {"seq"}} (the inbox seq) or
-   * {@code {"cursor"}} (the vector a merged sync returned): publishes each component that moved forward to
-   * {@code im.device-cursors} (a group position under device id {@code <deviceId>#<groupId>}) and answers 202. On
-   * the owner it also waits (briefly) until the store applied them, so a sync right after the 202 starts after the
-   * new cursor. No component ever moves back: a lower value is a no-op.
+   * {@code {"cursor"}} (the vector a merged sync returned). On the owner of the user's partition: a component above
+   * what the user's inbox holds, or a position in a group the user does not read as a large group, is refused
+   * (409); each component that moved forward is published to {@code im.device-cursors} (a group position under
+   * device id {@code <deviceId>#<groupId>}), and the answer (202) waits until the store applied them, so a sync
+   * right after it starts after the new cursor. No component ever moves back: a lower value is a no-op. When no
+   * owner can be reached the answer is 503: nothing is published blindly.
    */
-  Response putCursor(Request request) {
+  CompletableFuture<Response> putCursor(Request request) {
     String user = request.path("userId");
     String device = request.path("deviceId");
+    requireDevice(request.caller(), user, device);
     SyncCursor wanted = cursorBody(request.jsonObject());
     Map<String, Long> components = wanted.components(device);
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(router.budgetMs(request));
+    // Set when this instance answered as the owner: its publish, to wait for before the 202 goes out.
+    AtomicReference<CompletableFuture<Void>> applied = new AtomicReference<>();
     return router.route("cursor-put", INBOX_STORE, user, request, partition -> {
       StoreView<Long> cursors = cursorView(partition);
+      checkWithinInbox(partition, user, wanted);
       Map<String, Long> forward = new LinkedHashMap<>();
       components.forEach((d, seq) -> {
         if (Timelines.cursor(cursors, user, d) < seq) {
           forward.put(d, seq);
         }
       });
-      publish(user, forward);
-      // One wait for all components: a vector commit takes no longer than a single one.
-      long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMs);
-      forward.forEach((d, seq) -> awaitCursor(cursors, user, d, seq, deadline));
+      applied.set(publish(user, forward).thenCompose(v -> awaitApplied(partition, user, forward, deadline)));
       return Response.empty(202);
-    }, () -> {
-      // No owner reachable in time (rebalance): the commit is still durable once published; it applies later.
-      publish(user, components);
-      return Response.empty(202);
-    });
+    }).thenCompose(response -> applied.get() == null ? CompletableFuture.completedFuture(response)
+        : applied.get().thenApply(v -> response));
   }
 
-  /** {@code GET /v1/conversations/{conversationId}/messages?before&limit&minSeq}: history, newest first. */
-  Response history(Request request) {
+  /**
+   * {@code GET /v1/conversations/{conversationId}/messages?before&limit&minSeq}: history, newest first. Only a
+   * member reads it: a direct conversation's two parties.
+   */
+  CompletableFuture<Response> history(Request request) {
     String conversation = request.path("conversationId");
+    requireMember(request.caller(), conversation);
     OptionalLong before = request.query("before").isPresent()
         ? OptionalLong.of(request.longQuery("before", 0, 0, Long.MAX_VALUE)) : OptionalLong.empty();
     int limit = limit(request);
@@ -164,7 +193,49 @@ public final class InboxRoutes {
           : InteractiveQueryView.of(streams, TIMELINE_STORE, partition);
       Page<ChatMessage> page = Timelines.before(view, conversation, before, limit);
       return Response.json(200, JsonViews.historyPage(conversation, page));
-    }, null);
+    });
+  }
+
+  private static void requireSelf(Principal caller, String user) {
+    if (!caller.is(user)) {
+      throw HttpError.forbidden("you may only read your own inbox, devices and cursors");
+    }
+  }
+
+  private static void requireDevice(Principal caller, String user, String device) {
+    requireSelf(caller, user);
+    if (caller.deviceId().isPresent() && !caller.deviceId().get().equals(device)) {
+      throw HttpError.forbidden("this token is for device " + caller.deviceId().get() + ", not " + device);
+    }
+  }
+
+  private static void requireMember(Principal caller, String conversation) {
+    if (Ids.isGroupTimeline(conversation)) {
+      throw HttpError.forbidden("a group timeline is read through your device sync only");
+    }
+    if (conversation.startsWith("d:")) {
+      String[] parties = conversation.split(":", -1);
+      if (parties.length != 3 || !(caller.is(parties[1]) || caller.is(parties[2]))) {
+        throw HttpError.forbidden("only the two parties read a direct conversation");
+      }
+    }
+  }
+
+  /** 409 unless every component of {@code wanted} lies within what the user's inbox and large groups hold. */
+  private void checkWithinInbox(int partition, String user, SyncCursor wanted) {
+    Page<InboxEntry> newest = Timelines.before(inboxView(partition, OptionalLong.empty()), user,
+        OptionalLong.empty(), 1);
+    long end = newest.entries().isEmpty() ? Timelines.START : newest.entries().get(0).seq();
+    if (wanted.inbox() > end) {
+      throw new HttpError(409, "cursor " + wanted.inbox() + " is beyond the newest entry of your inbox (" + end
+          + ")");
+    }
+    StoreView<byte[]> largeGroups = InteractiveQueryView.of(streams, LARGE_GROUPS_STORE, partition);
+    for (String group : wanted.groups().keySet()) {
+      if (largeGroups.get(StoreKeys.largeGroup(user, group)).isEmpty()) {
+        throw new HttpError(409, "the cursor names group " + group + ", which you do not read as a large group");
+      }
+    }
   }
 
   private StoreView<InboxEntry> inboxView(int partition, OptionalLong minSeq) {
@@ -177,35 +248,53 @@ public final class InboxRoutes {
     return InteractiveQueryView.of(streams, CURSOR_STORE, partition);
   }
 
-  private void publish(String user, Map<String, Long> components) {
-    List<Future<RecordMetadata>> sent = new ArrayList<>();
-    components.forEach((device, seq) -> sent.add(cursorProducer.send(new ProducerRecord<>(topics.deviceCursors(),
-        user, DeviceCursor.newBuilder().setUserId(user).setDeviceId(device).setSeq(seq).build()))));
-    try {
-      for (Future<RecordMetadata> f : sent) {
-        f.get(Math.max(timeoutMs, 1_000), TimeUnit.MILLISECONDS);
+  /** Publishes the components; completes when Kafka acknowledged all of them, fails with a 503 otherwise. */
+  private CompletableFuture<Void> publish(String user, Map<String, Long> components) {
+    List<CompletableFuture<Void>> sent = new ArrayList<>();
+    components.forEach((device, seq) -> {
+      CompletableFuture<Void> acked = new CompletableFuture<>();
+      try {
+        cursorProducer.send(new ProducerRecord<>(topics.deviceCursors(), user,
+            DeviceCursor.newBuilder().setUserId(user).setDeviceId(device).setSeq(seq).build()), (md, e) -> {
+              if (e != null) {
+                acked.completeExceptionally(e);
+              } else {
+                acked.complete(null);
+              }
+            });
+      } catch (RuntimeException e) {
+        acked.completeExceptionally(e);
       }
-    } catch (ExecutionException | TimeoutException e) {
-      Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
-      throw new HttpError(503, "cursor not stored, retry: " + cause, Map.of("Retry-After",
-          OwnerRouter.RETRY_AFTER_SECONDS));
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new HttpError(503, "interrupted", Map.of("Retry-After", OwnerRouter.RETRY_AFTER_SECONDS));
-    }
+      sent.add(acked);
+    });
+    return CompletableFuture.allOf(sent.toArray(CompletableFuture[]::new))
+        .orTimeout(Math.max(timeoutMs, 1_000), TimeUnit.MILLISECONDS)
+        .exceptionallyCompose(e -> {
+          LOG.warn("Cursor commit for {} not stored: {}", user, e.toString());
+          return CompletableFuture.failedFuture(HttpError.unavailable("cursor not stored, retry", 1));
+        });
   }
 
-  /** Waits until the local store shows the cursor at {@code seq} or beyond; gives up quietly (it is durable). */
-  private void awaitCursor(StoreView<Long> cursors, String user, String device, long seq, long deadline) {
-    try {
-      while (Timelines.cursor(cursors, user, device) < seq && System.nanoTime() < deadline) {
-        Thread.sleep(CURSOR_POLL_MS);
+  /**
+   * Completes once this instance's store shows every component (polled on a timer, no thread held), or quietly at
+   * the deadline: the commit is durable in Kafka either way.
+   */
+  private CompletableFuture<Void> awaitApplied(int partition, String user, Map<String, Long> forward,
+      long deadline) {
+    return http.onWorker(() -> {
+      boolean applied;
+      try {
+        StoreView<Long> cursors = cursorView(partition);
+        applied = forward.entrySet().stream().allMatch(e -> Timelines.cursor(cursors, user, e.getKey())
+            >= e.getValue());
+      } catch (NotServableException e) {
+        applied = true; // the partition moved away meanwhile: the new owner applies the commit from the topic
       }
-    } catch (NotServableException e) {
-      // The partition moved away meanwhile: the new owner applies the commit from the topic.
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+      if (applied || System.nanoTime() >= deadline) {
+        return CompletableFuture.completedFuture(null);
+      }
+      return http.after(CURSOR_POLL_MS).thenCompose(v -> awaitApplied(partition, user, forward, deadline));
+    });
   }
 
   private static int limit(Request request) {

@@ -1,23 +1,21 @@
 package dev.impipe.inbox.http;
 
 import dev.impipe.inbox.query.NotServableException;
+import dev.impipe.runtime.http.ForwardMarker;
+import dev.impipe.runtime.http.HttpApi;
 import dev.impipe.runtime.http.HttpError;
 import dev.impipe.runtime.http.Request;
 import dev.impipe.runtime.http.Response;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
-import java.io.IOException;
-import java.net.URI;
-import java.net.URLEncoder;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
-import java.time.Duration;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.HttpMethod;
+import io.vertx.core.http.RequestOptions;
 import java.util.Map;
-import java.util.StringJoiner;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
+import java.util.concurrent.TimeoutException;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
@@ -30,15 +28,14 @@ import org.slf4j.LoggerFactory;
 /**
  * Answers a keyed request on the instance that owns the key: locally when the key's partition is an active task
  * here, otherwise forwarded over HTTP to the owner Kafka Streams names ({@code application.server}). A forwarded
- * request carries {@value #FORWARDED_HEADER} (its remaining time budget) and is never forwarded again, so
+ * request carries the caller's own token (the owner verifies it again and applies the same rules) and a signed
+ * {@link ForwardMarker} with its remaining time budget; a request with a valid marker is never forwarded again, so
  * requests cannot loop. While no instance can answer (rebalance, restoring store, {@code minSeq} not reached yet)
  * the request is retried until its deadline, then answered 503 with {@code Retry-After}: never with a partial or
- * stale view.
+ * stale view. Waiting between attempts holds no thread (a timer schedules the next attempt).
  */
 public final class OwnerRouter {
 
-  /** Marks a forwarded request; the value is the time budget left, in milliseconds. */
-  public static final String FORWARDED_HEADER = "X-Im-Forwarded";
   /** Seconds a client should wait after a 503. */
   public static final String RETRY_AFTER_SECONDS = "1";
 
@@ -55,94 +52,146 @@ public final class OwnerRouter {
   private final KafkaStreams streams;
   private final HostInfo self;
   private final long timeoutMs;
-  private final HttpClient client;
+  private final HttpApi http;
   private final MeterRegistry metrics;
   private final Serializer<String> keySerializer = new StringSerializer();
 
   /**
    * @param self this instance's {@code application.server}, to avoid forwarding to itself (null if unknown: a
    *     self-forward then costs one hop and stops there)
+   * @param http the server whose workers, timers, client and cluster key the router uses
    */
-  public OwnerRouter(KafkaStreams streams, HostInfo self, long timeoutMs, MeterRegistry metrics) {
+  public OwnerRouter(KafkaStreams streams, HostInfo self, long timeoutMs, HttpApi http, MeterRegistry metrics) {
     this.streams = streams;
     this.self = self;
     this.timeoutMs = timeoutMs;
+    this.http = http;
     this.metrics = metrics;
-    this.client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1))
-        .version(HttpClient.Version.HTTP_1_1).build();
+  }
+
+  /** The time a request may take here: the configured timeout, or what a forwarding instance left it. */
+  public long budgetMs(Request request) {
+    return request.forwardedBudgetMs().isPresent()
+        ? Math.max(0, Math.min(timeoutMs, request.forwardedBudgetMs().getAsLong())) : timeoutMs;
+  }
+
+  /** Answers {@code request} for {@code key} of {@code store}, asynchronously (see the class comment). */
+  public CompletableFuture<Response> route(String route, String store, String key, Request request,
+      LocalAnswer local) {
+    long start = System.nanoTime();
+    long deadline = start + TimeUnit.MILLISECONDS.toNanos(budgetMs(request));
+    CompletableFuture<Response> out = new CompletableFuture<>();
+    attempt(store, key, request, local, deadline, 5, null, out);
+    return out.whenComplete((r, e) -> Timer.builder("im.inbox.requests")
+        .description("Inbox store queries by route and how they were answered")
+        .tag("route", route).tag("status", e != null ? "error" : Integer.toString(r.status())).register(metrics)
+        .record(System.nanoTime() - start, TimeUnit.NANOSECONDS));
   }
 
   /**
-   * Answers {@code request} for {@code key} of {@code store}.
-   *
-   * @param fallback answer when no owner could be reached in time (null: 503)
+   * The same, for a caller that must have the answer in hand (a sub-read inside a merged sync): runs the attempts
+   * on the calling thread, which it holds for at most the request's budget.
    */
-  public Response route(String route, String store, String key, Request request, LocalAnswer local,
-      Supplier<Response> fallback) {
-    long start = System.nanoTime();
-    boolean forwarded = request.headers().containsKey(FORWARDED_HEADER.toLowerCase(java.util.Locale.ROOT));
-    long deadline = start + TimeUnit.MILLISECONDS.toNanos(budgetMs(request, forwarded));
-    String served = "unavailable";
-    try {
-      long backoffMs = 5;
-      String why;
-      String ownerSaid = null;
-      while (true) {
-        KeyQueryMetadata owner = metadata(store, key);
-        if (owner == null) {
-          why = "no instance owns the partition of '" + key + "' right now (rebalancing)";
-        } else {
-          try {
-            Response answer = local.answer(owner.partition());
-            served = "local";
-            return answer;
-          } catch (NotServableException e) {
-            why = e.getMessage();
-            if (e.reason() == NotServableException.Reason.NOT_OWNER && !forwarded
-                && !owner.activeHost().equals(self)) {
-              Response remote = forward(owner.activeHost(), request, deadline);
+  public Response routeNow(String route, String store, String key, Request request, LocalAnswer local) {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(budgetMs(request));
+    long backoffMs = 5;
+    String why;
+    while (true) {
+      KeyQueryMetadata owner = metadata(store, key);
+      if (owner == null) {
+        why = "no instance owns the partition of '" + key + "' right now (rebalancing)";
+      } else {
+        try {
+          return local.answer(owner.partition());
+        } catch (NotServableException e) {
+          why = e.getMessage();
+          if (e.reason() == NotServableException.Reason.NOT_OWNER && !request.forwarded()
+              && !owner.activeHost().equals(self)) {
+            try {
+              Response remote = forward(owner.activeHost(), request, deadline)
+                  .get(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())),
+                      TimeUnit.MILLISECONDS);
               if (remote != null && remote.status() != 503) {
-                served = "forwarded";
                 return remote;
               }
-              if (remote != null) {
-                ownerSaid = "owner " + owner.activeHost() + " answered: "
-                    + new String(remote.body(), StandardCharsets.UTF_8);
-              }
-              // A last attempt cut short by the deadline must not hide what the owner said before.
-              why = remote == null && ownerSaid != null ? ownerSaid
-                  : remote == null ? "owner " + owner.activeHost() + " did not answer" : ownerSaid;
+              why = "the owner could not answer";
+            } catch (ExecutionException | TimeoutException e2) {
+              why = "the owner did not answer";
+            } catch (InterruptedException e2) {
+              Thread.currentThread().interrupt();
+              throw HttpError.unavailable("interrupted", 1);
             }
           }
         }
-        long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-        if (leftMs <= 0) {
-          if (fallback != null) {
-            served = "fallback";
-            return fallback.get();
-          }
-          throw new HttpError(503, "not available, retry: " + why, Map.of("Retry-After", RETRY_AFTER_SECONDS));
-        }
-        sleep(Math.min(backoffMs, leftMs));
-        backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
       }
-    } finally {
-      Timer.builder("im.inbox.requests").description("Inbox store queries by route and where they were answered")
-          .tag("route", route).tag("served", served).register(metrics)
-          .record(System.nanoTime() - start, TimeUnit.NANOSECONDS);
+      long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+      if (leftMs <= 0) {
+        throw unavailable(why);
+      }
+      try {
+        Thread.sleep(Math.min(backoffMs, leftMs)); // bounded backoff between attempts of a sub-read
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw HttpError.unavailable("interrupted", 1);
+      }
+      backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
     }
   }
 
-  private long budgetMs(Request request, boolean forwarded) {
-    if (!forwarded) {
-      return timeoutMs;
-    }
+  private void attempt(String store, String key, Request request, LocalAnswer local, long deadline, long backoffMs,
+      String lastWhy, CompletableFuture<Response> out) {
+    String why;
     try {
-      long left = Long.parseLong(request.headers().get(FORWARDED_HEADER.toLowerCase(java.util.Locale.ROOT)));
-      return Math.max(0, Math.min(timeoutMs, left));
-    } catch (NumberFormatException e) {
-      return 0;
+      KeyQueryMetadata owner = metadata(store, key);
+      if (owner == null) {
+        why = "no instance owns the partition of '" + key + "' right now (rebalancing)";
+      } else {
+        try {
+          out.complete(local.answer(owner.partition()));
+          return;
+        } catch (NotServableException e) {
+          why = e.getMessage();
+          if (e.reason() == NotServableException.Reason.NOT_OWNER && !request.forwarded()
+              && !owner.activeHost().equals(self)) {
+            String notAnswered = "the owner of the partition did not answer";
+            forward(owner.activeHost(), request, deadline).whenComplete((remote, failure) -> {
+              if (remote != null && remote.status() != 503) {
+                out.complete(remote);
+              } else {
+                retryLater(store, key, request, local, deadline, backoffMs,
+                    remote != null ? "the owner of the partition is not ready" : notAnswered, out);
+              }
+            });
+            return;
+          }
+        }
+      }
+    } catch (RuntimeException e) {
+      out.completeExceptionally(e);
+      return;
     }
+    retryLater(store, key, request, local, deadline, backoffMs, why, out);
+  }
+
+  private void retryLater(String store, String key, Request request, LocalAnswer local, long deadline,
+      long backoffMs, String why, CompletableFuture<Response> out) {
+    long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+    if (leftMs <= 0) {
+      out.completeExceptionally(unavailable(why));
+      return;
+    }
+    http.after(Math.min(backoffMs, leftMs)).thenRun(() -> http.onWorker(() -> {
+      attempt(store, key, request, local, deadline, Math.min(MAX_BACKOFF_MS, backoffMs * 2), why, out);
+      return CompletableFuture.completedFuture(null);
+    }).whenComplete((v, e) -> {
+      if (e != null) {
+        out.completeExceptionally(e);
+      }
+    }));
+  }
+
+  private static HttpError unavailable(String why) {
+    return new HttpError(503, "not available, retry: " + why, Map.of("Retry-After", RETRY_AFTER_SECONDS));
   }
 
   private KeyQueryMetadata metadata(String store, String key) {
@@ -155,55 +204,53 @@ public final class OwnerRouter {
     }
   }
 
-  /** The owner's answer, or null when it could not be reached in time. */
-  private Response forward(HostInfo owner, Request request, long deadline) {
+  /** The owner's answer, or null when it could not be reached in time. Never throws. */
+  private CompletableFuture<Response> forward(HostInfo owner, Request request, long deadline) {
     long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
     if (leftMs <= 0) {
-      return null;
+      return CompletableFuture.completedFuture(null);
     }
-    URI uri = URI.create("http://" + owner.host() + ":" + owner.port() + request.path() + query(request));
-    HttpRequest.Builder builder = HttpRequest.newBuilder(uri)
-        .timeout(Duration.ofMillis(leftMs))
-        // The owner gets less time than we have (a quarter less, at least FORWARD_MARGIN_MS), so its own answer, a
-        // 503 with its reason included, reaches us before our deadline even on a busy machine.
-        .header(FORWARDED_HEADER, Long.toString(Math.max(0, leftMs - Math.max(FORWARD_MARGIN_MS, leftMs / 4))))
-        .method(request.method(), request.body().length == 0 ? HttpRequest.BodyPublishers.noBody()
-            : HttpRequest.BodyPublishers.ofByteArray(request.body()));
+    // The owner gets less time than we have (a quarter less, at least FORWARD_MARGIN_MS), so its own answer, a
+    // 503 included, reaches us before our deadline even on a busy machine.
+    long ownerBudget = Math.max(0, leftMs - Math.max(FORWARD_MARGIN_MS, leftMs / 4));
+    RequestOptions options = new RequestOptions()
+        .setMethod(HttpMethod.valueOf(request.method()))
+        .setHost(owner.host())
+        .setPort(owner.port())
+        .setURI(request.rawUri())
+        .setConnectTimeout(Math.min(1_000, leftMs))
+        .setIdleTimeout(leftMs)
+        .putHeader(ForwardMarker.HEADER, http.marker().sign(request.method(), request.rawUri(), ownerBudget,
+            System.currentTimeMillis()));
+    String authorization = request.headers().get("authorization");
+    if (authorization == null && request.principal() != null) {
+      authorization = "Bearer " + request.principal().token();
+    }
+    if (authorization != null) {
+      options.putHeader("Authorization", authorization);
+    }
     String contentType = request.headers().get("content-type");
     if (contentType != null) {
-      builder.header("Content-Type", contentType);
+      options.putHeader("Content-Type", contentType);
     }
-    try {
-      HttpResponse<byte[]> answer = client.send(builder.build(), HttpResponse.BodyHandlers.ofByteArray());
-      Response response = new Response(answer.statusCode(),
-          answer.headers().firstValue("content-type").orElse("application/json"), answer.body(), Map.of());
-      return answer.headers().firstValue("retry-after").map(v -> response.withHeader("Retry-After", v))
-          .orElse(response);
-    } catch (IOException e) {
-      LOG.debug("Forwarding {} {} to {} failed: {}", request.method(), request.path(), owner, e.toString());
-      return null;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new HttpError(503, "interrupted", Map.of("Retry-After", RETRY_AFTER_SECONDS));
-    }
-  }
-
-  private static String query(Request request) {
-    if (request.query().isEmpty()) {
-      return "";
-    }
-    StringJoiner joiner = new StringJoiner("&", "?", "");
-    request.query().forEach((k, v) -> joiner.add(URLEncoder.encode(k, StandardCharsets.UTF_8) + "="
-        + URLEncoder.encode(v, StandardCharsets.UTF_8)));
-    return joiner.toString();
-  }
-
-  private static void sleep(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new HttpError(503, "interrupted", Map.of("Retry-After", RETRY_AFTER_SECONDS));
-    }
+    CompletableFuture<Response> out = new CompletableFuture<>();
+    http.client().request(options)
+        .compose(req -> req.send(Buffer.buffer(request.body())))
+        .compose(resp -> resp.body().map(body -> {
+          Response r = new Response(resp.statusCode(), resp.getHeader("Content-Type") == null ? "application/json"
+              : resp.getHeader("Content-Type"), body.getBytes(), Map.of());
+          String retry = resp.getHeader("Retry-After");
+          return retry == null ? r : r.withHeader("Retry-After", retry);
+        }))
+        .onComplete(result -> {
+          if (result.succeeded()) {
+            out.complete(result.result());
+          } else {
+            LOG.debug("Forwarding {} {} to {} failed: {}", request.method(), request.path(), owner,
+                result.cause().toString());
+            out.complete(null);
+          }
+        });
+    return out.completeOnTimeout(null, leftMs, TimeUnit.MILLISECONDS);
   }
 }

@@ -7,6 +7,7 @@ import dev.impipe.avro.InboxEntry;
 import dev.impipe.inbox.internal.ReadIntervals;
 import dev.impipe.inbox.query.MergedSync;
 import dev.impipe.inbox.query.Page;
+import dev.impipe.runtime.auth.Principal;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.http.HttpError;
 import dev.impipe.runtime.http.Json;
@@ -35,25 +36,32 @@ final class RoutedGroupTimelines implements MergedSync.GroupSource {
 
   private final OwnerRouter router;
   private final LocalRead local;
+  private final Principal caller;
 
-  RoutedGroupTimelines(OwnerRouter router, LocalRead local) {
+  /** @param caller the member whose sync reads the timelines: their token travels with every forwarded read */
+  RoutedGroupTimelines(OwnerRouter router, LocalRead local, Principal caller) {
     this.router = router;
     this.local = local;
+    this.caller = caller;
   }
 
   @Override
   public Page<InboxEntry> fetch(String groupId, long after, ReadIntervals intervals, int limit) {
     String owner = Ids.groupTimeline(groupId);
     String ranges = intervals.ranges();
-    Request request = new Request("GET", "/v1/users/" + URLEncoder.encode(owner, StandardCharsets.UTF_8) + "/inbox",
-        Map.of("userId", owner), Map.of("after", Long.toString(after), "limit", Integer.toString(limit),
-            "within", ranges), Map.of(), new byte[0]);
+    String path = "/v1/users/" + URLEncoder.encode(owner, StandardCharsets.UTF_8) + "/inbox";
+    // The owner of the timeline serves it only to an instance-signed sub-read (the router signs what it forwards):
+    // the ranges come from the syncing member's own intervals, computed here.
+    String rawUri = path + "?after=" + after + "&limit=" + limit + "&within="
+        + URLEncoder.encode(ranges, StandardCharsets.UTF_8);
+    Request request = new Request("GET", path, Map.of("userId", owner), Map.of("after", Long.toString(after),
+        "limit", Integer.toString(limit), "within", ranges), Map.of(), new byte[0], rawUri, caller,
+        java.util.OptionalLong.empty());
     List<long[]> parsed = ReadIntervals.parseRanges(ranges);
-    Response response = router.route("group-timeline", INBOX_STORE, owner, request, partition ->
-        Response.json(200, JsonViews.inboxPage(owner, local.read(partition, owner, after, parsed, limit))), null);
+    Response response = router.routeNow("group-timeline", INBOX_STORE, owner, request, partition ->
+        Response.json(200, JsonViews.inboxPage(owner, local.read(partition, owner, after, parsed, limit))));
     if (response.status() != 200) {
-      throw new HttpError(503, "timeline of group " + groupId + " not available: "
-          + new String(response.body(), StandardCharsets.UTF_8), Map.of("Retry-After",
+      throw new HttpError(503, "timeline of group " + groupId + " not available, retry", Map.of("Retry-After",
           OwnerRouter.RETRY_AFTER_SECONDS));
     }
     try {
@@ -64,7 +72,7 @@ final class RoutedGroupTimelines implements MergedSync.GroupSource {
       }
       return new Page<>(entries, page.get("next").asLong(), page.get("hasMore").asBoolean());
     } catch (IOException | RuntimeException e) {
-      throw new HttpError(503, "unreadable timeline page of group " + groupId + ": " + e, Map.of("Retry-After",
+      throw new HttpError(503, "unreadable timeline page of group " + groupId, Map.of("Retry-After",
           OwnerRouter.RETRY_AFTER_SECONDS));
     }
   }
