@@ -4,6 +4,11 @@ import com.nimbusds.jose.JOSEException;
 import com.nimbusds.jose.JOSEObjectType;
 import com.nimbusds.jose.JWSAlgorithm;
 import com.nimbusds.jose.JWSHeader;
+import com.nimbusds.jose.JWSVerifier;
+import com.nimbusds.jose.crypto.MACVerifier;
+import com.nimbusds.jose.crypto.factories.DefaultJWSVerifierFactory;
+import com.nimbusds.jose.jca.JCAContext;
+import com.nimbusds.jose.proc.JWSVerifierFactory;
 import com.nimbusds.jose.KeySourceException;
 import com.nimbusds.jose.jwk.source.JWKSource;
 import com.nimbusds.jose.jwk.source.JWKSourceBuilder;
@@ -100,6 +105,28 @@ public final class JwtVerifier implements TokenVerifier, AutoCloseable {
     // Plain JWTs and RFC 9068 access tokens; an ID token or a logout token used as a bearer token has another typ.
     p.setJWSTypeVerifier(new DefaultJOSEObjectTypeVerifier<>(JOSEObjectType.JWT, new JOSEObjectType("at+jwt"), null));
     p.setJWSKeySelector(selector);
+    if (hmacKey.isPresent()) {
+      // HS256 is checked on every request: reuse one MACVerifier (stateless, thread-safe) instead of one per token.
+      MACVerifier mac = macVerifier(hmacKey.get());
+      DefaultJWSVerifierFactory general = new DefaultJWSVerifierFactory();
+      SecretKey key = hmacKey.get();
+      p.setJWSVerifierFactory(new JWSVerifierFactory() {
+        @Override
+        public JWSVerifier createJWSVerifier(JWSHeader header, Key candidate) throws JOSEException {
+          return candidate == key ? mac : general.createJWSVerifier(header, candidate);
+        }
+
+        @Override
+        public Set<JWSAlgorithm> supportedJWSAlgorithms() {
+          return general.supportedJWSAlgorithms();
+        }
+
+        @Override
+        public JCAContext getJCAContext() {
+          return general.getJCAContext();
+        }
+      });
+    }
     p.setJWTClaimsSetVerifier(new ClaimsRules(config, clock));
     this.processor = p;
   }
@@ -192,6 +219,14 @@ public final class JwtVerifier implements TokenVerifier, AutoCloseable {
     } catch (MalformedURLException e) {
       refresher.shutdown();
       throw new IllegalArgumentException("JWKS URL " + url, e);
+    }
+  }
+
+  private static MACVerifier macVerifier(SecretKey key) {
+    try {
+      return new MACVerifier(key);
+    } catch (JOSEException e) {
+      throw new IllegalArgumentException("HS256 secret", e);
     }
   }
 
