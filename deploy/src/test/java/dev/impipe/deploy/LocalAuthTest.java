@@ -6,6 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.impipe.runtime.auth.AuthConfig;
 import dev.impipe.runtime.auth.TestTokens;
 import dev.impipe.runtime.config.InvalidConfigException;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -101,6 +104,19 @@ class LocalAuthTest {
     Map<String, String> env = new HashMap<>(Map.of(AuthConfig.IM_AUTH_JWKS_URL, "http://idp.example/jwks"));
     assertThatThrownBy(() -> LocalAuth.configure(env, root)).isInstanceOf(InvalidConfigException.class)
         .hasMessageStartingWith(AuthConfig.IM_AUTH_JWKS_URL);
+  }
+
+  @Test
+  void localModeStopsOnABadAuthVariableBeforeStartingAnything() {
+    ByteArrayOutputStream log = new ByteArrayOutputStream();
+    Map<String, String> env = Map.of(AuthConfig.IM_AUTH_HS256_SECRET, "c2hvcnQ=",
+        Endpoints.IM_LOCAL_ENDPOINTS_FILE, root.resolve("local.properties").toString());
+
+    assertThatThrownBy(() -> LocalLauncher.start(env, Optional.of(root.resolve("data")),
+        new PrintStream(log, true, StandardCharsets.UTF_8)))
+        .isInstanceOf(InvalidConfigException.class).hasMessageStartingWith(AuthConfig.IM_AUTH_HS256_SECRET);
+    assertThat(log.toString(StandardCharsets.UTF_8)).doesNotContain("broker");
+    assertThat(root.resolve("data").resolve("kafka")).doesNotExist();
   }
 
   @Test
