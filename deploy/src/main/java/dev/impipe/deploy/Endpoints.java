@@ -12,11 +12,24 @@ import java.util.Properties;
 
 /**
  * Where a running {@code bin/im local} listens, written to {@code ~/.im/local.properties} so that {@code bin/im
- * produce} and {@code tail} in another shell find it without flags. Environment variables win over the file.
+ * produce}, {@code tail} and {@code token} in another shell find it without flags. Environment variables win over
+ * the file.
+ *
+ * @param authSecretFile the file holding the HS256 secret the instance verifies tokens with, if any
  */
-public record Endpoints(String bootstrapServers, String schemaRegistryUrl, String httpUrl, long pid) {
+public record Endpoints(String bootstrapServers, String schemaRegistryUrl, String httpUrl, long pid,
+    Optional<Path> authSecretFile) {
 
   static final String IM_LOCAL_ENDPOINTS_FILE = "IM_LOCAL_ENDPOINTS_FILE";
+  static final String AUTH_SECRET_FILE = "auth.secret.file";
+
+  public Endpoints {
+    java.util.Objects.requireNonNull(authSecretFile, "authSecretFile");
+  }
+
+  public Endpoints(String bootstrapServers, String schemaRegistryUrl, String httpUrl, long pid) {
+    this(bootstrapServers, schemaRegistryUrl, httpUrl, pid, Optional.empty());
+  }
 
   static Path file(Map<String, String> env) {
     String override = env.get(IM_LOCAL_ENDPOINTS_FILE);
@@ -29,6 +42,7 @@ public record Endpoints(String bootstrapServers, String schemaRegistryUrl, Strin
     p.setProperty("schema.registry.url", schemaRegistryUrl);
     p.setProperty("http.url", httpUrl);
     p.setProperty("pid", Long.toString(pid));
+    authSecretFile.ifPresent(f -> p.setProperty(AUTH_SECRET_FILE, f.toString()));
     try {
       Files.createDirectories(file(env).getParent());
       try (OutputStream out = Files.newOutputStream(file(env))) {
@@ -64,7 +78,7 @@ public record Endpoints(String bootstrapServers, String schemaRegistryUrl, Strin
     long pid = Long.parseLong(p.getProperty("pid", "-1"));
     if (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
       return Optional.of(new Endpoints(p.getProperty("bootstrap.servers"), p.getProperty("schema.registry.url"),
-          p.getProperty("http.url"), pid));
+          p.getProperty("http.url"), pid, Optional.ofNullable(p.getProperty(AUTH_SECRET_FILE)).map(Path::of)));
     }
     return Optional.empty();
   }

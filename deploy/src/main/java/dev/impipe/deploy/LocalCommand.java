@@ -52,6 +52,8 @@ final class LocalCommand {
     out.println("  Schema registry     " + e.schemaRegistryUrl());
     out.println("  HTTP API            " + e.httpUrl() + "   (health " + e.httpUrl() + "/health, metrics "
         + e.httpUrl() + "/metrics)");
+    e.authSecretFile().ifPresent(f -> out.println("  Tokens              bin/im token alice [--device phone] [--ttl 1h]"
+        + "   (HS256, secret " + f + ")"));
     out.println("  In another shell:   bin/im tail im.inbox   |   bin/im produce im.messages < messages.jsonl");
     out.println("  Ctrl-C stops everything" + (dataDir.isPresent() ? "; data stays in " + dataDir.get()
         : " and removes its data"));

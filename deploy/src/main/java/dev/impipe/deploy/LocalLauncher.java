@@ -87,6 +87,9 @@ public final class LocalLauncher implements AutoCloseable {
     this.env = Map.copyOf(rawEnv);
     env.putIfAbsent(ImConfig.IM_STATE_DIR, root.resolve("streams").toString());
     ImConfig config = ImConfig.fromEnv(env);
+    // Before the broker starts, so a bad IM_AUTH_* value stops local mode at once.
+    LocalAuth.Setup auth = LocalAuth.configure(env, root);
+    step(auth.describe());
     Properties ports = loadPorts(root);
 
     String bootstrap;
@@ -139,7 +142,7 @@ public final class LocalLauncher implements AutoCloseable {
         : String.join(", ", components.stream().map(PipelineComponent::name).sorted().toList())));
 
     String httpUrl = "http://127.0.0.1:" + runtime.http().port();
-    endpoints = new Endpoints(bootstrap, registryUrl, httpUrl, ProcessHandle.current().pid());
+    endpoints = new Endpoints(bootstrap, registryUrl, httpUrl, ProcessHandle.current().pid(), auth.secretFile());
     endpoints.write(this.env);
   }
 

@@ -24,10 +24,14 @@ public final class Main {
         tail TOPIC [--from-beginning] [--max N] [--timeout SECONDS]
                                       print one JSON line per record (read_committed); --timeout stops after
                                       SECONDS without a new record
+        token USER [--device D] [--ttl DURATION]
+                                      print a bearer token (HS256) for USER, valid 1h by default (at most 30d),
+                                      signed with the running `bin/im local`'s secret or with
+                                      IM_AUTH_HS256_SECRET / IM_AUTH_HS256_SECRET_FILE when set
         bench SCENARIO [options]      benchmarks: fanout, sync, ackwheel, delay, scale (bin/im bench --help)
         help                          this text
 
-      produce and tail find a running `bin/im local` by themselves, or use KAFKA_BOOTSTRAP_SERVERS and
+      produce, tail and token find a running `bin/im local` by themselves, or use KAFKA_BOOTSTRAP_SERVERS and
       SCHEMA_REGISTRY_URL. Configuration: see README (IM_* and KAFKA_* environment variables).
       """;
 
@@ -54,6 +58,7 @@ public final class Main {
         case "run" -> LocalCommand.runAgainstExisting(rest, System.getenv(), out);
         case "produce" -> ProduceCommand.run(rest, System.getenv(), System.in, out, err);
         case "tail" -> TailCommand.run(rest, System.getenv(), out, err);
+        case "token" -> TokenCommand.run(rest, System.getenv(), out);
         default -> {
           err.println("im: unknown command '" + args[0] + "'\n");
           err.print(USAGE);

@@ -1,0 +1,109 @@
+package dev.impipe.deploy;
+
+import dev.impipe.runtime.auth.AuthConfig;
+import dev.impipe.runtime.auth.TokenIssuer;
+import dev.impipe.runtime.config.Env;
+import dev.impipe.runtime.config.InvalidConfigException;
+import dev.impipe.runtime.domain.Ids;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * {@code bin/im token USER [--device D] [--ttl DURATION]}: prints an HS256 token (only the token, one line) signed
+ * with {@code IM_AUTH_HS256_SECRET} / {@code IM_AUTH_HS256_SECRET_FILE} when set, else with the secret of the running
+ * {@code bin/im local}; {@code iss} / {@code aud} from {@code IM_AUTH_ISSUER} / {@code IM_AUTH_AUDIENCE}.
+ */
+final class TokenCommand {
+
+  static final String USAGE = "usage: bin/im token USER [--device D] [--ttl DURATION]   (DURATION e.g. 15m, 1h, 7d;"
+      + " default 1h, at most " + TokenIssuer.MAX_TTL.toDays() + "d)";
+  static final Duration DEFAULT_TTL = Duration.ofHours(1);
+  private static final String ID_RULE = "1-" + Ids.MAX_LENGTH + " letters, digits, '.', '_', '-' or '@'";
+
+  private TokenCommand() {}
+
+  static int run(String[] args, Map<String, String> env, PrintStream out) {
+    String user = null;
+    Optional<String> device = Optional.empty();
+    Duration ttl = DEFAULT_TTL;
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--device" -> device = Optional.of(value(args, ++i, "--device"));
+        case "--ttl" -> ttl = ttl(value(args, ++i, "--ttl"));
+        default -> {
+          if (args[i].startsWith("-") || user != null) {
+            throw new CliException("unexpected argument '" + args[i] + "'; " + USAGE);
+          }
+          user = args[i];
+        }
+      }
+    }
+    if (user == null) {
+      throw new CliException(USAGE);
+    }
+    // Checked before looking for a secret, so a typo is reported as such.
+    if (!Ids.valid(user)) {
+      throw new CliException("invalid user id '" + user + "': " + ID_RULE);
+    }
+    if (device.isPresent() && !Ids.valid(device.get())) {
+      throw new CliException("invalid device id '" + device.get() + "': " + ID_RULE);
+    }
+    TokenIssuer issuer = issuer(env);
+    try {
+      out.println(issuer.issue(user, device, ttl));
+    } catch (IllegalArgumentException e) {
+      throw new CliException(e.getMessage());
+    }
+    out.flush();
+    return 0;
+  }
+
+  /** The environment's secret if set (like {@code tail}, the environment wins), else the running local instance's. */
+  static TokenIssuer issuer(Map<String, String> env) {
+    boolean secretInEnv = isSet(env, AuthConfig.IM_AUTH_HS256_SECRET) || isSet(env, AuthConfig.IM_AUTH_HS256_SECRET_FILE);
+    Map<String, String> authEnv = new HashMap<>();
+    for (String name : new String[] {AuthConfig.IM_AUTH_ISSUER, AuthConfig.IM_AUTH_AUDIENCE,
+        AuthConfig.IM_AUTH_HS256_SECRET, AuthConfig.IM_AUTH_HS256_SECRET_FILE}) {
+      if (isSet(env, name)) {
+        authEnv.put(name, env.get(name));
+      }
+    }
+    if (!secretInEnv) {
+      Optional<Endpoints> local = Endpoints.readFile(env);
+      if (local.isEmpty()) {
+        throw new CliException("no secret to sign with: start `bin/im local` (it generates one), or set "
+            + AuthConfig.IM_AUTH_HS256_SECRET + " or " + AuthConfig.IM_AUTH_HS256_SECRET_FILE);
+      }
+      Path file = local.get().authSecretFile().orElseThrow(() -> new CliException("the running `bin/im local` (pid "
+          + local.get().pid() + ") keeps no token secret in a file; set " + AuthConfig.IM_AUTH_HS256_SECRET
+          + " or " + AuthConfig.IM_AUTH_HS256_SECRET_FILE + " to the secret it was started with"));
+      authEnv.put(AuthConfig.IM_AUTH_HS256_SECRET_FILE, file.toString());
+    }
+    // Only the HS256 variables: a JWKS URL in the environment is for verifying, and cannot mint tokens.
+    return AuthConfig.fromEnv(authEnv).tokenIssuer().orElseThrow();
+  }
+
+  private static Duration ttl(String text) {
+    try {
+      return Duration.ofMillis(new Env(Map.of("--ttl", text)).durationMs("--ttl", DEFAULT_TTL.toMillis(), 1_000,
+          TokenIssuer.MAX_TTL.toMillis()));
+    } catch (InvalidConfigException e) {
+      throw new CliException(e.getMessage() + " (between 1s and " + TokenIssuer.MAX_TTL.toDays() + "d)");
+    }
+  }
+
+  private static String value(String[] args, int i, String flag) {
+    if (i >= args.length || args[i].startsWith("--")) {
+      throw new CliException(flag + " needs a value; " + USAGE);
+    }
+    return args[i];
+  }
+
+  private static boolean isSet(Map<String, String> env, String name) {
+    return env.get(name) != null && !env.get(name).isBlank();
+  }
+}
