@@ -2,6 +2,8 @@ package dev.impipe.bench;
 
 import dev.impipe.runtime.app.PipelineComponent;
 import dev.impipe.runtime.app.PipelineRuntime;
+import dev.impipe.runtime.auth.AuthConfig;
+import dev.impipe.runtime.auth.TokenIssuer;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.embedded.Dirs;
 import dev.impipe.runtime.embedded.EmbeddedSchemaRegistry;
@@ -113,7 +115,14 @@ public final class BenchCluster implements AutoCloseable {
     env.put(ImConfig.IM_TOPIC_PREFIX, prefix);
     env.put(ImConfig.IM_HTTP_PORT, "0");
     env.put(ImConfig.IM_STATE_DIR, work.resolve("state").toString());
-    baseEnv = Map.copyOf(env);
+    Map<String, String> withAuth = new HashMap<>(env);
+    if (AuthConfig.KEY_SOURCE_VARIABLES.stream().noneMatch(withAuth::containsKey)) {
+      // The benchmarks run with authentication on, as production does: a fresh HS256 secret per run.
+      byte[] secret = new byte[32];
+      new java.security.SecureRandom().nextBytes(secret);
+      withAuth.put(AuthConfig.IM_AUTH_HS256_SECRET, java.util.Base64.getEncoder().encodeToString(secret));
+    }
+    baseEnv = Map.copyOf(withAuth);
     ImConfig config = ImConfig.fromEnv(baseEnv);
     admin = Admin.create(config.clientProperties());
     resources.add(admin);
@@ -179,6 +188,12 @@ public final class BenchCluster implements AutoCloseable {
 
   public ImConfig config() {
     return ImConfig.fromEnv(baseEnv).withEndpoints(bootstrap, registryUrl);
+  }
+
+  /** Mints bearer tokens the benchmark's runtimes accept. */
+  public TokenIssuer tokens() {
+    return AuthConfig.fromEnv(baseEnv).tokenIssuer().orElseThrow(() -> new IllegalStateException(
+        "the benchmark needs an HS256 secret to mint tokens (IM_AUTH_HS256_SECRET)"));
   }
 
   /** Starts {@code components} in a pipeline runtime and waits until every Streams app is RUNNING. */

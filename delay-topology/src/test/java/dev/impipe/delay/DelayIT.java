@@ -127,7 +127,9 @@ class DelayIT {
 
   private static PipelineRuntime start(ImConfig config, Map<String, String> vars, ImTopics topics)
       throws Exception {
-    PipelineRuntime runtime = new PipelineRuntime(config, vars, topics);
+    Map<String, String> withTokens = new java.util.HashMap<>(dev.impipe.runtime.auth.TestTokens.env());
+    withTokens.putAll(vars);
+    PipelineRuntime runtime = new PipelineRuntime(config, withTokens, topics);
     runtime.start(List.of(new DelayComponent()));
     await().atMost(Duration.ofSeconds(60)).until(runtime::healthy);
     return runtime;

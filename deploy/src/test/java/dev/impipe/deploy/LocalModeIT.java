@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.impipe.runtime.auth.TestCallers;
 import dev.impipe.runtime.embedded.Dirs;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -126,7 +127,7 @@ class LocalModeIT {
       HttpResponse<String> doomed = send("POST", base + "/v1/messages", "{\"senderId\":\"bob\",\"to\":\"alice\","
           + "\"body\":\"cancelled\",\"clientMsgId\":\"s2\",\"deliverAt\":\"" + soon + "\"}");
       String doomedId = JSON.readTree(doomed.body()).get("messageId").asText();
-      assertThat(send("DELETE", base + "/v1/scheduled/" + doomedId, "").statusCode()).isEqualTo(202);
+      assertThat(send("DELETE", base + "/v1/scheduled/" + doomedId, "", "bob").statusCode()).isEqualTo(202);
       long scheduledAt = java.time.Instant.parse(soon).toEpochMilli();
       await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
         JsonNode sync = JSON.readTree(get(base + "/v1/users/alice/devices/phone/sync?limit=50").body());
@@ -218,13 +219,30 @@ class LocalModeIT {
     return lines;
   }
 
+  /** Tokens as a second shell gets them: {@code bin/im token USER}, which finds the running instance's secret. */
+  private final TestCallers callers = new TestCallers(user -> {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    int status = TokenCommand.run(new String[] {user}, cliEnv(), new PrintStream(out, true, StandardCharsets.UTF_8));
+    assertThat(status).isZero();
+    return out.toString(StandardCharsets.UTF_8).trim();
+  });
+
   private HttpResponse<String> get(String url) throws Exception {
-    return http.send(HttpRequest.newBuilder(URI.create(url)).build(), HttpResponse.BodyHandlers.ofString());
+    HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(url));
+    if (url.contains("/v1/")) {
+      request.header("Authorization", callers.bearerFor("GET", url, null));
+    }
+    return http.send(request.build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private HttpResponse<String> send(String method, String url, String body) throws Exception {
-    return http.send(HttpRequest.newBuilder(URI.create(url)).method(method,
-        body.isEmpty() ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body)).build(),
+    return send(method, url, body, callers.actor(url.replaceFirst("^https?://[^/]+", ""), body));
+  }
+
+  private HttpResponse<String> send(String method, String url, String body, String user) throws Exception {
+    return http.send(HttpRequest.newBuilder(URI.create(url)).header("Authorization", callers.bearer(user))
+        .method(method, body.isEmpty() ? HttpRequest.BodyPublishers.noBody()
+            : HttpRequest.BodyPublishers.ofString(body)).build(),
         HttpResponse.BodyHandlers.ofString());
   }
 

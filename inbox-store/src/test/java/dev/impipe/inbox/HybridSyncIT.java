@@ -11,6 +11,8 @@ import dev.impipe.avro.MembershipOp;
 import dev.impipe.avro.MessageType;
 import dev.impipe.fanout.FanoutComponent;
 import dev.impipe.runtime.app.PipelineRuntime;
+import dev.impipe.runtime.auth.TestCallers;
+import dev.impipe.runtime.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.http.Json;
 import dev.impipe.runtime.testing.ItEnvironment;
@@ -50,6 +52,7 @@ import org.junit.jupiter.api.Test;
 class HybridSyncIT {
 
   private static final HttpClient HTTP = HttpClient.newHttpClient();
+  private static final TestCallers CALLERS = TestCallers.withTestSecret();
 
   private static ImTopics topics;
   private static ItEnvironment.Endpoints env;
@@ -68,8 +71,9 @@ class HybridSyncIT {
   static void start() throws Exception {
     env = ItEnvironment.get();
     String prefix = ItEnvironment.unique("hybrid") + ".";
-    Map<String, String> envMap = Map.of("IM_TOPIC_PREFIX", prefix, "IM_USER_PARTITIONS", "6",
-        "IM_CONVERSATION_PARTITIONS", "2", "IM_INBOX_QUERY_TIMEOUT", "5s", "IM_LARGE_GROUP_THRESHOLD", "3");
+    Map<String, String> envMap = new java.util.HashMap<>(TestTokens.env());
+    envMap.putAll(Map.of("IM_TOPIC_PREFIX", prefix, "IM_USER_PARTITIONS", "6",
+        "IM_CONVERSATION_PARTITIONS", "2", "IM_INBOX_QUERY_TIMEOUT", "5s", "IM_LARGE_GROUP_THRESHOLD", "3"));
     ImConfig config = ImConfig.fromEnv(envMap).withEndpoints(env.bootstrapServers(), env.schemaRegistryUrl());
     TopicNames names = TopicNames.withPrefix(prefix);
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", env.bootstrapServers()))) {
@@ -242,6 +246,7 @@ class HybridSyncIT {
 
   private static JsonNode get(PipelineRuntime instance, String path) throws Exception {
     HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(uri(instance, path))
+        .header("Authorization", CALLERS.bearerFor("GET", path, null))
         .timeout(Duration.ofSeconds(30)).build(), HttpResponse.BodyHandlers.ofString());
     assertThat(response.statusCode()).as("%s -> %s", path, response.body()).isEqualTo(200);
     return Json.MAPPER.readTree(response.body());
@@ -249,6 +254,7 @@ class HybridSyncIT {
 
   private static void put(PipelineRuntime instance, String path, String body) throws Exception {
     HttpResponse<String> response = HTTP.send(HttpRequest.newBuilder(uri(instance, path))
+        .header("Authorization", CALLERS.bearerFor("PUT", path, body))
         .header("Content-Type", "application/json").timeout(Duration.ofSeconds(30))
         .PUT(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
     assertThat(response.statusCode()).as("%s -> %s", path, response.body()).isEqualTo(202);

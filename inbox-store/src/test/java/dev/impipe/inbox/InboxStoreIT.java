@@ -7,6 +7,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.runtime.app.PipelineRuntime;
+import dev.impipe.runtime.auth.TestCallers;
+import dev.impipe.runtime.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.http.Json;
 import dev.impipe.runtime.testing.ItEnvironment;
@@ -60,13 +62,16 @@ class InboxStoreIT {
   private static PipelineRuntime second;
   private static Path stateRoot;
   private static final HttpClient HTTP = HttpClient.newHttpClient();
+  /** Requests act as the user they are about; group history as a member of the group. */
+  private static final TestCallers CALLERS = TestCallers.withTestSecret().admin("g", "bob").admin("g-roam", "alice");
 
   @BeforeAll
   static void startTwoInstances() throws Exception {
     env = ItEnvironment.get();
     String prefix = ItEnvironment.unique("inbox") + ".";
-    envMap = Map.of("IM_TOPIC_PREFIX", prefix, "IM_USER_PARTITIONS", "6", "IM_CONVERSATION_PARTITIONS", "4",
-        "IM_INBOX_QUERY_TIMEOUT", "5s");
+    envMap = new java.util.HashMap<>(TestTokens.env());
+    envMap.putAll(Map.of("IM_TOPIC_PREFIX", prefix, "IM_USER_PARTITIONS", "6", "IM_CONVERSATION_PARTITIONS", "4",
+        "IM_INBOX_QUERY_TIMEOUT", "5s"));
     ImConfig config = ImConfig.fromEnv(envMap).withEndpoints(env.bootstrapServers(), env.schemaRegistryUrl());
     TopicNames names = TopicNames.withPrefix(prefix);
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", env.bootstrapServers()))) {
@@ -252,7 +257,8 @@ class InboxStoreIT {
 
     // A minSeq the store has not reached within the query timeout: 503 with Retry-After, never a stale answer
     HttpResponse<String> behind = HTTP.send(HttpRequest.newBuilder(uri(first,
-        "/v1/users/bob/devices/phone/sync?minSeq=1000000000")).build(), HttpResponse.BodyHandlers.ofString());
+        "/v1/users/bob/devices/phone/sync?minSeq=1000000000")).header("Authorization", CALLERS.bearer("bob")).build(),
+        HttpResponse.BodyHandlers.ofString());
     assertThat(behind.statusCode()).isEqualTo(503);
     assertThat(behind.headers().firstValue("Retry-After")).hasValue("1");
     assertThat(behind.body()).contains("not yet 1000000000");
@@ -337,6 +343,8 @@ class InboxStoreIT {
   }
 
   private static JsonNode send(PipelineRuntime instance, HttpRequest.Builder request, int status) throws Exception {
+    HttpRequest built = request.build();
+    request.header("Authorization", CALLERS.bearerFor(built.method(), built.uri().getRawPath(), null));
     HttpResponse<String> response = HTTP.send(request.timeout(Duration.ofSeconds(30)).build(),
         HttpResponse.BodyHandlers.ofString());
     assertThat(response.statusCode()).as("%s -> %s", response.uri(), response.body()).isEqualTo(status);

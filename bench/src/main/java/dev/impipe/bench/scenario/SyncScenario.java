@@ -3,6 +3,7 @@ package dev.impipe.bench.scenario;
 import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.MembershipChange;
 import dev.impipe.bench.BenchCluster;
+import dev.impipe.runtime.auth.TokenIssuer;
 import dev.impipe.bench.BenchOptions;
 import dev.impipe.bench.Ceiling;
 import dev.impipe.bench.report.Histogram;
@@ -103,13 +104,21 @@ public final class SyncScenario implements Scenario {
     String base = "http://127.0.0.1:" + runtime.http().port();
     HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
         .connectTimeout(Duration.ofSeconds(5)).build();
-    runLoad(client, base, users, limit, concurrency, 2, null, null, null, log, result);
+    // Authentication is on, as in production: every request carries its user's bearer token (minted up front,
+    // verified by the server on every request).
+    TokenIssuer issuer = cluster.tokens();
+    String[] tokens = new String[users];
+    for (int u = 0; u < users; u++) {
+      tokens[u] = "Bearer " + issuer.issue(Workload.user(u), java.time.Duration.ofHours(2));
+    }
+    result.note("Authentication on: every request carries an HS256 bearer token that the server verifies.");
+    runLoad(client, base, users, limit, concurrency, 2, null, null, null, log, result, tokens);
     Histogram latency = result.latency("sync request (limit " + limit + ")", "us");
     AtomicLong ok = new AtomicLong();
     AtomicLong failed = new AtomicLong();
     AtomicLong entries = new AtomicLong();
     double elapsed = runLoad(client, base, users, limit, concurrency, seconds, latency, ok, failed, log, result,
-        entries);
+        entries, tokens);
     double rps = ok.get() / elapsed;
     result.figure("sync requests", rps, "requests/s");
     result.figure("sync: mean entries per response", ok.get() == 0 ? 0 : (double) entries.get() / ok.get(),
@@ -126,17 +135,17 @@ public final class SyncScenario implements Scenario {
   }
 
   private static double runLoad(HttpClient client, String base, int users, int limit, int concurrency,
-      long seconds, Histogram latency, AtomicLong ok, AtomicLong failed, PrintStream log, Result result)
-      throws InterruptedException {
+      long seconds, Histogram latency, AtomicLong ok, AtomicLong failed, PrintStream log, Result result,
+      String[] tokens) throws InterruptedException {
     return runLoad(client, base, users, limit, concurrency, seconds, latency, ok, failed, log, result,
-        new AtomicLong());
+        new AtomicLong(), tokens);
   }
 
   private static final Pattern SEQ = Pattern.compile("\"seq\"");
 
   private static double runLoad(HttpClient client, String base, int users, int limit, int concurrency,
       long seconds, Histogram latency, AtomicLong ok, AtomicLong failed, PrintStream log, Result result,
-      AtomicLong entries) throws InterruptedException {
+      AtomicLong entries, String[] tokens) throws InterruptedException {
     AtomicLong done = new AtomicLong();
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
     long start = System.nanoTime();
@@ -146,11 +155,13 @@ public final class SyncScenario implements Scenario {
       SplittableRandom random = new SplittableRandom(1000 + w);
       Thread t = new Thread(() -> {
         while (System.nanoTime() < deadline) {
-          String url = base + "/v1/users/" + Workload.user(random.nextInt(users)) + "/devices/d"
+          int user = random.nextInt(users);
+          String url = base + "/v1/users/" + Workload.user(user) + "/devices/d"
               + random.nextInt(3) + "/sync?limit=" + limit;
           long t0 = System.nanoTime();
           try {
             HttpResponse<String> r = client.send(HttpRequest.newBuilder(URI.create(url)).GET()
+                .header("Authorization", tokens[user])
                 .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
             long us = (System.nanoTime() - t0) / 1000;
             done.incrementAndGet();
@@ -202,6 +213,10 @@ public final class SyncScenario implements Scenario {
   private static void wrk(String base, int users, int limit, int concurrency, Result result, BenchCluster cluster)
       throws Exception {
     Optional<Path> wrk = onPath("wrk");
+    if (wrk.isPresent()) {
+      result.note("wrk is not run: every request needs its user's bearer token, which the wrk script does not send.");
+      return;
+    }
     if (wrk.isEmpty()) {
       result.note("wrk is not installed (Debian package 'wrk'): the outside check was skipped.");
       return;

@@ -1,6 +1,7 @@
 package dev.impipe.runtime.app;
 
 import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.auth.AuthConfig;
 import dev.impipe.runtime.auth.TokenVerifier;
 import dev.impipe.runtime.http.HttpApi;
 import dev.impipe.runtime.http.HttpSettings;
@@ -49,16 +50,28 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
   /** Set once every component has started: before that the instance is not ready, whatever its apps say. */
   private volatile boolean started;
 
+  /**
+   * A runtime whose {@code /v1} routes require bearer tokens verified as {@link AuthConfig} reads them from
+   * {@code env} (a configuration without a key source is refused: there is no unauthenticated mode).
+   */
   public PipelineRuntime(ImConfig config, Map<String, String> env, ImTopics topics) throws java.io.IOException {
-    this(config, env, topics, null);
+    this(config, env, topics, AuthConfig.fromEnv(env));
+  }
+
+  private PipelineRuntime(ImConfig config, Map<String, String> env, ImTopics topics, AuthConfig auth)
+      throws java.io.IOException {
+    this(config, env, topics, auth.verifier(), auth.hs256Secret().map(AuthConfig.Secret::bytes).orElse(null));
+    LOG.info("Authentication: {}", auth.describe());
   }
 
   /**
    * @param verifier verifies the bearer tokens every {@code /v1} route requires (null: the routes are open, for
-   *     tests of the runtime itself only)
+   *     tests of the runtime itself only); closed with the runtime when it is {@link AutoCloseable}
+   * @param sharedSecret a secret every instance shares, from which the forwarding key is derived unless
+   *     {@code IM_CLUSTER_KEY} is set (null: none)
    */
-  public PipelineRuntime(ImConfig config, Map<String, String> env, ImTopics topics, TokenVerifier verifier)
-      throws java.io.IOException {
+  public PipelineRuntime(ImConfig config, Map<String, String> env, ImTopics topics, TokenVerifier verifier,
+      byte[] sharedSecret) throws java.io.IOException {
     this.config = config;
     this.env = Map.copyOf(env);
     this.topics = topics;
@@ -71,9 +84,16 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
     new UptimeMetrics().bindTo(metrics);
     String host = env.getOrDefault("IM_HTTP_HOST", "127.0.0.1");
     this.advertisedHost = env.getOrDefault("IM_ADVERTISED_HOST", host.equals("0.0.0.0") ? "127.0.0.1" : host);
-    this.http = new HttpApi(HttpSettings.fromEnv(env, config.httpPort()));
+    HttpSettings settings = HttpSettings.fromEnv(env, config.httpPort());
+    if (sharedSecret != null && !env.containsKey(HttpSettings.IM_CLUSTER_KEY)) {
+      settings = settings.withClusterKey(derive(sharedSecret, "im-cluster-forwarding-key"));
+    }
+    this.http = new HttpApi(settings);
     if (verifier != null) {
       http.authenticate("/v1/", verifier);
+      if (verifier instanceof AutoCloseable closeable) {
+        closeOnShutdown(closeable);
+      }
     }
     http.system("GET", "/health", r -> health());
     http.system("GET", "/health/live", r -> Response.json(200, Map.of("status", "ALIVE")));
@@ -83,6 +103,16 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
         .description("HTTP requests waiting for a worker").register(metrics);
     io.micrometer.core.instrument.Gauge.builder("im.http.connections", http, HttpApi::openConnections)
         .description("open HTTP connections").register(metrics);
+  }
+
+  private static byte[] derive(byte[] secret, String purpose) {
+    try {
+      javax.crypto.Mac mac = javax.crypto.Mac.getInstance("HmacSHA256");
+      mac.init(new javax.crypto.spec.SecretKeySpec(secret, "HmacSHA256"));
+      return mac.doFinal(purpose.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    } catch (java.security.GeneralSecurityException e) {
+      throw new IllegalStateException("HmacSHA256 unavailable", e);
+    }
   }
 
   /** Starts the HTTP server, then every component in order. */

@@ -57,6 +57,7 @@ public final class HttpApi implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(HttpApi.class);
   private static final String RETRY_AFTER = "1";
+  private static final long CLOSE_GRACE_MS = 2_000;
 
   /** Handles one request on a worker thread; may block briefly (a store read), never for long. */
   @FunctionalInterface
@@ -124,6 +125,7 @@ public final class HttpApi implements AutoCloseable {
         .setMaxHeaderSize(16_384)
         .setAcceptBacklog(1_024)
         .setDecompressionSupported(false)
+        .setHttp2ClearTextEnabled(false)
         .setCompressionSupported(false);
     this.server = vertx.createHttpServer(options);
     server.connectionHandler(this::onConnection);
@@ -287,6 +289,21 @@ public final class HttpApi implements AutoCloseable {
     Context ctx = Vertx.currentContext();
     String method = req.method().name();
     String rawPath = req.path();
+    // A body larger than allowed is refused from its declared length, before a byte of it is read.
+    String length = req.getHeader("Content-Length");
+    if (length != null) {
+      long declared;
+      try {
+        declared = Long.parseLong(length.trim());
+      } catch (NumberFormatException e) {
+        respondAndClose(req, ctx, error(400, "invalid Content-Length"));
+        return;
+      }
+      if (declared > settings.maxBodyBytes()) {
+        respondAndClose(req, ctx, error(413, "request body larger than " + settings.maxBodyBytes() + " bytes"));
+        return;
+      }
+    }
     String[] parts = rawPath.replaceAll("^/+", "").split("/", -1);
     Route route = null;
     Map<String, String> vars = null;
@@ -304,25 +321,14 @@ public final class HttpApi implements AutoCloseable {
       }
     }
     if (route == null) {
-      req.resume();
       Response error = pathMatched ? error(405, "method " + method + " not allowed on " + rawPath)
           : error(404, "no such endpoint: " + method + " " + rawPath);
-      drainThenRespond(req, ctx, error);
+      if (req.isEnded() || "0".equals(length) || length == null && !req.headers().contains("Transfer-Encoding")) {
+        drainThenRespond(req, ctx, error);
+      } else {
+        respondAndClose(req, ctx, error); // no reason to read a body nobody will handle
+      }
       return;
-    }
-    String length = req.getHeader("Content-Length");
-    if (length != null) {
-      long declared;
-      try {
-        declared = Long.parseLong(length.trim());
-      } catch (NumberFormatException e) {
-        respondAndClose(req, ctx, error(400, "invalid Content-Length"));
-        return;
-      }
-      if (declared > settings.maxBodyBytes()) {
-        respondAndClose(req, ctx, error(413, "request body larger than " + settings.maxBodyBytes() + " bytes"));
-        return;
-      }
     }
     if ("100-continue".equalsIgnoreCase(req.getHeader("Expect"))) {
       req.response().writeContinue();
@@ -459,13 +465,28 @@ public final class HttpApi implements AutoCloseable {
     }
   }
 
+  /**
+   * Answers and ends the connection. The rest of the body (if any) is discarded for a short grace period first:
+   * closing with unread data makes the client's TCP stack reset the connection, and the client may then never read
+   * the answer.
+   */
   private void respondAndClose(HttpServerRequest req, Context ctx, Response response) {
     ctx.runOnContext(v -> {
       if (req.response().ended() || req.response().closed()) {
         return;
       }
       write(req, response.withHeader("Connection", "close"));
-      req.connection().close();
+      if (req.isEnded()) {
+        req.connection().close();
+        return;
+      }
+      long grace = vertx.setTimer(CLOSE_GRACE_MS, id -> req.connection().close());
+      req.handler(discard -> { });
+      req.endHandler(end -> {
+        vertx.cancelTimer(grace);
+        req.connection().close();
+      });
+      req.exceptionHandler(e -> vertx.cancelTimer(grace));
     });
   }
 

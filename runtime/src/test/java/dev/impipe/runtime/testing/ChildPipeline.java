@@ -30,6 +30,8 @@ public final class ChildPipeline implements AutoCloseable {
     ProcessBuilder builder = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "-Xmx384m", "-cp", System.getProperty("java.class.path"), ChildPipelineMain.class.getName(),
         component.getName());
+    // Children verify tokens with the test secret unless the test configures another key source.
+    builder.environment().putAll(dev.impipe.runtime.auth.TestTokens.env());
     builder.environment().putAll(env);
     builder.redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
     ChildPipeline child;
