@@ -175,7 +175,7 @@ public final class MessagePublisher implements AutoCloseable {
   private CompletableFuture<Void> membership(String groupId, String userId, MembershipOp op) {
     requireId("groupId", groupId);
     requireId("userId", userId);
-    MembershipChange change = new MembershipChange(groupId, userId, op, clock.instant());
+    MembershipChange change = new MembershipChange(groupId, userId, op, clock.instant(), null, null);
     String topic = topics.groupMembers().name();
     return send(new ProducerRecord<>(topic, groupId,
         topics.groupMembers().valueSerde().serializer().serialize(topic, change))).thenApply(x -> null);

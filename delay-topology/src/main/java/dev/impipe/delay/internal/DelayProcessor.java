@@ -110,6 +110,10 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
       metrics.cancelled(remove(record.key()));
       return;
     }
+    if (command.getOp() != ScheduleOp.SCHEDULE) {
+      reject(record, "invalid", "unknown schedule operation " + command.getOp() + " (written by a newer producer?)");
+      return;
+    }
     long now = context.currentSystemTimeMs();
     long dueMs = command.getDeliverAt().toEpochMilli();
     if (dueMs > now + config.maxDelayMs()) {
