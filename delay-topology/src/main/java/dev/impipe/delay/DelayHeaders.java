@@ -17,5 +17,16 @@ public final class DelayHeaders {
   /** On a rejected record: the schedule id. */
   public static final String SCHEDULE_ID = "im.schedule-id";
 
+  /**
+   * On a SCHEDULE command (and so on the delivered record): the user who scheduled it, UTF-8. Set by
+   * {@link ScheduledMessages#schedule}; a CANCEL that names a requester is honoured only from this user.
+   */
+  public static final String SENDER = "im.sender";
+  /**
+   * On a CANCEL command: the user asking, UTF-8. Absent = an operator writing to the topic directly (Kafka ACLs
+   * protect it): honoured unconditionally.
+   */
+  public static final String REQUESTER = "im.requester";
+
   private DelayHeaders() {}
 }

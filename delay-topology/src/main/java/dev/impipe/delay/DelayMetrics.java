@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code im.delay.delivered} [im_delay_delivered_total], {@code im.delay.schedules}
  *       [im_delay_schedules_total] (accepted SCHEDULE commands);
  *   <li>{@code im.delay.cancels} [im_delay_cancels_total] with {@code result=removed|noop};
- *   <li>{@code im.delay.rejected} [im_delay_rejected_total] with {@code reason=max-delay|target|invalid};
+ *   <li>{@code im.delay.rejected} [im_delay_rejected_total] with {@code reason=max-delay|target|invalid|not-sender};
  *   <li>{@code im.delay.punctuation.records} [im_delay_punctuation_records]: records delivered per punctuation
  *       (its max is the configured batch while a backlog drains);
  *   <li>{@code im.delay.drain.rate} [im_delay_drain_rate]: records delivered per second over the last second.

@@ -41,18 +41,33 @@ public final class ScheduledMessages {
         .setTargetTopic(messagesTopic)
         .setKey(ByteBuffer.wrap(message.getConversationId().getBytes(StandardCharsets.UTF_8)))
         .setValue(ByteBuffer.wrap(value))
-        .setHeaders(Map.of())
+        // Who may cancel it: only this user (see DelayHeaders.REQUESTER).
+        .setHeaders(Map.of(DelayHeaders.SENDER, utf8(message.getSenderId())))
         .build();
   }
 
-  /** A CANCEL of the scheduled message {@code messageId}; {@code requestedAt} only documents when it was asked. */
+  /** An operator's CANCEL of the scheduled message {@code messageId}, honoured whoever scheduled it. */
   public ScheduleCommand cancel(String messageId, Instant requestedAt) {
+    return cancel(null, messageId, requestedAt);
+  }
+
+  /**
+   * A CANCEL of the scheduled message {@code messageId} asked for by {@code requester} (null: an operator). The
+   * delay topology honours it only when the requester scheduled the message; otherwise the CANCEL goes to the
+   * rejected topic and the requester gets a REJECTED inbox entry. {@code requestedAt} only documents when it was
+   * asked.
+   */
+  public ScheduleCommand cancel(String requester, String messageId, Instant requestedAt) {
     return ScheduleCommand.newBuilder()
         .setId(messageId)
         .setOp(ScheduleOp.CANCEL)
         .setDeliverAt(requestedAt)
-        .setHeaders(Map.of())
+        .setHeaders(requester == null ? Map.of() : Map.of(DelayHeaders.REQUESTER, utf8(requester)))
         .build();
+  }
+
+  private static ByteBuffer utf8(String s) {
+    return ByteBuffer.wrap(s.getBytes(StandardCharsets.UTF_8));
   }
 
   /** The record to publish: topic {@code im.delayed}, key = schedule id. */

@@ -60,7 +60,8 @@ class FanoutIT {
         new KafkaProducer<>(producerProps, new StringSerializer(), new ByteArraySerializer())) {
       for (String user : team) {
         send(producer, names.groupMembers(), "team", topics.groupMembers().valueSerde().serializer()
-            .serialize(names.groupMembers(), new MembershipChange("team", user, MembershipOp.JOIN, Instant.now())));
+            .serialize(names.groupMembers(),
+                new MembershipChange("team", user, MembershipOp.JOIN, Instant.now(), null, null)));
       }
       producer.flush();
       // Garbage on im.messages must not stop anything.
@@ -135,7 +136,8 @@ class FanoutIT {
         new KafkaProducer<>(producerProps, new StringSerializer(), new ByteArraySerializer())) {
       for (String user : team) {
         send(producer, names.groupMembers(), "crew", topics.groupMembers().valueSerde().serializer()
-            .serialize(names.groupMembers(), new MembershipChange("crew", user, MembershipOp.JOIN, Instant.now())));
+            .serialize(names.groupMembers(),
+                new MembershipChange("crew", user, MembershipOp.JOIN, Instant.now(), null, null)));
       }
       dev.impipe.runtime.testing.ChildPipeline child = dev.impipe.runtime.testing.ChildPipeline
           .start(FanoutComponent.class, vars, work.resolve("child-1.log"));

@@ -195,11 +195,11 @@ class HybridDiffusionTest {
   }
 
   private void join(String user) {
-    members.pipeInput("g", new MembershipChange("g", user, MembershipOp.JOIN, T0));
+    members.pipeInput("g", new MembershipChange("g", user, MembershipOp.JOIN, T0, null, null));
   }
 
   private void leave(String user) {
-    members.pipeInput("g", new MembershipChange("g", user, MembershipOp.LEAVE, T0));
+    members.pipeInput("g", new MembershipChange("g", user, MembershipOp.LEAVE, T0, null, null));
   }
 
   private String send(String from) {

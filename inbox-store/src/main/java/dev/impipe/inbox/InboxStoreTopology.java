@@ -5,6 +5,7 @@ import dev.impipe.avro.DeviceCursor;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.inbox.internal.CursorMaterialiser;
 import dev.impipe.inbox.internal.LargeGroupMaterialiser;
+import dev.impipe.inbox.internal.MembershipMaterialiser;
 import dev.impipe.inbox.internal.TimelineMaterialiser;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.Topic;
@@ -38,6 +39,12 @@ public final class InboxStoreTopology {
    * the group ({@code ReadIntervals}). Fed by the same im.inbox records, so it lives in the user's task.
    */
   public static final String LARGE_GROUPS_STORE = "large-groups";
+  /**
+   * History read access (see {@code HistoryAccess}): key {@code id(userId) | id(groupId)}, value {@code [version 1]
+   * [fromSeq i64]}, the conversation seq from which the user may read the group (their last join); no key = not a
+   * member. Fed by the same im.inbox records (the user's task), not expired with the inbox.
+   */
+  public static final String MEMBERSHIPS_STORE = "conversation-memberships";
   /** Conversation timelines: key {@code id(conversationId) | seq}, value {@link ChatMessage}; seq = offset in
    * {@code im.messages}. */
   public static final String TIMELINE_STORE = "conversation-timeline";
@@ -49,6 +56,7 @@ public final class InboxStoreTopology {
   public static final String MESSAGE_SOURCE = "message-source";
   public static final String INBOX_PROCESSOR = "inbox-materialiser";
   public static final String LARGE_GROUP_PROCESSOR = "large-group-materialiser";
+  public static final String MEMBERSHIP_PROCESSOR = "membership-materialiser";
   public static final String CURSOR_PROCESSOR = "device-cursor-materialiser";
   public static final String TIMELINE_PROCESSOR = "conversation-timeline-materialiser";
 
@@ -70,6 +78,7 @@ public final class InboxStoreTopology {
     // value, a key that is not the userId), so a rejected record changes neither store.
     topology.addProcessor(LARGE_GROUP_PROCESSOR, () -> new LargeGroupMaterialiser(LARGE_GROUPS_STORE,
         cfg.inboxRetentionMs(), cfg.inboxExpires()), INBOX_SOURCE);
+    topology.addProcessor(MEMBERSHIP_PROCESSOR, () -> new MembershipMaterialiser(MEMBERSHIPS_STORE), INBOX_SOURCE);
     topology.addSource(CURSOR_SOURCE, cursors.keySerde().deserializer(), cursors.valueSerde().deserializer(),
         cursors.name());
     topology.addProcessor(CURSOR_PROCESSOR, () -> new CursorMaterialiser(CURSOR_STORE), CURSOR_SOURCE);
@@ -84,6 +93,7 @@ public final class InboxStoreTopology {
     // partition p of both is one task and a sync (cursor + inbox range) is answered by one instance.
     topology.addStateStore(queried(CURSOR_STORE, Serdes.Long()), CURSOR_PROCESSOR, INBOX_PROCESSOR);
     topology.addStateStore(queried(LARGE_GROUPS_STORE, Serdes.ByteArray()), LARGE_GROUP_PROCESSOR);
+    topology.addStateStore(queried(MEMBERSHIPS_STORE, Serdes.ByteArray()), MEMBERSHIP_PROCESSOR);
 
     topology.addSource(MESSAGE_SOURCE, messages.keySerde().deserializer(), messages.valueSerde().deserializer(),
         messages.name());

@@ -225,13 +225,13 @@ class HybridSyncIT {
 
   private void join(String user) throws Exception {
     membership.send(new ProducerRecord<>(topics.groupMembers().name(), "g",
-        new MembershipChange("g", user, MembershipOp.JOIN, Instant.now()))).get(30, TimeUnit.SECONDS);
+        new MembershipChange("g", user, MembershipOp.JOIN, Instant.now(), null, null))).get(30, TimeUnit.SECONDS);
     members.add(user);
   }
 
   private void leave(String user) throws Exception {
     membership.send(new ProducerRecord<>(topics.groupMembers().name(), "g",
-        new MembershipChange("g", user, MembershipOp.LEAVE, Instant.now()))).get(30, TimeUnit.SECONDS);
+        new MembershipChange("g", user, MembershipOp.LEAVE, Instant.now(), null, null))).get(30, TimeUnit.SECONDS);
     members.remove(user);
   }
 

@@ -239,13 +239,13 @@ class HybridSyncTest {
     }
 
     void join(String user) {
-      membership.pipeInput("g", new MembershipChange("g", user, MembershipOp.JOIN, START));
+      membership.pipeInput("g", new MembershipChange("g", user, MembershipOp.JOIN, START, null, null));
       members.add(user);
       flush();
     }
 
     void leave(String user) {
-      membership.pipeInput("g", new MembershipChange("g", user, MembershipOp.LEAVE, START));
+      membership.pipeInput("g", new MembershipChange("g", user, MembershipOp.LEAVE, START, null, null));
       members.remove(user);
       flush();
     }

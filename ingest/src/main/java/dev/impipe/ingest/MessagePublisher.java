@@ -143,35 +143,62 @@ public final class MessagePublisher implements AutoCloseable {
         .setRefMessageId(messageId).setSentAt(clock.instant()).build());
   }
 
+  /**
+   * An operator's JOIN: applied by the fan-out without the group rules. Requests of users go through
+   * {@link #join(String, String, String)}.
+   */
   public CompletableFuture<Void> join(String groupId, String userId) {
-    return membership(groupId, userId, MembershipOp.JOIN);
+    return join(null, groupId, userId);
   }
 
+  /** An operator's LEAVE: applied without the group rules. Requests of users: {@link #leave(String, String, String)}. */
   public CompletableFuture<Void> leave(String groupId, String userId) {
-    return membership(groupId, userId, MembershipOp.LEAVE);
+    return leave(null, groupId, userId);
   }
 
-  /** {@code actor} asks for {@code userId} to join (interim: the actor is carried once the fan-out checks it). */
+  /**
+   * {@code actor} asks that {@code userId} join {@code groupId}: the fan-out applies it if the group does not exist
+   * yet and the actor joins it themselves (they become its admin), or if the actor is the group's admin; otherwise
+   * the actor gets a REJECTED inbox entry. {@code actor} null = an operator (no rules).
+   */
   public CompletableFuture<Void> join(String actor, String groupId, String userId) {
-    return join(groupId, userId);
+    return join(actor, groupId, userId, null);
   }
 
-  /** {@code actor} asks for {@code userId} to leave (interim: the actor is carried once the fan-out checks it). */
+  /** As {@link #join(String, String, String)}, with the request's id, echoed in a REJECTED entry (may be null). */
+  public CompletableFuture<Void> join(String actor, String groupId, String userId, String clientMsgId) {
+    return membership(actor, groupId, userId, MembershipOp.JOIN, clientMsgId);
+  }
+
+  /**
+   * {@code actor} asks that {@code userId} leave {@code groupId}: anyone may leave; only the group's admin removes
+   * someone else, otherwise the actor gets a REJECTED inbox entry. {@code actor} null = an operator (no rules).
+   */
   public CompletableFuture<Void> leave(String actor, String groupId, String userId) {
-    return leave(groupId, userId);
+    return leave(actor, groupId, userId, null);
   }
 
-  /** {@code requester} cancels a scheduled message (interim: checked once the delay topology knows senders). */
-  public CompletableFuture<Void> cancelScheduled(String requester, String messageId) {
-    return cancelScheduled(messageId);
+  /** As {@link #leave(String, String, String)}, with the request's id, echoed in a REJECTED entry (may be null). */
+  public CompletableFuture<Void> leave(String actor, String groupId, String userId, String clientMsgId) {
+    return membership(actor, groupId, userId, MembershipOp.LEAVE, clientMsgId);
   }
 
-  /** Cancels a scheduled message that has not been delivered yet (a no-op if it has). */
+  /** An operator's cancel of a scheduled message not delivered yet (a no-op if it has been), whoever sent it. */
   public CompletableFuture<Void> cancelScheduled(String messageId) {
+    return cancelScheduled(null, messageId);
+  }
+
+  /**
+   * {@code requester} cancels their scheduled message {@code messageId} (a no-op if it was delivered already). The
+   * delay topology honours it only if the requester scheduled it; otherwise the requester gets a REJECTED inbox
+   * entry. {@code requester} null = an operator (always honoured).
+   */
+  public CompletableFuture<Void> cancelScheduled(String requester, String messageId) {
+    optionalId("requester", requester);
     if (messageId == null || messageId.isBlank() || messageId.length() > Ids.MAX_LENGTH) {
       throw new InvalidRequestException("messageId is required");
     }
-    return publish(scheduled.cancel(messageId, clock.instant()));
+    return publish(scheduled.cancel(requester, messageId, clock.instant()));
   }
 
   /** The id of the message a sender sends with {@code clientMsgId}: the same for every retry. */
@@ -187,10 +214,14 @@ public final class MessagePublisher implements AutoCloseable {
     }
   }
 
-  private CompletableFuture<Void> membership(String groupId, String userId, MembershipOp op) {
+  private CompletableFuture<Void> membership(String actor, String groupId, String userId, MembershipOp op,
+      String clientMsgId) {
+    optionalId("actor", actor);
     requireId("groupId", groupId);
     requireId("userId", userId);
-    MembershipChange change = new MembershipChange(groupId, userId, op, clock.instant());
+    optionalId("clientMsgId", clientMsgId);
+    MembershipChange change = MembershipChange.newBuilder().setGroupId(groupId).setUserId(userId).setOp(op)
+        .setAt(clock.instant()).setActorId(actor).setClientMsgId(clientMsgId).build();
     String topic = topics.groupMembers().name();
     return send(new ProducerRecord<>(topic, groupId,
         topics.groupMembers().valueSerde().serializer().serialize(topic, change))).thenApply(x -> null);

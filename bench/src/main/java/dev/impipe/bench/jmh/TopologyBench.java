@@ -83,7 +83,7 @@ public class TopologyBench {
     TestInputTopic<String, MembershipChange> members = fanout.createInputTopic(topics.groupMembers().name(),
         topics.groupMembers().keySerde().serializer(), topics.groupMembers().valueSerde().serializer());
     for (int i = 0; i < GROUP_SIZE; i++) {
-      members.pipeInput("g", new MembershipChange("g", "u" + i, MembershipOp.JOIN, T0));
+      members.pipeInput("g", new MembershipChange("g", "u" + i, MembershipOp.JOIN, T0, null, null));
     }
     messages = fanout.createInputTopic(topics.messages().name(), topics.messages().keySerde().serializer(),
         topics.messages().valueSerde().serializer());

@@ -102,7 +102,7 @@ public final class Workload {
   public void joins(Instant at, java.util.function.BiConsumer<String, MembershipChange> sink) {
     for (int g = 0; g < groups.length; g++) {
       for (int u : groups[g]) {
-        sink.accept(group(g), new MembershipChange(group(g), user(u), MembershipOp.JOIN, at));
+        sink.accept(group(g), new MembershipChange(group(g), user(u), MembershipOp.JOIN, at, null, null));
       }
     }
   }

@@ -49,6 +49,7 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
   private final TargetTopics targets;
   private final DelayMetrics metrics;
   private final Deserializer<ScheduleCommand> commands;
+  private final CancelRefusals refusals;
 
   private ProcessorContext<byte[], Outgoing> context;
   private KeyValueStore<Bytes, byte[]> schedule;
@@ -59,7 +60,8 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
   private Cancellable drain;
 
   public DelayProcessor(String inputTopic, String rejectedTopic, String scheduleStoreName, String indexStoreName,
-      DelayConfig config, TargetTopics targets, DelayMetrics metrics, Deserializer<ScheduleCommand> commands) {
+      DelayConfig config, TargetTopics targets, DelayMetrics metrics, Deserializer<ScheduleCommand> commands,
+      CancelRefusals refusals) {
     this.inputTopic = inputTopic;
     this.rejectedTopic = rejectedTopic;
     this.scheduleStoreName = scheduleStoreName;
@@ -68,6 +70,7 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
     this.targets = targets;
     this.metrics = metrics;
     this.commands = commands;
+    this.refusals = refusals;
   }
 
   @Override
@@ -107,7 +110,13 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
       return;
     }
     if (command.getOp() == ScheduleOp.CANCEL) {
-      metrics.cancelled(remove(record.key()));
+      if (!refusedCancel(record, command, id)) {
+        metrics.cancelled(remove(record.key()));
+      }
+      return;
+    }
+    if (command.getOp() != ScheduleOp.SCHEDULE) {
+      reject(record, "invalid", "unknown schedule operation " + command.getOp() + " (written by a newer producer?)");
       return;
     }
     long now = context.currentSystemTimeMs();
@@ -132,6 +141,40 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
       gauges.pending(gauges.pending() + 1);
     }
     metrics.scheduled();
+  }
+
+  /**
+   * A CANCEL naming a requester is honoured only from the user who scheduled it ({@link DelayHeaders#SENDER} of the
+   * schedule). Refused: the CANCEL goes to the rejected topic and the requester is told; true. A CANCEL without a
+   * requester (an operator), of an unknown or delivered id (a no-op anyway), or of a schedule that records no
+   * sender (scheduled before senders were recorded, or by an operator) is not refused.
+   */
+  private boolean refusedCancel(Record<byte[], byte[]> record, ScheduleCommand command, String id) {
+    ByteBuffer requesterHeader = command.getHeaders().get(DelayHeaders.REQUESTER);
+    if (requesterHeader == null) {
+      return false;
+    }
+    byte[] due = index.get(Bytes.wrap(record.key()));
+    if (due == null) {
+      return false;
+    }
+    byte[] stored = schedule.get(Bytes.wrap(ScheduleCodec.scheduleKey(ScheduleCodec.indexDue(due), record.key())));
+    if (stored == null) {
+      return false;
+    }
+    ScheduledEntry entry = ScheduleCodec.decodeEntry(stored);
+    byte[] sender = entry.headers().get(DelayHeaders.SENDER);
+    String requester = new String(bytes(requesterHeader), StandardCharsets.UTF_8);
+    if (sender == null || requester.equals(new String(sender, StandardCharsets.UTF_8))) {
+      return false;
+    }
+    String reason = "CANCEL of scheduled message " + id + " by " + requester + ", but only its sender may cancel it";
+    Record<byte[], Outgoing> notice = refusals.notice(requester, id, entry, reason, record.timestamp());
+    if (notice != null) {
+      context.forward(notice);
+    }
+    reject(record, "not-sender", reason);
+    return true;
   }
 
   /** Removes the schedule of {@code id}; true if there was one. */

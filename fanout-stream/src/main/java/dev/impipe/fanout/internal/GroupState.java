@@ -1,25 +1,50 @@
 package dev.impipe.fanout.internal;
 
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 
 /**
- * Per-group state of the fan-out: member count, whether the group is read-diffused ("large"), and the conversation
- * seq of the last message processed for it (joins and leaves take effect right after it).
+ * Per-group state of the fan-out: member count, whether the group is read-diffused ("large"), the conversation seq
+ * of the last record of the group's conversation processed (joins and leaves take effect right after it), and the
+ * group's admin.
+ *
+ * <p>Encoding: the original 17 bytes {@code [members i64][large u8][lastSeq i64]} (no admin recorded: groups from
+ * before admins existed), or {@code [version 2][members i64][large u8][lastSeq i64][u16 length][admin UTF-8]}.
+ *
+ * @param admin the admin's user id; null for an empty group, or for a group created before admins were tracked
+ *     (then the earliest member by join clock is the admin, see {@code MembershipProcessor})
  */
-public record GroupState(long members, boolean large, long lastSeq) {
+public record GroupState(long members, boolean large, long lastSeq, String admin) {
 
-  public static final GroupState EMPTY = new GroupState(0, false, -1);
+  public static final GroupState EMPTY = new GroupState(0, false, -1, null);
+
+  private static final int LEGACY_LENGTH = 17;
+  private static final byte VERSION = 2;
 
   public static GroupState decode(byte[] bytes) {
     if (bytes == null) {
       return EMPTY;
     }
     ByteBuffer b = ByteBuffer.wrap(bytes);
-    return new GroupState(b.getLong(), b.get() == 1, b.getLong());
+    if (bytes.length == LEGACY_LENGTH) {
+      return new GroupState(b.getLong(), b.get() == 1, b.getLong(), null);
+    }
+    byte version = b.get();
+    if (version != VERSION) {
+      throw new IllegalStateException("unknown group state version " + version);
+    }
+    long members = b.getLong();
+    boolean large = b.get() == 1;
+    long lastSeq = b.getLong();
+    int length = Short.toUnsignedInt(b.getShort());
+    String admin = length == 0 ? null : new String(bytes, b.position(), length, StandardCharsets.UTF_8);
+    return new GroupState(members, large, lastSeq, admin);
   }
 
   public byte[] encode() {
-    return ByteBuffer.allocate(17).putLong(members).put((byte) (large ? 1 : 0)).putLong(lastSeq).array();
+    byte[] a = admin == null ? new byte[0] : admin.getBytes(StandardCharsets.UTF_8);
+    return ByteBuffer.allocate(1 + LEGACY_LENGTH + 2 + a.length).put(VERSION).putLong(members)
+        .put((byte) (large ? 1 : 0)).putLong(lastSeq).putShort((short) a.length).put(a).array();
   }
 
   /** The conversation seq from which a join or leave processed now takes effect. */
@@ -42,10 +67,14 @@ public record GroupState(long members, boolean large, long lastSeq) {
   }
 
   public GroupState withMembers(long count) {
-    return new GroupState(count, large, lastSeq);
+    return new GroupState(count, large, lastSeq, admin);
+  }
+
+  public GroupState withAdmin(String user) {
+    return new GroupState(members, large, lastSeq, user);
   }
 
   public GroupState afterMessage(boolean nowLarge, long seq) {
-    return new GroupState(members, nowLarge, seq);
+    return new GroupState(members, nowLarge, seq, admin);
   }
 }

@@ -28,7 +28,8 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
 
 /**
  * Write diffusion: one inbox entry per recipient of each message / read marker / recall, keyed by the recipient's
- * user id. Everything is validated before the first forward, so a rejected record produces no output at all.
+ * user id. Everything is validated before the first forward. A rejected record produces no fan-out; when it is a
+ * refusal (a non-member's post, a recall of someone else's or an unknown message) its sender gets one REJECTED entry.
  */
 public final class MessageFanoutProcessor implements Processor<String, ChatMessage, String, InboxEntry> {
 
@@ -60,6 +61,19 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
 
   @Override
   public void process(Record<String, ChatMessage> record) {
+    long seq = context.recordMetadata().map(RecordMetadata::offset).orElse(-1L);
+    try {
+      if (!fanOut(record, seq)) {
+        clock.unaccepted(seq);
+      }
+    } catch (RejectedRecordException e) {
+      clock.unaccepted(seq);
+      throw e;
+    }
+  }
+
+  /** Fans the record out; false when it was a duplicate. */
+  private boolean fanOut(Record<String, ChatMessage> record, long seq) {
     ChatMessage m = record.value();
     if (m == null) {
       throw reject("message without a value (tombstone)");
@@ -69,15 +83,23 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     String dedupeKey = m.getSenderId() + SEP + m.getClientMsgId();
     if (seen(dedupe, dedupeKey, timestamp, config.dedupeWindow().toMillis())) {
       metrics.duplicates().increment();
-      return;
+      return false;
     }
-    long seq = context.recordMetadata().map(RecordMetadata::offset).orElse(-1L);
     // Validation happens here; the (possibly large) member scan only when the entries are really written.
-    Supplier<List<String>> recipients = switch (m.getType()) {
-      case MESSAGE -> messageRecipients(m);
-      case READ -> readRecipients(m);
-      case RECALL -> recallRecipients(m, timestamp);
-    };
+    Supplier<List<String>> recipients;
+    try {
+      recipients = switch (m.getType()) {
+        case MESSAGE -> messageRecipients(m);
+        case READ -> readRecipients(m);
+        case RECALL -> recallRecipients(m, timestamp);
+        case UNKNOWN -> throw new IllegalStateException("validated: " + m.getType());
+      };
+    } catch (Refused refused) {
+      // The sender's devices learn of it; then the dead letter (same transaction, see RejectedRecordException).
+      context.forward(record.withKey(m.getSenderId()).withValue(refused.refusal.entryFor(m, seq)));
+      metrics.inboxEntriesWritten(1);
+      throw reject(refused.refusal.reason());
+    }
     // All checks passed: from here on, state changes and output.
     dedupe.put(dedupeKey, m.getMessageId(), timestamp);
     if (m.getType() == dev.impipe.avro.MessageType.MESSAGE) {
@@ -87,6 +109,7 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
       case MESSAGE -> InboxEntryType.MESSAGE;
       case READ -> InboxEntryType.READ;
       case RECALL -> InboxEntryType.RECALL;
+      case UNKNOWN -> throw new IllegalStateException("validated: " + m.getType());
     };
     List<String> users = m.getConversationType() == ConversationType.GROUP
         ? groupMode(record, m, seq, recipients) : recipients.get();
@@ -95,6 +118,7 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     }
     metrics.messages().increment();
     metrics.inboxEntriesWritten(users.size());
+    return true;
   }
 
   /**
@@ -168,6 +192,7 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
       }
     }
     switch (m.getType()) {
+      case UNKNOWN -> throw reject("unknown message type (written by a newer producer?)");
       case READ -> {
         if (m.getReadUpToSeq() == null || m.getReadUpToSeq() < 0) {
           throw reject("READ needs readUpToSeq >= 0");
@@ -188,7 +213,7 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
       return () -> users;
     }
     if (members.get(MemberKeys.key(m.getGroupId(), m.getSenderId())) == null) {
-      throw reject("sender " + m.getSenderId() + " is not a member of group " + m.getGroupId());
+      throw new Refused("NOT_MEMBER", "sender " + m.getSenderId() + " is not a member of group " + m.getGroupId());
     }
     return () -> groupMembers(m.getGroupId(), Long.MAX_VALUE);
   }
@@ -209,17 +234,17 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
       }
     }
     if (original == null) {
-      throw reject("RECALL of unknown message " + m.getRefMessageId() + " (or older than the recall window "
-          + config.recallWindow() + ")");
+      throw new Refused("UNKNOWN_MESSAGE", "RECALL of unknown message " + m.getRefMessageId()
+          + " (or older than the recall window " + config.recallWindow() + ")");
     }
     String[] parts = original.split(SEP, 3);
     if (!parts[0].equals(m.getSenderId())) {
-      throw reject("RECALL of message " + m.getRefMessageId() + " by " + m.getSenderId()
+      throw new Refused("NOT_SENDER", "RECALL of message " + m.getRefMessageId() + " by " + m.getSenderId()
           + ", but only its sender may recall it");
     }
     if (!parts[1].equals(m.getConversationId())) {
-      throw reject("RECALL of message " + m.getRefMessageId() + " in conversation " + m.getConversationId()
-          + ", but it was sent in another conversation");
+      throw new Refused("UNKNOWN_MESSAGE", "RECALL of message " + m.getRefMessageId() + " in conversation "
+          + m.getConversationId() + ", but it was sent in another conversation");
     }
     if (m.getConversationType() == ConversationType.DIRECT) {
       List<String> users = distinct(m.getRecipientId(), m.getSenderId());
@@ -255,6 +280,17 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     users.add(a);
     users.add(b);
     return List.copyOf(users);
+  }
+
+  /** A well-formed request its sender may not make (thrown before any state change or output). */
+  private static final class Refused extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    private final transient Refusal refusal;
+
+    Refused(String code, String reason) {
+      super(reason, null, false, false);
+      this.refusal = new Refusal(code, reason);
+    }
   }
 
   private RejectedRecordException reject(String reason) {

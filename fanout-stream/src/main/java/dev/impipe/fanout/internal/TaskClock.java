@@ -6,6 +6,7 @@ import org.apache.kafka.streams.state.KeyValueStore;
 final class TaskClock {
 
   private static final String KEY = "clock";
+  private static final String UNACCEPTED = "unaccepted-offset";
   private final KeyValueStore<String, Long> store;
 
   TaskClock(KeyValueStore<String, Long> store) {
@@ -18,5 +19,27 @@ final class TaskClock {
     long next = now == null ? 1 : now + 1;
     store.put(KEY, next);
     return next;
+  }
+
+  /**
+   * Remembers that the {@code im.messages} record at {@code offset} was processed but not fanned out (refused,
+   * invalid or a duplicate). Such records still have their offset in the conversation's log, and a join processed
+   * after them must start after them too (see {@link #joinBoundary}).
+   */
+  void unaccepted(long offset) {
+    if (offset >= 0) {
+      store.put(UNACCEPTED, offset);
+    }
+  }
+
+  /**
+   * The first conversation seq (offset in {@code im.messages}) a membership change processed now applies to: after
+   * the group's last fanned-out record and after every record this task processed without fanning it out (the
+   * group may not even have existed then). Every record of the group processed later has a higher offset, every one
+   * processed earlier a lower one, so "history from the join" is exactly what the fan-out delivered after it.
+   */
+  long joinBoundary(GroupState group) {
+    Long unaccepted = store.get(UNACCEPTED);
+    return Math.max(group.lastSeq(), unaccepted == null ? -1 : unaccepted) + 1;
   }
 }

@@ -3,6 +3,7 @@ package dev.impipe.inbox.http;
 import static dev.impipe.inbox.InboxStoreTopology.CURSOR_STORE;
 import static dev.impipe.inbox.InboxStoreTopology.INBOX_STORE;
 import static dev.impipe.inbox.InboxStoreTopology.LARGE_GROUPS_STORE;
+import static dev.impipe.inbox.InboxStoreTopology.MEMBERSHIPS_STORE;
 import static dev.impipe.inbox.InboxStoreTopology.TIMELINE_STORE;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -10,6 +11,7 @@ import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.DeviceCursor;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.inbox.internal.ReadIntervals;
+import dev.impipe.inbox.query.HistoryAccess;
 import dev.impipe.inbox.query.InteractiveQueryView;
 import dev.impipe.inbox.query.MergedSync;
 import dev.impipe.inbox.query.NotServableException;
@@ -19,12 +21,15 @@ import dev.impipe.inbox.query.SyncCursor;
 import dev.impipe.inbox.query.Timelines;
 import dev.impipe.runtime.http.HttpApi;
 import dev.impipe.runtime.http.HttpError;
+import dev.impipe.runtime.http.Json;
 import dev.impipe.runtime.http.Request;
 import dev.impipe.runtime.http.Response;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.inbox.internal.StoreKeys;
 import dev.impipe.runtime.auth.Principal;
 import dev.impipe.runtime.domain.Ids;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -81,6 +86,7 @@ public final class InboxRoutes {
     api.routeAsync("GET", "/v1/users/{userId}/devices/{deviceId}/cursor", this::getCursor);
     api.routeAsync("PUT", "/v1/users/{userId}/devices/{deviceId}/cursor", this::putCursor);
     api.routeAsync("GET", "/v1/conversations/{conversationId}/messages", this::history);
+    api.routeAsync("GET", "/v1/users/{userId}/conversations/{conversationId}/access", this::access);
   }
 
   /**
@@ -177,23 +183,73 @@ public final class InboxRoutes {
   }
 
   /**
-   * {@code GET /v1/conversations/{conversationId}/messages?before&limit&minSeq}: history, newest first. Only a
-   * member reads it: a direct conversation's two parties.
+   * {@code GET /v1/conversations/{conversationId}/messages?before&limit&minSeq}: history, newest first, for members
+   * only: a direct conversation's two parties all of it, a group's current members from the conversation seq of
+   * their last join (the user's membership view lives on the user's partition, the history on the conversation's:
+   * two routed reads, each on its owner).
    */
   CompletableFuture<Response> history(Request request) {
     String conversation = request.path("conversationId");
-    requireMember(request.caller(), conversation);
+    Principal caller = request.caller();
+    requireMember(caller, conversation);
     OptionalLong before = request.query("before").isPresent()
         ? OptionalLong.of(request.longQuery("before", 0, 0, Long.MAX_VALUE)) : OptionalLong.empty();
     int limit = limit(request);
     OptionalLong minSeq = minSeq(request);
-    return router.route("history", TIMELINE_STORE, conversation, request, partition -> {
+    CompletableFuture<Long> from = Ids.isDirect(conversation) ? CompletableFuture.completedFuture(0L)
+        : router.route("history-access", MEMBERSHIPS_STORE, caller.userId(), accessRequest(caller, conversation),
+            partition -> accessAnswer(partition, caller.userId(), conversation))
+            .thenApply(InboxRoutes::fromSeq);
+    return from.thenCompose(fromSeq -> router.route("history", TIMELINE_STORE, conversation, request, partition -> {
       StoreView<ChatMessage> view = minSeq.isPresent()
           ? InteractiveQueryView.atLeast(streams, TIMELINE_STORE, partition, topics.messages(), minSeq.getAsLong())
           : InteractiveQueryView.of(streams, TIMELINE_STORE, partition);
-      Page<ChatMessage> page = Timelines.before(view, conversation, before, limit);
+      Page<ChatMessage> page = Timelines.before(view, conversation, before, limit, fromSeq);
       return Response.json(200, JsonViews.historyPage(conversation, page));
-    });
+    }));
+  }
+
+  /**
+   * {@code GET /v1/users/{userId}/conversations/{conversationId}/access}: from which conversation seq the user may
+   * read the conversation's history ({@code {"fromSeq": n}}), 403 when not at all. A user asks only about
+   * themselves; the history route asks it on the owner of the user's partition.
+   */
+  CompletableFuture<Response> access(Request request) {
+    String user = request.path("userId");
+    String conversation = request.path("conversationId");
+    requireSelf(request.caller(), user);
+    return router.route("history-access", MEMBERSHIPS_STORE, user, request,
+        partition -> accessAnswer(partition, user, conversation));
+  }
+
+  private Response accessAnswer(int partition, String user, String conversation) {
+    OptionalLong from = HistoryAccess.from(InteractiveQueryView.of(streams, MEMBERSHIPS_STORE, partition), user,
+        conversation);
+    if (from.isEmpty()) {
+      throw HttpError.forbidden("only members read a conversation's history, from when they joined");
+    }
+    return Response.json(200, Map.of("userId", user, "conversationId", conversation, "fromSeq", from.getAsLong()));
+  }
+
+  private static Request accessRequest(Principal caller, String conversation) {
+    String path = "/v1/users/" + URLEncoder.encode(caller.userId(), StandardCharsets.UTF_8) + "/conversations/"
+        + URLEncoder.encode(conversation, StandardCharsets.UTF_8) + "/access";
+    return new Request("GET", path, Map.of("userId", caller.userId(), "conversationId", conversation), Map.of(),
+        Map.of(), new byte[0], path, caller, OptionalLong.empty());
+  }
+
+  private static long fromSeq(Response access) {
+    if (access.status() == 403) {
+      throw HttpError.forbidden("only members read a conversation's history, from when they joined");
+    }
+    if (access.status() != 200) {
+      throw HttpError.unavailable("membership not available, retry", 1);
+    }
+    try {
+      return Json.MAPPER.readTree(access.body()).get("fromSeq").asLong();
+    } catch (java.io.IOException | RuntimeException e) {
+      throw HttpError.unavailable("membership not available, retry", 1);
+    }
   }
 
   private static void requireSelf(Principal caller, String user) {

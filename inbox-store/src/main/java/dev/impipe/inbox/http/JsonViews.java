@@ -52,6 +52,12 @@ public final class JsonViews {
     if (entry.getReadDiffusion() != null) {
       json.put("readDiffusion", entry.getReadDiffusion());
     }
+    // REJECTED entries: what was refused and why.
+    putIfSet(json, "clientMsgId", entry.getClientMsgId());
+    putIfSet(json, "rejectedOp", entry.getRejectedOp());
+    putIfSet(json, "targetUserId", entry.getTargetUserId());
+    putIfSet(json, "reasonCode", entry.getReasonCode());
+    putIfSet(json, "reason", entry.getReason());
     return json;
   }
 
@@ -70,6 +76,11 @@ public final class JsonViews {
         .setTimestamp(Instant.ofEpochMilli(json.get("timestamp").asLong()))
         .setTimelineFromSeq(json.hasNonNull("timelineFromSeq") ? json.get("timelineFromSeq").asLong() : null)
         .setReadDiffusion(json.hasNonNull("readDiffusion") ? json.get("readDiffusion").asBoolean() : null)
+        .setClientMsgId(text(json, "clientMsgId"))
+        .setRejectedOp(text(json, "rejectedOp"))
+        .setTargetUserId(text(json, "targetUserId"))
+        .setReasonCode(text(json, "reasonCode"))
+        .setReason(text(json, "reason"))
         .build();
   }
 
@@ -136,5 +147,11 @@ public final class JsonViews {
     json.put("next", page.next());
     json.put("hasMore", page.hasMore());
     return json;
+  }
+
+  private static void putIfSet(Map<String, Object> json, String field, String value) {
+    if (value != null) {
+      json.put(field, value);
+    }
   }
 }

@@ -15,6 +15,7 @@ import org.apache.kafka.common.utils.Bytes;
  * cursor         = id(user) | id(device)
  * time index     = int64 timestamp | timeline entry  (timestamps below 0 are stored as 0)
  * large group    = id(user) | id(group)             a user's read-diffused intervals in one large group
+ * membership     = id(user) | id(group)             the conversation seq from which the user reads a group
  * </pre>
  */
 public final class StoreKeys {
@@ -60,6 +61,11 @@ public final class StoreKeys {
 
   /** The key of a user's read-diffused intervals in a group. */
   public static Bytes largeGroup(String user, String group) {
+    return cursor(user, group);
+  }
+
+  /** The key of a user's membership of a group (history read access). */
+  public static Bytes membership(String user, String group) {
     return cursor(user, group);
   }
 

@@ -125,6 +125,21 @@ public final class Timelines {
     return page(read, limit, before.isPresent() ? before.getAsLong() : null);
   }
 
+  /**
+   * History as a reader with access from conversation seq {@code fromSeq} sees it ({@link HistoryAccess#from}):
+   * entries of {@code owner} with seq in {@code [fromSeq, before)}, newest first; nothing before the reader's join.
+   * {@code hasMore} is false at the cut, so paging stops there.
+   */
+  public static <V> Page<V> before(StoreView<V> store, String owner, OptionalLong before, int limit, long fromSeq) {
+    long from = Math.max(0, fromSeq);
+    if (before.isPresent() && before.getAsLong() <= from) {
+      return new Page<>(List.of(), before.getAsLong(), false);
+    }
+    Bytes to = StoreKeys.entry(owner, before.isPresent() ? before.getAsLong() - 1 : Long.MAX_VALUE);
+    List<KeyValue<Bytes, V>> read = store.range(StoreKeys.entry(owner, from), to, true, limit + 1);
+    return page(read, limit, before.isPresent() ? before.getAsLong() : null);
+  }
+
   /** The committed cursor of a device, {@link #START} when it never committed one. */
   public static long cursor(StoreView<Long> cursors, String user, String device) {
     return cursors.get(StoreKeys.cursor(user, device)).orElse(START);

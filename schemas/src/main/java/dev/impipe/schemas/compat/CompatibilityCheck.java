@@ -4,7 +4,12 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.stream.Stream;
 import org.apache.avro.Schema;
 import org.apache.avro.SchemaCompatibility;
@@ -47,11 +52,56 @@ public final class CompatibilityCheck {
                   + recordDir.getFileName() + "/" + released.getFileName() + ": "
                   + result.getResult().getIncompatibilities());
             }
+            List<String> removed = removedEnumSymbols(reader, writer);
+            if (!removed.isEmpty()) {
+              problems.add(name + ": current " + current.getFileName() + " removes enum symbols released in "
+                  + recordDir.getFileName() + "/" + released.getFileName() + ": " + removed
+                  + " (symbols are never removed)");
+            }
           }
         }
       }
     }
     return problems;
+  }
+
+  /**
+   * Enum symbols of {@code released} missing from {@code current}, as {@code Enum.SYMBOL}. Avro's check alone
+   * accepts a removal once the enum has a {@code default} (old data then reads as the default), but a released
+   * symbol is public API: producers on that version still write it and mean it.
+   */
+  static List<String> removedEnumSymbols(Schema current, Schema released) {
+    Map<String, Schema> currentEnums = new HashMap<>();
+    collectEnums(current, currentEnums, new HashSet<>());
+    Map<String, Schema> releasedEnums = new TreeMap<>();
+    collectEnums(released, releasedEnums, new HashSet<>());
+    List<String> removed = new ArrayList<>();
+    releasedEnums.forEach((fullName, enumSchema) -> {
+      Schema now = currentEnums.get(fullName);
+      if (now != null) {
+        for (String symbol : enumSchema.getEnumSymbols()) {
+          if (!now.hasEnumSymbol(symbol)) {
+            removed.add(enumSchema.getName() + "." + symbol);
+          }
+        }
+      }
+    });
+    return removed;
+  }
+
+  private static void collectEnums(Schema schema, Map<String, Schema> out, Set<String> seen) {
+    switch (schema.getType()) {
+      case ENUM -> out.put(schema.getFullName(), schema);
+      case RECORD -> {
+        if (seen.add(schema.getFullName())) {
+          schema.getFields().forEach(f -> collectEnums(f.schema(), out, seen));
+        }
+      }
+      case UNION -> schema.getTypes().forEach(t -> collectEnums(t, out, seen));
+      case ARRAY -> collectEnums(schema.getElementType(), out, seen);
+      case MAP -> collectEnums(schema.getValueType(), out, seen);
+      default -> { }
+    }
   }
 
   /** {@code CompatibilityCheck <currentDir> <releasedDir>}; throws (failing the build) on any incompatibility. */

@@ -149,8 +149,12 @@ public final class PlainJson {
         }
         return schema.getType() == Schema.Type.FLOAT ? (Object) node.floatValue() : (Object) node.doubleValue();
       case ENUM:
-        if (node == null || !node.isTextual() || !schema.hasEnumSymbol(node.asText())) {
-          throw invalid(path, "one of " + schema.getEnumSymbols(), node);
+        // The default symbol of a growable enum (UNKNOWN) is what a reader makes of a symbol it does not know;
+        // nobody writes it on purpose.
+        List<String> writable = schema.getEnumSymbols().stream()
+            .filter(symbol -> !symbol.equals(schema.getEnumDefault())).toList();
+        if (node == null || !node.isTextual() || !writable.contains(node.asText())) {
+          throw invalid(path, "one of " + writable, node);
         }
         return new GenericData.EnumSymbol(schema, node.asText());
       case BYTES:
