@@ -126,6 +126,7 @@ class InboxStoreIT {
       }
     }
     Map<String, List<ConsumerRecord<String, InboxEntry>>> expected = readCommittedInbox();
+    expected.keySet().retainAll(users); // other tests of this class write to other users' inboxes
     assertThat(expected.keySet()).hasSizeGreaterThan(20);
     assertThat(expected.values().stream().flatMap(List::stream))
         .allSatisfy(r -> assertThat(r.value().getBody()).startsWith("commit-"));
@@ -224,6 +225,21 @@ class InboxStoreIT {
     List<Long> newestFirst = new ArrayList<>(seqs);
     java.util.Collections.reverse(newestFirst);
 
+    // alice is a member from the start (her JOINED entry, as the fan-out writes it, opens the history at seq 0)
+    try (KafkaProducer<String, InboxEntry> producer = new KafkaProducer<>(producerProps(null),
+        topics.inbox().keySerde().serializer(), topics.inbox().valueSerde().serializer())) {
+      producer.send(new ProducerRecord<>(topics.inbox().name(), "alice", InboxEntry.newBuilder().setUserId("alice")
+          .setType(dev.impipe.avro.InboxEntryType.CONVERSATION_JOINED).setConversationId("g-roam")
+          .setConversationSeq(-1).setTimelineFromSeq(0L).setTimestamp(T0).build())).get(30, TimeUnit.SECONDS);
+    }
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
+        assertThat(get(first, "/v1/users/alice/conversations/g-roam/access", 200).get("fromSeq").asLong())
+            .isZero());
+    // bob never joined g-roam: its history is not his to read
+    HttpResponse<String> refused = HTTP.send(HttpRequest.newBuilder(uri(second, "/v1/conversations/g-roam/messages"))
+        .header("Authorization", CALLERS.bearer("bob")).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(refused.statusCode()).isEqualTo(403);
+
     for (PipelineRuntime instance : List.of(first, second)) {
       // When paging with limit 3 and before = next
       JsonNode page1 = get(instance, "/v1/conversations/g-roam/messages?limit=3&minSeq=" + seqs.get(6), 200);
@@ -288,6 +304,15 @@ class InboxStoreIT {
           .map(p -> new TopicPartition(p.topic(), p.partition())).toList();
       consumer.assign(partitions);
       consumer.seekToBeginning(partitions);
+      // commitTransaction() returns before every commit marker is written: until then the last stable offset a
+      // read_committed reader sees lags the log end, and reading "to the end" would miss the last transaction.
+      Map<String, Object> uncommitted = new HashMap<>(props);
+      uncommitted.put("isolation.level", "read_uncommitted");
+      try (KafkaConsumer<String, InboxEntry> raw = new KafkaConsumer<>(uncommitted,
+          topics.inbox().keySerde().deserializer(), topics.inbox().valueSerde().deserializer())) {
+        await().atMost(Duration.ofSeconds(30)).until(() ->
+            consumer.endOffsets(partitions).equals(raw.endOffsets(partitions)));
+      }
       Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
       await().atMost(Duration.ofSeconds(30)).until(() -> {
         consumer.poll(Duration.ofMillis(200)).forEach(r ->

@@ -4,6 +4,7 @@ import dev.impipe.inbox.query.NotServableException;
 import dev.impipe.runtime.http.ForwardMarker;
 import dev.impipe.runtime.http.HttpApi;
 import dev.impipe.runtime.http.HttpError;
+import dev.impipe.runtime.http.Json;
 import dev.impipe.runtime.http.Request;
 import dev.impipe.runtime.http.Response;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -42,6 +43,15 @@ public final class OwnerRouter {
   private static final Logger LOG = LoggerFactory.getLogger(OwnerRouter.class);
   private static final long FORWARD_MARGIN_MS = 250;
   private static final long MAX_BACKOFF_MS = 200;
+  private static final long MIN_BACKOFF_MS = 5;
+  /**
+   * A store that is behind (minSeq) catches up at the pace of its input, not of a rebalance: such waits back off
+   * from 25 ms to 500 ms, so hundreds of pending waits cost a few hundred cheap checks a second, not thousands.
+   */
+  private static final long BEHIND_MIN_BACKOFF_MS = 25;
+  private static final long BEHIND_MAX_BACKOFF_MS = 500;
+  /** Marks (inside this process only) an answer that came from the owner instance. */
+  private static final String SERVED_BY_OWNER = "X-Im-Served-By-Owner";
 
   /** Answers for a partition of this instance, or throws {@link NotServableException}. */
   @FunctionalInterface
@@ -67,7 +77,11 @@ public final class OwnerRouter {
     this.timeoutMs = timeoutMs;
     this.http = http;
     this.metrics = metrics;
+    io.micrometer.core.instrument.Gauge.builder("im.inbox.pending", pending, java.util.concurrent.atomic.AtomicLong::get)
+        .description("Inbox store requests waiting (minSeq, rebalance) for an answer").register(metrics);
   }
+
+  private final java.util.concurrent.atomic.AtomicLong pending = new java.util.concurrent.atomic.AtomicLong();
 
   /** The time a request may take here: the configured timeout, or what a forwarding instance left it. */
   public long budgetMs(Request request) {
@@ -81,11 +95,18 @@ public final class OwnerRouter {
     long start = System.nanoTime();
     long deadline = start + TimeUnit.MILLISECONDS.toNanos(budgetMs(request));
     CompletableFuture<Response> out = new CompletableFuture<>();
-    attempt(store, key, request, local, deadline, 5, null, out);
+    pending.incrementAndGet();
+    out.whenComplete((r, e) -> pending.decrementAndGet());
+    attempt(store, key, request, local, deadline, MIN_BACKOFF_MS, null, out);
     return out.whenComplete((r, e) -> Timer.builder("im.inbox.requests")
-        .description("Inbox store queries by route and how they were answered")
-        .tag("route", route).tag("status", e != null ? "error" : Integer.toString(r.status())).register(metrics)
-        .record(System.nanoTime() - start, TimeUnit.NANOSECONDS));
+        .description("Inbox store queries by route and where they were answered")
+        .tag("route", route).tag("served", e != null ? "unavailable" : served(r)).register(metrics)
+        .record(System.nanoTime() - start, TimeUnit.NANOSECONDS))
+        .thenApply(r -> r.withoutHeader(SERVED_BY_OWNER));
+  }
+
+  private static String served(Response r) {
+    return r.headers().containsKey(SERVED_BY_OWNER) ? "forwarded" : r.status() == 503 ? "unavailable" : "local";
   }
 
   /**
@@ -141,6 +162,7 @@ public final class OwnerRouter {
   private void attempt(String store, String key, Request request, LocalAnswer local, long deadline, long backoffMs,
       String lastWhy, CompletableFuture<Response> out) {
     String why;
+    boolean behind = false;
     try {
       KeyQueryMetadata owner = metadata(store, key);
       if (owner == null) {
@@ -151,15 +173,19 @@ public final class OwnerRouter {
           return;
         } catch (NotServableException e) {
           why = e.getMessage();
+          behind = e.reason() == NotServableException.Reason.BEHIND;
           if (e.reason() == NotServableException.Reason.NOT_OWNER && !request.forwarded()
               && !owner.activeHost().equals(self)) {
-            String notAnswered = "the owner of the partition did not answer";
             forward(owner.activeHost(), request, deadline).whenComplete((remote, failure) -> {
               if (remote != null && remote.status() != 503) {
-                out.complete(remote);
+                out.complete(remote.withHeader(SERVED_BY_OWNER, "true"));
               } else {
-                retryLater(store, key, request, local, deadline, backoffMs,
-                    remote != null ? "the owner of the partition is not ready" : notAnswered, out);
+                // Keep what the owner said last (its own 503 reason): a last attempt cut short by the deadline
+                // must not hide it.
+                String ownerWhy = remote != null ? "owner: " + errorText(remote)
+                    : lastWhy != null && lastWhy.startsWith("owner: ") ? lastWhy
+                    : "the owner of the partition did not answer";
+                retryLater(store, key, request, local, deadline, backoffMs, ownerWhy, out);
               }
             });
             return;
@@ -170,18 +196,36 @@ public final class OwnerRouter {
       out.completeExceptionally(e);
       return;
     }
-    retryLater(store, key, request, local, deadline, backoffMs, why, out);
+    if (behind) {
+      retryLater(store, key, request, local, deadline, Math.max(backoffMs, BEHIND_MIN_BACKOFF_MS), why, out,
+          BEHIND_MAX_BACKOFF_MS);
+    } else {
+      retryLater(store, key, request, local, deadline, backoffMs, why, out);
+    }
+  }
+
+  private static String errorText(Response response) {
+    try {
+      return Json.MAPPER.readTree(response.body()).path("error").asText("not available");
+    } catch (java.io.IOException e) {
+      return "not available";
+    }
   }
 
   private void retryLater(String store, String key, Request request, LocalAnswer local, long deadline,
       long backoffMs, String why, CompletableFuture<Response> out) {
+    retryLater(store, key, request, local, deadline, backoffMs, why, out, MAX_BACKOFF_MS);
+  }
+
+  private void retryLater(String store, String key, Request request, LocalAnswer local, long deadline,
+      long backoffMs, String why, CompletableFuture<Response> out, long maxBackoffMs) {
     long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
     if (leftMs <= 0) {
       out.completeExceptionally(unavailable(why));
       return;
     }
     http.after(Math.min(backoffMs, leftMs)).thenRun(() -> http.onWorker(() -> {
-      attempt(store, key, request, local, deadline, Math.min(MAX_BACKOFF_MS, backoffMs * 2), why, out);
+      attempt(store, key, request, local, deadline, Math.min(maxBackoffMs, backoffMs * 2), why, out);
       return CompletableFuture.completedFuture(null);
     }).whenComplete((v, e) -> {
       if (e != null) {

@@ -44,7 +44,7 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
   private final ImTopics topics;
   private final PrometheusMeterRegistry metrics;
   private final HttpApi http;
-  private final Map<String, KafkaStreams> streams = new LinkedHashMap<>();
+  private final Map<String, KafkaStreams> streams = new java.util.concurrent.ConcurrentSkipListMap<>();
   private final Deque<AutoCloseable> closeables = new ArrayDeque<>();
   private final String advertisedHost;
   /** Set once every component has started: before that the instance is not ready, whatever its apps say. */
@@ -95,8 +95,8 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
         closeOnShutdown(closeable);
       }
     }
-    http.system("GET", "/health", r -> health());
-    http.system("GET", "/health/live", r -> Response.json(200, Map.of("status", "ALIVE")));
+    http.probe("GET", "/health", r -> health());
+    http.probe("GET", "/health/live", r -> Response.json(200, Map.of("status", "ALIVE")));
     http.system("GET", "/metrics", r -> Response.text(200, "text/plain; version=0.0.4; charset=utf-8",
         metrics.scrape()));
     io.micrometer.core.instrument.Gauge.builder("im.http.queued", http, HttpApi::queued)

@@ -168,7 +168,7 @@ public final class JwtVerifier implements TokenVerifier, AutoCloseable {
       throw new AuthException("token signed with an unknown key");
     } catch (KeySourceException e) {
       LOG.warn("cannot get the token signing keys: {}", e.toString());
-      throw new AuthException("token signing keys unavailable, try again later", e);
+      throw new AuthException("token signing keys unavailable, try again later", e, true);
     } catch (JOSEException e) {
       throw new AuthException("token could not be verified");
     }

@@ -74,7 +74,7 @@ public final class HttpApi implements AutoCloseable {
     CompletionStage<Response> handle(Request request) throws Exception;
   }
 
-  private enum Kind { WORKER, SYSTEM }
+  private enum Kind { WORKER, SYSTEM, PROBE }
 
   private record Route(String method, String[] segments, AsyncHandler handler, Kind kind) {}
 
@@ -162,6 +162,14 @@ public final class HttpApi implements AutoCloseable {
    */
   public HttpApi system(String method, String pattern, Handler handler) {
     return add(method, pattern, r -> CompletableFuture.completedFuture(handler.handle(r)), Kind.SYSTEM);
+  }
+
+  /**
+   * Adds a route answered on the event loop itself, with no thread hop and no queue: for probes ({@code /health})
+   * whose handler only reads in-memory state and never blocks.
+   */
+  public HttpApi probe(String method, String pattern, Handler handler) {
+    return add(method, pattern, r -> CompletableFuture.completedFuture(handler.handle(r)), Kind.PROBE);
   }
 
   private HttpApi add(String method, String pattern, AsyncHandler handler, Kind kind) {
@@ -396,6 +404,10 @@ public final class HttpApi implements AutoCloseable {
         respond(req, ctx, failure == null ? response : toResponse(req, failure));
       });
     };
+    if (route.kind() == Kind.PROBE) {
+      work.run();
+      return;
+    }
     try {
       (route.kind() == Kind.SYSTEM ? system : workers).execute(work);
     } catch (RejectedExecutionException e) {
@@ -408,7 +420,7 @@ public final class HttpApi implements AutoCloseable {
 
   private Request authenticated(Route route, Request request) {
     TokenVerifier v = verifier;
-    if (route.kind() == Kind.SYSTEM || v == null || authPrefix == null || !request.path().startsWith(authPrefix)) {
+    if (route.kind() != Kind.WORKER || v == null || authPrefix == null || !request.path().startsWith(authPrefix)) {
       return request;
     }
     String header = request.headers().get("authorization");
@@ -429,6 +441,9 @@ public final class HttpApi implements AutoCloseable {
       Principal principal = v.verify(token);
       return request.withPrincipal(principal);
     } catch (AuthException e) {
+      if (e.temporary()) {
+        throw HttpError.unavailable(e.getMessage(), 5);
+      }
       throw HttpError.unauthorized(e.getMessage());
     }
   }

@@ -44,7 +44,7 @@ public record HttpSettings(String host, int port, int workers, int queue, int ma
     return new HttpSettings(
         env.string(IM_HTTP_HOST, "127.0.0.1"),
         port,
-        env.integer(IM_HTTP_WORKERS, 16, 1, 1024),
+        env.integer(IM_HTTP_WORKERS, 8, 1, 1024),
         env.integer(IM_HTTP_QUEUE, 2_000, 1, 1_000_000),
         env.integer(IM_HTTP_MAX_CONNECTIONS, 20_000, 1, 1_000_000),
         env.longValue(IM_HTTP_MAX_BODY_BYTES, 1L << 20, 1_024, 64L << 20),

@@ -22,6 +22,16 @@ public record Response(int status, String contentType, byte[] body, Map<String, 
     return new Response(status, "application/json", new byte[0], Map.of());
   }
 
+  /** The same response without {@code name} (a marker used inside the process only). */
+  public Response withoutHeader(String name) {
+    if (!headers.containsKey(name)) {
+      return this;
+    }
+    Map<String, String> all = new java.util.HashMap<>(headers);
+    all.remove(name);
+    return new Response(status, contentType, body, all);
+  }
+
   public Response withHeader(String name, String value) {
     Map<String, String> all = new java.util.HashMap<>(headers);
     all.put(name, value);

@@ -154,7 +154,8 @@ class JwksVerifierTest {
 
     long t0 = System.nanoTime();
     assertThatThrownBy(() -> verifier.verify(sign(rsa, JWSAlgorithm.RS256, "alice")))
-        .isInstanceOf(AuthException.class).hasMessage("token signing keys unavailable, try again later");
+        .isInstanceOf(AuthException.class).hasMessage("token signing keys unavailable, try again later")
+        .matches(e -> ((AuthException) e).temporary(), "is temporary (answered 503, not 401)");
     assertThat((System.nanoTime() - t0) / 1_000_000).isLessThan(15_000);
   }
 
