@@ -45,6 +45,10 @@ public final class BenchMain {
         scale     pending ACK timers and scheduled records held at once (due in 7 days): heap after GC, RSS
                   before/after, state on disk, load rates and what 10M of each would take
                   [--timers 1m --schedules 1m]
+        push      WebSocket devices on the push gateway (one client JVM), direct messages between them at full
+                  speed then at half rate, every entry ACKed: connections held, pushes/s, send -> device
+                  latency, ACKs written, AckTimeouts for ACKed pushes (0), heap and RSS
+                  [--devices 10k --duration 20]
       --scale small is what the integration tests run (about 1/20 of the default sizes).
       """;
 
@@ -97,6 +101,7 @@ public final class BenchMain {
       case "ackwheel" -> new AckWheelScenario();
       case "delay" -> new DelayScenario();
       case "scale" -> new ScaleScenario();
+      case "push" -> new dev.impipe.bench.scenario.PushScenario();
       default -> throw new IllegalArgumentException(options.scenario());
     };
     Result result = new Result(options.scenario(), options.command());

@@ -22,7 +22,7 @@ import java.util.Optional;
 public record BenchOptions(String scenario, double scale, Optional<String> bootstrap, Optional<String> registry,
     Path outDir, Map<String, String> settings, String command) {
 
-  public static final List<String> SCENARIOS = List.of("fanout", "sync", "ackwheel", "delay", "scale");
+  public static final List<String> SCENARIOS = List.of("fanout", "sync", "ackwheel", "delay", "scale", "push");
   public static final double SMALL = 0.05;
 
   /** Parses {@code args} (after the scenario name was taken as {@code args[0]}); env supplies broker defaults. */

@@ -74,7 +74,19 @@ public final class HttpApi implements AutoCloseable {
     CompletionStage<Response> handle(Request request) throws Exception;
   }
 
+  /**
+   * Accepts a WebSocket: called on a worker thread with the verified caller ({@link Request#caller()}) before the
+   * upgrade; it may refuse by throwing an {@link HttpError} (answered as plain HTTP, no upgrade), or return what to
+   * do with the socket once upgraded (called on the connection's event loop).
+   */
+  @FunctionalInterface
+  public interface WebSocketHandler {
+    java.util.function.Consumer<io.vertx.core.http.ServerWebSocket> accept(Request request) throws Exception;
+  }
+
   private enum Kind { WORKER, SYSTEM, PROBE }
+
+  private record SocketRoute(String path, WebSocketHandler handler) {}
 
   private record Route(String method, String[] segments, AsyncHandler handler, Kind kind) {}
 
@@ -84,6 +96,7 @@ public final class HttpApi implements AutoCloseable {
 
   private final HttpSettings settings;
   private final List<Route> routes = new CopyOnWriteArrayList<>();
+  private final List<SocketRoute> socketRoutes = new CopyOnWriteArrayList<>();
   private final Vertx vertx;
   private final HttpServer server;
   private final HttpClient client;
@@ -170,6 +183,17 @@ public final class HttpApi implements AutoCloseable {
    */
   public HttpApi probe(String method, String pattern, Handler handler) {
     return add(method, pattern, r -> CompletableFuture.completedFuture(handler.handle(r)), Kind.PROBE);
+  }
+
+  /**
+   * Serves WebSocket upgrades ({@code GET} with {@code Upgrade: websocket}) at exactly {@code path}. The bearer
+   * token (header {@code Authorization: Bearer}, or {@code ?access_token=} since browsers cannot set headers on an
+   * upgrade) is verified with the same verifier as the authenticated routes before the upgrade: 401 with
+   * {@code WWW-Authenticate: Bearer} otherwise. Other requests to {@code path} are routed as usual.
+   */
+  public HttpApi webSocket(String path, WebSocketHandler handler) {
+    socketRoutes.add(new SocketRoute(path, handler));
+    return this;
   }
 
   private HttpApi add(String method, String pattern, AsyncHandler handler, Kind kind) {
@@ -312,6 +336,15 @@ public final class HttpApi implements AutoCloseable {
         return;
       }
     }
+    if (!socketRoutes.isEmpty() && "GET".equals(method)
+        && "websocket".equalsIgnoreCase(String.valueOf(req.getHeader("Upgrade")))) {
+      for (SocketRoute r : socketRoutes) {
+        if (r.path().equals(rawPath)) {
+          upgrade(req, ctx, r);
+          return;
+        }
+      }
+    }
     String[] parts = rawPath.replaceAll("^/+", "").split("/", -1);
     Route route = null;
     Map<String, String> vars = null;
@@ -418,11 +451,56 @@ public final class HttpApi implements AutoCloseable {
     }
   }
 
+  /** Verifies the token and asks the handler on a worker, then upgrades on the connection's context. */
+  private void upgrade(HttpServerRequest req, Context ctx, SocketRoute route) {
+    req.pause();
+    Map<String, String> headers = new HashMap<>();
+    req.headers().forEach(h -> headers.putIfAbsent(h.getKey().toLowerCase(Locale.ROOT), h.getValue()));
+    headers.remove(ForwardMarker.HEADER.toLowerCase(Locale.ROOT));
+    Map<String, String> query;
+    try {
+      query = parseQuery(req.query());
+    } catch (HttpError e) {
+      respondAndClose(req, ctx, error(e.status(), e.getMessage()));
+      return;
+    }
+    Request request = new Request("GET", req.path(), Map.of(), query, headers, new byte[0], req.uri(), null,
+        OptionalLong.empty());
+    try {
+      workers.execute(() -> {
+        java.util.function.Consumer<io.vertx.core.http.ServerWebSocket> open;
+        try {
+          if (verifier == null) {
+            throw HttpError.unauthorized("a bearer token is required");
+          }
+          open = route.handler().accept(authenticated(request));
+        } catch (Throwable e) {
+          respondAndClose(req, ctx, toResponse(req, e));
+          return;
+        }
+        ctx.runOnContext(v -> req.toWebSocket().onComplete(ws -> {
+          if (ws.succeeded()) {
+            open.accept(ws.result());
+          } else {
+            LOG.debug("WebSocket upgrade of {} failed: {}", req.path(), ws.cause().toString());
+          }
+        }));
+      });
+    } catch (RejectedExecutionException e) {
+      respondAndClose(req, ctx, toResponse(req, busy()));
+    }
+  }
+
   private Request authenticated(Route route, Request request) {
     TokenVerifier v = verifier;
     if (route.kind() != Kind.WORKER || v == null || authPrefix == null || !request.path().startsWith(authPrefix)) {
       return request;
     }
+    return authenticated(request);
+  }
+
+  private Request authenticated(Request request) {
+    TokenVerifier v = verifier;
     String header = request.headers().get("authorization");
     String token = null;
     if (header != null) {

@@ -8,6 +8,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.WebSocket;
 import java.time.Duration;
 import dev.impipe.runtime.auth.AuthException;
 import dev.impipe.runtime.auth.Principal;
@@ -65,6 +66,13 @@ class HttpApiTest {
     });
     api.route("DELETE", "/things/{id}", request -> Response.empty(204));
     api.system("GET", "/health", request -> Response.text(200, "text/plain", "ok"));
+    api.webSocket("/v1/ws", request -> {
+      if (request.query("device").isEmpty()) {
+        throw HttpError.badRequest("device required");
+      }
+      String user = request.caller().userId();
+      return ws -> ws.writeTextMessage("hello " + user + " on " + request.query("device").get());
+    });
     api.start();
   }
 
@@ -364,6 +372,76 @@ class HttpApiTest {
       assertThat(closed).isTrue();
       assertThat(java.time.Duration.ofNanos(System.nanoTime() - start)).isLessThan(java.time.Duration.ofSeconds(5));
     }
+  }
+
+  @Test
+  void aWebSocketIsUpgradedOnlyAfterItsTokenIsVerifiedAndTheHandlerGetsTheCaller() throws Exception {
+    // Given a token in the query (as browsers send it), the upgrade succeeds and the handler knows the caller
+    java.util.concurrent.CompletableFuture<String> greeting = new java.util.concurrent.CompletableFuture<>();
+    WebSocket socket = CLIENT.newWebSocketBuilder().buildAsync(
+        URI.create("ws://127.0.0.1:" + api.port() + "/v1/ws?device=phone&access_token=good-alice"),
+        new WebSocket.Listener() {
+          @Override
+          public java.util.concurrent.CompletionStage<?> onText(WebSocket ws, CharSequence data, boolean last) {
+            greeting.complete(data.toString());
+            return null;
+          }
+        }).get(10, java.util.concurrent.TimeUnit.SECONDS);
+    assertThat(greeting.get(10, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo("hello alice on phone");
+    socket.abort();
+
+    // And the header works as well
+    java.util.concurrent.CompletableFuture<String> viaHeader = new java.util.concurrent.CompletableFuture<>();
+    CLIENT.newWebSocketBuilder().header("Authorization", "Bearer good-bob").buildAsync(
+        URI.create("ws://127.0.0.1:" + api.port() + "/v1/ws?device=tab"), new WebSocket.Listener() {
+          @Override
+          public java.util.concurrent.CompletionStage<?> onText(WebSocket ws, CharSequence data, boolean last) {
+            viaHeader.complete(data.toString());
+            return null;
+          }
+        }).get(10, java.util.concurrent.TimeUnit.SECONDS).abort();
+    assertThat(viaHeader.get(10, java.util.concurrent.TimeUnit.SECONDS)).isEqualTo("hello bob on tab");
+  }
+
+  @Test
+  void aWebSocketWithoutAValidTokenOrRefusedByItsHandlerGetsPlainHttpAndNoUpgrade() throws Exception {
+    // A bad token: 401 with the challenge, before any upgrade
+    HttpResponse<String> bad = upgradeRequest("/v1/ws?device=phone&access_token=evil-alice");
+    assertThat(bad.statusCode()).isEqualTo(401);
+    assertThat(bad.headers().firstValue("WWW-Authenticate")).hasValueSatisfying(v -> assertThat(v).startsWith("Bearer"));
+    // No token at all
+    assertThat(upgradeRequest("/v1/ws?device=phone").statusCode()).isEqualTo(401);
+    // A good token the handler refuses
+    assertThat(upgradeRequest("/v1/ws?access_token=good-alice").statusCode()).isEqualTo(400);
+  }
+
+  /** A raw upgrade request: the answer is what a client sees when the upgrade is refused. */
+  private HttpResponse<String> upgradeRequest(String pathAndQuery) throws Exception {
+    try (java.net.Socket s = new java.net.Socket("127.0.0.1", api.port())) {
+      s.setSoTimeout(10_000);
+      String head = "GET " + pathAndQuery + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\n"
+          + "Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n";
+      s.getOutputStream().write(head.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      String answer = new String(s.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      int status = Integer.parseInt(answer.substring(9, 12));
+      Map<String, java.util.List<String>> headers = new java.util.HashMap<>();
+      for (String line : answer.substring(0, answer.indexOf("\r\n\r\n")).split("\r\n")) {
+        int colon = line.indexOf(':');
+        if (colon > 0) {
+          headers.put(line.substring(0, colon), java.util.List.of(line.substring(colon + 1).trim()));
+        }
+      }
+      return new RawResponse(status, java.net.http.HttpHeaders.of(headers, (a, b) -> true));
+    }
+  }
+
+  private record RawResponse(int statusCode, java.net.http.HttpHeaders headers) implements HttpResponse<String> {
+    @Override public HttpRequest request() { return null; }
+    @Override public Optional<HttpResponse<String>> previousResponse() { return Optional.empty(); }
+    @Override public String body() { return ""; }
+    @Override public Optional<javax.net.ssl.SSLSession> sslSession() { return Optional.empty(); }
+    @Override public URI uri() { return null; }
+    @Override public HttpClient.Version version() { return HttpClient.Version.HTTP_1_1; }
   }
 
   private String base() {

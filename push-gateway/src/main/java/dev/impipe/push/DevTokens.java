@@ -1,0 +1,39 @@
+package dev.impipe.push;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.impipe.runtime.auth.TokenIssuer;
+import dev.impipe.runtime.domain.Ids;
+import dev.impipe.runtime.http.HttpApi;
+import dev.impipe.runtime.http.HttpError;
+import dev.impipe.runtime.http.Response;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * {@code POST /dev/token {"user", "device"?}} -> {@code {"token"}}: anyone may become anyone. Registered only with
+ * {@code IM_AUTH_DEV_TOKENS=true} (the local-mode default), so the browser client can sign in without an identity
+ * provider; absent (404) otherwise.
+ */
+final class DevTokens {
+
+  private static final Duration TTL = Duration.ofHours(8);
+  private final TokenIssuer issuer;
+
+  DevTokens(TokenIssuer issuer) {
+    this.issuer = issuer;
+  }
+
+  void register(HttpApi http) {
+    http.system("POST", "/dev/token", r -> {
+      JsonNode body = r.jsonObject();
+      String user = body.path("user").asText("");
+      Optional<String> device = Optional.ofNullable(body.path("device").asText(null));
+      if (!Ids.valid(user) || device.isPresent() && !Ids.valid(device.get())) {
+        throw HttpError.badRequest("user and device are 1-128 letters, digits, '.', '_', '-', '@'");
+      }
+      return Response.json(200, Map.of("token", issuer.issue(user, device, TTL), "user", user,
+          "expiresInSeconds", TTL.toSeconds()));
+    });
+  }
+}

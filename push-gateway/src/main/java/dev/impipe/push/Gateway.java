@@ -1,0 +1,342 @@
+package dev.impipe.push;
+
+import dev.impipe.avro.AckTimeout;
+import dev.impipe.avro.InboxEntry;
+import dev.impipe.runtime.auth.Principal;
+import dev.impipe.runtime.http.Json;
+import dev.impipe.runtime.topics.ImTopics;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.vertx.core.buffer.Buffer;
+import io.vertx.core.http.ServerWebSocket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.Deserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.utils.Utils;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The connections of one gateway instance and the reader that feeds them.
+ *
+ * <p>Routing across instances: every instance reads all of {@code im.inbox} and {@code im.ack-timeouts}
+ * ({@code read_committed}, no consumer group, from the end) and keeps only the records of users connected to it. A
+ * device may therefore connect to any instance (no redirect, no rebalance that drops sockets), at the cost of each
+ * instance reading the whole inbox stream: N instances read it N times. Values are decoded only for connected
+ * users, so the per-instance cost is mostly network and key hashing; at large N, partition-owner affinity (a
+ * consumer group plus redirecting devices to the owner) would read it once.
+ */
+final class Gateway implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Gateway.class);
+  static final String FINAL_HEADER = "im-ack-final";
+
+  private final ImTopics topics;
+  private final PushConfig config;
+  private final ApiClient api;
+  private final PushOutput output;
+  private final Map<String, List<Connection>> byUser = new ConcurrentHashMap<>();
+  private final AtomicInteger open = new AtomicInteger();
+  private final KafkaConsumer<String, byte[]> consumer;
+  private final Deserializer<InboxEntry> entries;
+  private final Deserializer<AckTimeout> timeouts;
+  private final ScheduledExecutorService timer;
+  private final Thread reader;
+  private volatile AtomicLongArray seen = new AtomicLongArray(0);
+  private volatile boolean running = true;
+  private final Counter pushes;
+  private final Counter acks;
+  private final Counter resyncs;
+  private final Counter offline;
+  private final Counter retries;
+
+  Gateway(ImTopics topics, Map<String, Object> clientProperties, PushConfig config, ApiClient api,
+      MeterRegistry metrics) {
+    this.topics = topics;
+    this.config = config;
+    this.api = api;
+    this.output = new PushOutput(topics, clientProperties);
+    Map<String, Object> props = new HashMap<>();
+    clientProperties.forEach((k, v) -> {
+      if (ConsumerConfig.configNames().contains(k) || k.startsWith("sasl.") || k.startsWith("ssl.")) {
+        props.put(k, v);
+      }
+    });
+    props.remove(ConsumerConfig.GROUP_ID_CONFIG);
+    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest");
+    this.consumer = new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer());
+    this.entries = topics.inbox().valueSerde().deserializer();
+    this.timeouts = topics.ackTimeouts().valueSerde().deserializer();
+    this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
+      Thread t = new Thread(r, "push-gateway-timer");
+      t.setDaemon(true);
+      return t;
+    });
+    this.reader = new Thread(this::read, "push-gateway-reader");
+    this.reader.setDaemon(true);
+    Gauge.builder("im.push.connections", open, AtomicInteger::get).description("open device WebSockets")
+        .register(metrics);
+    this.pushes = Counter.builder("im.push.pushes").description("entries pushed to devices").register(metrics);
+    this.acks = Counter.builder("im.push.acks").description("ACKs that moved a device cursor").register(metrics);
+    this.resyncs = Counter.builder("im.push.resyncs").description("devices told to resync (fell behind)")
+        .register(metrics);
+    this.offline = Counter.builder("im.push.offline").description("devices closed by a final AckTimeout")
+        .register(metrics);
+    this.retries = Counter.builder("im.push.redeliveries").description("pushes repeated on a retry AckTimeout")
+        .register(metrics);
+  }
+
+  /** Assigns every partition of the inbox and the timeouts at their end, then starts reading. */
+  Gateway start() {
+    List<TopicPartition> assigned = new ArrayList<>();
+    int inboxPartitions = partitions(topics.inbox().name(), assigned);
+    partitions(topics.ackTimeouts().name(), assigned);
+    consumer.assign(assigned);
+    consumer.seekToEnd(assigned);
+    AtomicLongArray positions = new AtomicLongArray(inboxPartitions);
+    for (int p = 0; p < inboxPartitions; p++) {
+      consumer.position(new TopicPartition(topics.inbox().name(), p));
+      positions.set(p, -1);
+    }
+    seen = positions;
+    reader.start();
+    long ping = config.ping().toMillis();
+    timer.scheduleAtFixedRate(this::pingAll, ping, ping, TimeUnit.MILLISECONDS);
+    return this;
+  }
+
+  private int partitions(String topic, List<TopicPartition> into) {
+    List<PartitionInfo> infos = consumer.partitionsFor(topic, Duration.ofSeconds(30));
+    for (PartitionInfo info : infos) {
+      into.add(new TopicPartition(topic, info.partition()));
+    }
+    return infos.size();
+  }
+
+  ApiClient api() {
+    return api;
+  }
+
+  /** Registers a new socket and starts sending its backlog. */
+  void open(Principal principal, String device, ServerWebSocket socket) {
+    Connection c = new Connection(principal, device, socket, this, config);
+    socket.setWriteQueueMaxSize(config.writeQueueBytes());
+    socket.closeHandler(v -> c.closed());
+    socket.exceptionHandler(e -> LOG.debug("{}: {}", c, e.toString()));
+    socket.pongHandler(b -> c.lastHeard = System.currentTimeMillis());
+    socket.textMessageHandler(text -> onFrame(c, text));
+    byUser.computeIfAbsent(principal.userId(), u -> new CopyOnWriteArrayList<>()).add(c);
+    open.incrementAndGet();
+    // Read after registering: an entry the reader passes from now on reaches this connection, and the backlog
+    // read waits until the store holds everything the reader passed before (see read()).
+    c.startBacklog(seen.get(partition(principal.userId())));
+  }
+
+  private int partition(String user) {
+    AtomicLongArray s = seen;
+    return Utils.toPositive(Utils.murmur2(user.getBytes(StandardCharsets.UTF_8))) % s.length();
+  }
+
+  void unregister(Connection c) {
+    List<Connection> list = byUser.get(c.user);
+    if (list != null && list.remove(c)) {
+      open.decrementAndGet();
+      byUser.computeIfPresent(c.user, (u, l) -> l.isEmpty() ? null : l);
+    }
+  }
+
+  private void onFrame(Connection c, String text) {
+    c.lastHeard = System.currentTimeMillis();
+    com.fasterxml.jackson.databind.JsonNode frame;
+    try {
+      frame = Json.MAPPER.readTree(text);
+    } catch (java.io.IOException e) {
+      c.error(null, "frames are JSON objects");
+      return;
+    }
+    switch (frame.path("type").asText("")) {
+      case "ack" -> c.ack(frame);
+      case "send" -> send(c, (com.fasterxml.jackson.databind.node.ObjectNode) frame);
+      case "ping" -> c.socket.writeTextMessage("{\"type\":\"pong\"}");
+      default -> c.error(frame.path("clientMsgId").asText(null), "unknown frame type '"
+          + frame.path("type").asText("") + "' (ack, send)");
+    }
+  }
+
+  /** {@code {"type":"send", ...}}: the body of {@code POST /v1/messages}, sent as the device's user. */
+  private void send(Connection c, com.fasterxml.jackson.databind.node.ObjectNode frame) {
+    frame.remove("type");
+    String clientMsgId = frame.path("clientMsgId").asText(null);
+    if (!frame.has("senderDeviceId")) {
+      frame.put("senderDeviceId", c.device);
+    }
+    api.post("/v1/messages", c.principal.token(), frame.toString().getBytes(StandardCharsets.UTF_8))
+        .whenComplete((reply, e) -> {
+          if (e != null) {
+            c.error(clientMsgId, "not sent, retry with the same clientMsgId");
+          } else if (reply.status() / 100 != 2) {
+            com.fasterxml.jackson.databind.node.ObjectNode err = Json.MAPPER.createObjectNode();
+            err.put("type", "error");
+            err.put("clientMsgId", clientMsgId);
+            err.put("status", reply.status());
+            err.put("error", reply.error());
+            c.socket.writeTextMessage(err.toString());
+          } else {
+            com.fasterxml.jackson.databind.node.ObjectNode sent = Json.MAPPER.createObjectNode();
+            sent.put("type", "sent");
+            sent.put("clientMsgId", clientMsgId);
+            sent.setAll((com.fasterxml.jackson.databind.node.ObjectNode) reply.body());
+            c.socket.writeTextMessage(sent.toString());
+          }
+        });
+  }
+
+  // ------------------------------------------------------------------------------------------------ callbacks
+
+  void pushed(Connection c, long seq, String messageId, int attempt) {
+    pushes.increment();
+    if (seq >= 0) {
+      output.delivery(c.user, c.device, seq, messageId, attempt);
+      if (attempt > 1) {
+        retries.increment();
+      }
+    }
+  }
+
+  void acked(Connection c, long seq) {
+    acks.increment();
+    output.cursor(c.user, c.device, seq);
+    output.ack(c.user, c.device, seq);
+  }
+
+  void groupPosition(Connection c, String cursorDevice, long seq) {
+    output.cursor(c.user, cursorDevice, seq);
+  }
+
+  void resynced(Connection c) {
+    resyncs.increment();
+  }
+
+  void offline(Connection c) {
+    offline.increment();
+  }
+
+  void later(long delayMs, Runnable task) {
+    timer.schedule(task, delayMs, TimeUnit.MILLISECONDS);
+  }
+
+  int connections() {
+    return open.get();
+  }
+
+  // ------------------------------------------------------------------------------------------------ reader
+
+  private void read() {
+    String inbox = topics.inbox().name();
+    try {
+      while (running) {
+        ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(100));
+        for (ConsumerRecord<String, byte[]> r : records) {
+          if (r.key() == null || r.value() == null) {
+            continue;
+          }
+          if (r.topic().equals(inbox)) {
+            // Published before the lookup: a connection registering concurrently either is found here, or reads
+            // its backlog with minSeq >= this offset (so the store holds this record when it reads).
+            seen.set(r.partition(), r.offset());
+            List<Connection> conns = byUser.get(r.key());
+            if (conns != null) {
+              InboxEntry entry = entries.deserialize(r.topic(), r.headers(), r.value());
+              for (Connection c : conns) {
+                c.offer(r.offset(), entry);
+              }
+            }
+          } else {
+            List<Connection> conns = byUser.get(r.key());
+            if (conns != null) {
+              AckTimeout timeout = timeouts.deserialize(r.topic(), r.headers(), r.value());
+              Header h = r.headers().lastHeader(FINAL_HEADER);
+              boolean last = h == null || !"false".equals(new String(h.value(), StandardCharsets.UTF_8));
+              for (Connection c : conns) {
+                if (c.device.equals(timeout.getDeviceId())) {
+                  c.ackTimeout(timeout, last);
+                }
+              }
+            }
+          }
+        }
+      }
+    } catch (WakeupException e) {
+      if (running) {
+        LOG.error("Push gateway reader woken up unexpectedly", e);
+      }
+    } catch (RuntimeException e) {
+      LOG.error("Push gateway reader stopped", e);
+    } finally {
+      consumer.close();
+    }
+  }
+
+  /** Pings every socket; one silent for two intervals (or whose token expired) is closed. */
+  private void pingAll() {
+    long now = System.currentTimeMillis();
+    long silent = 2 * config.ping().toMillis() + 1_000;
+    for (List<Connection> list : byUser.values()) {
+      for (Connection c : list) {
+        try {
+          if (c.principal.expiresAt().toEpochMilli() < now) {
+            c.close(Connection.CLOSE_UNAUTHORIZED, "token expired, reconnect with a new one");
+          } else if (now - c.lastHeard > silent) {
+            c.close((short) 1001, "no answer to pings");
+          } else {
+            c.socket.writePing(Buffer.buffer("p"));
+          }
+        } catch (RuntimeException e) {
+          LOG.debug("ping {}: {}", c, e.toString());
+        }
+      }
+    }
+  }
+
+  @Override
+  public void close() {
+    running = false;
+    consumer.wakeup();
+    try {
+      reader.join(10_000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    timer.shutdownNow();
+    for (List<Connection> list : byUser.values()) {
+      for (Connection c : list) {
+        c.close((short) 1001, "server shutting down");
+      }
+    }
+    output.close();
+  }
+}

@@ -1,0 +1,36 @@
+package dev.impipe.push;
+
+import dev.impipe.runtime.config.Env;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Settings of the push gateway, built from the environment by {@link #fromEnv(Map)}, a pure function.
+ *
+ * @param apiUrl base URL of the HTTP API the gateway reads backlogs from and sends through (empty: this instance)
+ * @param queue most entries one connection holds: pushed and not yet ACKed, plus live entries waiting while the
+ *     backlog is sent; beyond it the device is told to resync
+ * @param writeQueueBytes most bytes waiting in one socket's write queue (a device not reading); beyond: resync
+ * @param ping how often the gateway pings each device; one that has not answered two pings is closed
+ * @param page entries per backlog read
+ */
+public record PushConfig(Optional<String> apiUrl, int queue, int writeQueueBytes, Duration ping, int page) {
+
+  public static final String IM_PUSH_API_URL = "IM_PUSH_API_URL";
+  public static final String IM_PUSH_QUEUE = "IM_PUSH_QUEUE";
+  public static final String IM_PUSH_WRITE_QUEUE_BYTES = "IM_PUSH_WRITE_QUEUE_BYTES";
+  public static final String IM_PUSH_PING = "IM_PUSH_PING";
+  public static final String IM_PUSH_PAGE = "IM_PUSH_PAGE";
+
+  /** Reads the IM_PUSH_* variables; throws {@code InvalidConfigException} naming the variable. */
+  public static PushConfig fromEnv(Map<String, String> environment) {
+    Env env = new Env(environment);
+    Optional<String> api = env.optional(IM_PUSH_API_URL).map(u -> u.replaceAll("/+$", ""));
+    int queue = env.integer(IM_PUSH_QUEUE, 1_000, 1, 1_000_000);
+    int bytes = env.integer(IM_PUSH_WRITE_QUEUE_BYTES, 256 * 1024, 1_024, 64 * 1024 * 1024);
+    long ping = env.durationMs(IM_PUSH_PING, 20_000, 100, Duration.ofMinutes(10).toMillis());
+    int page = env.integer(IM_PUSH_PAGE, 200, 1, 1_000);
+    return new PushConfig(api, queue, bytes, Duration.ofMillis(ping), Math.min(page, queue));
+  }
+}

@@ -1,0 +1,73 @@
+package dev.impipe.push;
+
+import dev.impipe.runtime.app.ComponentContext;
+import dev.impipe.runtime.app.PipelineComponent;
+import dev.impipe.runtime.auth.AuthConfig;
+import dev.impipe.runtime.auth.Principal;
+import dev.impipe.runtime.domain.Ids;
+import dev.impipe.runtime.http.HttpApi;
+import dev.impipe.runtime.http.HttpError;
+import dev.impipe.runtime.http.Request;
+import java.util.Optional;
+
+/**
+ * The device edge: {@code GET /v1/ws} (WebSocket push of inbox entries, ACKs, sends), the browser client at
+ * {@code /}, and in local mode the dev-token endpoint the browser client signs in with.
+ */
+public final class PushGatewayComponent implements PipelineComponent {
+
+  public static final String NAME = "push-gateway";
+  public static final String PATH = "/v1/ws";
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
+  @Override
+  public int order() {
+    return 400;
+  }
+
+  @Override
+  public void start(ComponentContext context) {
+    PushConfig config = PushConfig.fromEnv(context.env());
+    HttpApi http = context.http();
+    String host = http.settings().host();
+    String base = config.apiUrl().orElse("http://" + (host.equals("0.0.0.0") ? "127.0.0.1" : host) + ":"
+        + http.port());
+    Gateway gateway = context.closeOnShutdown(new Gateway(context.topics(), context.config().clientProperties(),
+        config, new ApiClient(http.client(), base), context.metrics())).start();
+    http.webSocket(PATH, request -> {
+      Principal caller = request.caller();
+      String device = device(caller, request);
+      return socket -> gateway.open(caller, device, socket);
+    });
+    new StaticFiles().register(http);
+    AuthConfig auth = AuthConfig.fromEnv(context.env());
+    if (auth.devTokens()) {
+      auth.tokenIssuer().ifPresent(issuer -> new DevTokens(issuer).register(http));
+    }
+  }
+
+  /** The device: the token's {@code dev} claim, else {@code ?device=}; {@code ?user=}, when given, must be the caller. */
+  static String device(Principal caller, Request request) {
+    Optional<String> user = request.query("user");
+    if (user.isPresent() && !caller.is(user.get())) {
+      throw HttpError.forbidden("this token is for user " + caller.userId() + ", not " + user.get());
+    }
+    Optional<String> asked = request.query("device");
+    if (caller.deviceId().isPresent()) {
+      if (asked.isPresent() && !asked.get().equals(caller.deviceId().get())) {
+        throw HttpError.forbidden("this token is for device " + caller.deviceId().get() + ", not " + asked.get());
+      }
+      return caller.deviceId().get();
+    }
+    String device = asked.orElseThrow(() -> HttpError.badRequest(
+        "query parameter 'device' is required when the token has no dev claim"));
+    if (!Ids.valid(device)) {
+      throw HttpError.badRequest("device ids are 1-128 letters, digits, '.', '_', '-', '@'");
+    }
+    return device;
+  }
+}

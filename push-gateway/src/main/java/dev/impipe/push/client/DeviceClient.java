@@ -1,0 +1,232 @@
+package dev.impipe.push.client;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.vertx.core.Vertx;
+import io.vertx.core.VertxOptions;
+import io.vertx.core.http.WebSocket;
+import io.vertx.core.http.WebSocketClient;
+import io.vertx.core.http.WebSocketClientOptions;
+import io.vertx.core.http.WebSocketConnectOptions;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A device's connection to the push gateway ({@code GET /v1/ws}): receives entries, ACKs them, sends messages.
+ *
+ * <pre>{@code
+ * try (DeviceClient.Factory devices = DeviceClient.factory()) {
+ *   DeviceClient phone = devices.connect(URI.create("http://127.0.0.1:8080"), token, "phone", new Listener() {
+ *     public void entry(DeviceClient c, JsonNode entry, String cursor) {
+ *       show(entry);
+ *       c.ack(cursor);            // cumulative: everything up to here is on the device
+ *     }
+ *   }).get();
+ *   phone.send(Map.of("to", "bob", "body", "hi")).get();   // {"type":"sent","messageId",...}
+ * }
+ * }</pre>
+ *
+ * Entries come in order without gaps or repeats on one connection (a retry after an ACK timeout repeats one); after
+ * a close (network, {@code resync}, ACK timeout) connect again: the gateway resumes after the committed cursor,
+ * i.e. the last ACK. Thread-safe; listener calls come on a Vert.x event loop, so keep them short.
+ */
+public final class DeviceClient implements AutoCloseable {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** What a device hears. */
+  public interface Listener {
+    /** An entry (a sync entry with {@code seq} and {@code source}) and the cursor to ACK once it is stored. */
+    void entry(DeviceClient client, JsonNode entry, String cursor);
+
+    /** The gateway asked the device to resync from its cursor (it fell behind); the socket closes next. */
+    default void resync(DeviceClient client, String reason) {}
+
+    /** The socket closed: 4000 = ACK timeout (offline), 4001 = token, 4008 = resync, 1001 = going away/no pong. */
+    default void closed(DeviceClient client, int code, String reason) {}
+
+    /** An error frame not tied to a send (e.g. an ACK beyond what was pushed). */
+    default void error(DeviceClient client, JsonNode frame) {}
+  }
+
+  /** Shares one Vert.x and one WebSocket client among many devices (the benchmark holds 10,000 in one JVM). */
+  public static final class Factory implements AutoCloseable {
+    private final Vertx vertx;
+    private final WebSocketClient client;
+
+    private Factory(int eventLoops) {
+      this.vertx = Vertx.vertx(new VertxOptions().setEventLoopPoolSize(eventLoops));
+      this.client = vertx.createWebSocketClient(new WebSocketClientOptions().setMaxConnections(1_000_000)
+          .setConnectTimeout(10_000).setMaxFrameSize(1 << 20).setMaxMessageSize(4 << 20));
+    }
+
+    /**
+     * Connects {@code device} with {@code token} to the gateway at {@code base} ({@code http://host:port}); fails
+     * with {@link RefusedException} when the upgrade is refused (401 bad token, 403, 400).
+     */
+    public CompletableFuture<DeviceClient> connect(URI base, String token, String device, Listener listener) {
+      String path = "/v1/ws?device=" + URLEncoder.encode(device, StandardCharsets.UTF_8);
+      WebSocketConnectOptions options = new WebSocketConnectOptions().setHost(base.getHost())
+          .setPort(base.getPort()).setURI(path).addHeader("Authorization", "Bearer " + token);
+      DeviceClient c = new DeviceClient(device, listener);
+      return client.connect(options).map(ws -> {
+        c.attach(ws);
+        return c;
+      }).toCompletionStage().toCompletableFuture().exceptionallyCompose(e -> {
+        Throwable cause = e instanceof java.util.concurrent.CompletionException && e.getCause() != null
+            ? e.getCause() : e;
+        if (cause instanceof io.vertx.core.http.UpgradeRejectedException r) {
+          return CompletableFuture.failedFuture(new RefusedException(r.getStatus(), r.getBody() == null ? ""
+              : r.getBody().toString()));
+        }
+        return CompletableFuture.failedFuture(cause);
+      });
+    }
+
+    @Override
+    public void close() {
+      try {
+        vertx.close().toCompletionStage().toCompletableFuture().get(10, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        // closing anyway
+      }
+    }
+  }
+
+  /** The gateway refused the upgrade: {@code status} is the HTTP answer (401, 403, 400). */
+  public static final class RefusedException extends RuntimeException {
+    private final int status;
+
+    public RefusedException(int status, String body) {
+      super("WebSocket refused: " + status + " " + body);
+      this.status = status;
+    }
+
+    public int status() {
+      return status;
+    }
+  }
+
+  /** A factory with two event loops. */
+  public static Factory factory() {
+    return new Factory(2);
+  }
+
+  public static Factory factory(int eventLoops) {
+    return new Factory(eventLoops);
+  }
+
+  private final String device;
+  private final Listener listener;
+  private final Map<String, CompletableFuture<JsonNode>> sends = new ConcurrentHashMap<>();
+  private final CompletableFuture<Integer> closed = new CompletableFuture<>();
+  private volatile WebSocket socket;
+
+  private DeviceClient(String device, Listener listener) {
+    this.device = device;
+    this.listener = listener;
+  }
+
+  private void attach(WebSocket ws) {
+    this.socket = ws;
+    ws.textMessageHandler(this::onFrame);
+    ws.closeHandler(v -> {
+      int code = ws.closeStatusCode() == null ? 1006 : ws.closeStatusCode();
+      String reason = ws.closeReason() == null ? "" : ws.closeReason();
+      sends.values().forEach(f -> f.completeExceptionally(new IllegalStateException("connection closed")));
+      listener.closed(this, code, reason);
+      closed.complete(code);
+    });
+    ws.exceptionHandler(e -> { });
+  }
+
+  private void onFrame(String text) {
+    JsonNode frame;
+    try {
+      frame = JSON.readTree(text);
+    } catch (java.io.IOException e) {
+      return;
+    }
+    switch (frame.path("type").asText("")) {
+      case "entry" -> listener.entry(this, frame.get("entry"), frame.path("cursor").asText());
+      case "sent", "error" -> {
+        CompletableFuture<JsonNode> pending = frame.hasNonNull("clientMsgId")
+            ? sends.remove(frame.get("clientMsgId").asText()) : null;
+        if (pending != null) {
+          pending.complete(frame);
+        } else if (frame.path("type").asText().equals("error")) {
+          listener.error(this, frame);
+        }
+      }
+      case "resync" -> listener.resync(this, frame.path("reason").asText());
+      default -> { }
+    }
+  }
+
+  public String device() {
+    return device;
+  }
+
+  /** Cumulative ACK with the cursor of the last entry stored (commits the device cursor on the server). */
+  public void ack(String cursor) {
+    write(JSON.createObjectNode().put("type", "ack").put("cursor", cursor));
+  }
+
+  /** Cumulative ACK by inbox seq. */
+  public void ack(long seq) {
+    write(JSON.createObjectNode().put("type", "ack").put("seq", seq));
+  }
+
+  /**
+   * Sends a message: {@code body} as for {@code POST /v1/messages} ({@code to} or {@code groupId}, {@code body},
+   * optional {@code clientMsgId}, generated when absent); completes with the {@code sent} or {@code error} frame.
+   */
+  public CompletableFuture<JsonNode> send(Map<String, ?> body) {
+    ObjectNode frame = JSON.valueToTree(body);
+    frame.put("type", "send");
+    if (!frame.hasNonNull("clientMsgId")) {
+      frame.put("clientMsgId", UUID.randomUUID().toString());
+    }
+    CompletableFuture<JsonNode> answer = new CompletableFuture<>();
+    sends.put(frame.get("clientMsgId").asText(), answer);
+    write(frame);
+    return answer;
+  }
+
+  /** Stops reading from the socket (a slow device: the server's writes back up). */
+  public void pause() {
+    socket.pause();
+  }
+
+  public void resume() {
+    socket.resume();
+  }
+
+  /** Completes with the close code once the socket closed. */
+  public CompletableFuture<Integer> closedFuture() {
+    return closed;
+  }
+
+  public boolean isOpen() {
+    return !closed.isDone();
+  }
+
+  private void write(ObjectNode frame) {
+    socket.writeTextMessage(frame.toString());
+  }
+
+  @Override
+  public void close() {
+    WebSocket ws = socket;
+    if (ws != null && !ws.isClosed()) {
+      ws.close();
+    }
+  }
+}
