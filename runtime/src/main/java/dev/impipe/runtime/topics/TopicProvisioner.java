@@ -57,14 +57,34 @@ public final class TopicProvisioner {
           }
         });
       }
-      verify(specs);
+      // Leaders first: right after creation a broker may not know the new topics yet, and describing them would
+      // fail with UNKNOWN_TOPIC_OR_PARTITION (seen on busy machines).
       awaitLeaders(admin, missing.stream().map(NewTopic::name).toList(), java.time.Duration.ofSeconds(60));
+      verifyWhenKnown(specs);
       return missing.stream().map(NewTopic::name).toList();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new TopicMismatchException("Interrupted while provisioning topics");
     } catch (ExecutionException | TimeoutException e) {
       throw new TopicMismatchException("Cannot list topics: " + e);
+    }
+  }
+
+  /** {@link #verify}, retried for a while when a broker does not know a topic yet (metadata still propagating). */
+  private void verifyWhenKnown(Collection<TopicSpec> specs)
+      throws InterruptedException, ExecutionException, TimeoutException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (true) {
+      try {
+        verify(specs);
+        return;
+      } catch (ExecutionException e) {
+        if (!(e.getCause() instanceof org.apache.kafka.common.errors.UnknownTopicOrPartitionException)
+            || System.nanoTime() > deadline) {
+          throw e;
+        }
+        Thread.sleep(100); // metadata propagation between controller and broker: poll, bounded by the deadline
+      }
     }
   }
 
