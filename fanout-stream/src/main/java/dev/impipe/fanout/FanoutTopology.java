@@ -26,7 +26,10 @@ public final class FanoutTopology {
 
   /** {@code [u16 len][groupId][userId] -> joinedAt}; a group is one prefix range. */
   public static final String MEMBERS_STORE = "fanout-members";
-  /** {@code senderId \0 clientMsgId -> messageId}, windowed by the dedupe window. */
+  /**
+   * {@code senderId \0 conversationId \0 clientMsgId -> messageId}, windowed by the dedupe window (entries written
+   * before the conversation was part of the key, {@code senderId \0 clientMsgId}, age out with the window).
+   */
   public static final String DEDUPE_STORE = "fanout-dedupe";
   /**
    * {@code messageId -> senderId \0 conversationId \0 clock \0 seq \0 sentAt \0 clientMsgId}, windowed by the

@@ -101,8 +101,9 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     }
     validate(record.key(), m);
     long timestamp = record.timestamp();
-    String dedupeKey = m.getSenderId() + SEP + m.getClientMsgId();
-    if (seen(dedupe, dedupeKey, timestamp, config.dedupeWindow().toMillis())) {
+    // The conversation is part of the key: the same clientMsgId in two chats is two messages.
+    String dedupeKey = m.getSenderId() + SEP + m.getConversationId() + SEP + m.getClientMsgId();
+    if (seen(dedupe, dedupeKey, timestamp, config.dedupeWindow().toMillis()) || seenBeforeUpgrade(m, timestamp)) {
       metrics.duplicates().increment();
       return false;
     }
@@ -322,6 +323,27 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
       }
     }
     return users;
+  }
+
+  /**
+   * A retry of a message fanned out before the dedupe key held the conversation (key {@code sender \0 clientMsgId},
+   * value its messageId): a duplicate only if that message was sent in this conversation. Needed for one dedupe
+   * window after the upgrade; READ / RECALL are not remembered in the sent store, and repeating them is harmless.
+   */
+  private boolean seenBeforeUpgrade(ChatMessage m, long timestamp) {
+    long window = config.dedupeWindow().toMillis();
+    String legacyId;
+    try (WindowStoreIterator<String> it = dedupe.fetch(m.getSenderId() + SEP + m.getClientMsgId(),
+        Math.max(0, timestamp - window), timestamp + window)) {
+      legacyId = it.hasNext() ? it.next().value : null;
+    }
+    if (legacyId == null) {
+      return false;
+    }
+    try (WindowStoreIterator<String> it = sent.fetch(legacyId, Math.max(0, timestamp - window),
+        timestamp + window)) {
+      return it.hasNext() && it.next().value.split(SEP, 3)[1].equals(m.getConversationId());
+    }
   }
 
   private static boolean seen(WindowStore<String, String> store, String key, long timestamp, long window) {
