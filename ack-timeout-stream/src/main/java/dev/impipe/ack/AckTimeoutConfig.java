@@ -15,6 +15,8 @@ import java.util.Map;
  * @param maxEntriesPerPunctuation most wheel entries one punctuation expires; the rest follow in catch-up rounds
  * @param catchUpInterval how soon the next round runs while a backlog of overdue entries remains
  * @param streamThreads Kafka Streams threads of the app
+ * @param inputGrace while the ACK input lags, a slot waits until ACKs up to its end have been read, but at most this
+ *     long past its end (a stuck input cannot stop timeouts for ever)
  */
 public record AckTimeoutConfig(
     Duration tick,
@@ -22,7 +24,8 @@ public record AckTimeoutConfig(
     int maxAttempts,
     int maxEntriesPerPunctuation,
     Duration catchUpInterval,
-    int streamThreads) {
+    int streamThreads,
+    Duration inputGrace) {
 
   public static final String IM_ACK_TICK = "IM_ACK_TICK";
   public static final String IM_ACK_TIMEOUT = "IM_ACK_TIMEOUT";
@@ -30,6 +33,7 @@ public record AckTimeoutConfig(
   public static final String IM_ACK_MAX_ENTRIES_PER_PUNCTUATION = "IM_ACK_MAX_ENTRIES_PER_PUNCTUATION";
   public static final String IM_ACK_CATCHUP_INTERVAL = "IM_ACK_CATCHUP_INTERVAL";
   public static final String IM_ACK_STREAM_THREADS = "IM_ACK_STREAM_THREADS";
+  public static final String IM_ACK_INPUT_GRACE = "IM_ACK_INPUT_GRACE";
 
   /** The seed's numbers: one slot per second, a 15 s timeout, no retries. */
   public static AckTimeoutConfig defaults() {
@@ -56,23 +60,39 @@ public record AckTimeoutConfig(
     int batch = env.integer(IM_ACK_MAX_ENTRIES_PER_PUNCTUATION, 10_000, 1, 10_000_000);
     long catchUp = env.durationMs(IM_ACK_CATCHUP_INTERVAL, Math.min(10, tick), 1, Duration.ofHours(1).toMillis());
     int threads = env.integer(IM_ACK_STREAM_THREADS, 1, 1, 64);
+    long grace = env.durationMs(IM_ACK_INPUT_GRACE, 60_000, 0, Duration.ofDays(1).toMillis());
     return new AckTimeoutConfig(Duration.ofMillis(tick), Duration.ofMillis(timeout), attempts, batch,
-        Duration.ofMillis(catchUp), threads);
+        Duration.ofMillis(catchUp), threads, Duration.ofMillis(grace));
   }
 
   /** A copy with another tick and timeout (tests). */
   public AckTimeoutConfig withTiming(Duration newTick, Duration newTimeout) {
     return new AckTimeoutConfig(newTick, newTimeout, maxAttempts, maxEntriesPerPunctuation,
-        catchUpInterval.compareTo(newTick) > 0 ? newTick : catchUpInterval, streamThreads);
+        catchUpInterval.compareTo(newTick) > 0 ? newTick : catchUpInterval, streamThreads, inputGrace);
   }
 
   /** A copy with another retry policy (tests). */
   public AckTimeoutConfig withMaxAttempts(int attempts) {
-    return new AckTimeoutConfig(tick, timeout, attempts, maxEntriesPerPunctuation, catchUpInterval, streamThreads);
+    return new AckTimeoutConfig(tick, timeout, attempts, maxEntriesPerPunctuation, catchUpInterval, streamThreads,
+        inputGrace);
   }
 
   /** A copy with another batch bound (tests). */
   public AckTimeoutConfig withMaxEntriesPerPunctuation(int entries) {
-    return new AckTimeoutConfig(tick, timeout, maxAttempts, entries, catchUpInterval, streamThreads);
+    return new AckTimeoutConfig(tick, timeout, maxAttempts, entries, catchUpInterval, streamThreads, inputGrace);
+  }
+
+  /** A copy with another input grace (tests). */
+  public AckTimeoutConfig withInputGrace(Duration grace) {
+    return new AckTimeoutConfig(tick, timeout, maxAttempts, maxEntriesPerPunctuation, catchUpInterval, streamThreads,
+        grace);
+  }
+
+  /**
+   * How far behind the wall clock the ACK input may be and still count as caught up, and how long without an ACK
+   * counts as an idle input: one tick, at least a second (a poll cycle and a commit).
+   */
+  public long inputLagToleranceMs() {
+    return Math.max(tick.toMillis(), 1_000);
   }
 }

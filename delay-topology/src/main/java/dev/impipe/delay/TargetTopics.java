@@ -38,10 +38,22 @@ public final class TargetTopics {
         || topic.endsWith("-repartition") || !allowedByConfig(topic)) {
       return Optional.of("target topic '" + topic + "' is not allowed");
     }
-    if (!exists.test(topic)) {
+    if (Boolean.FALSE.equals(exists(topic))) {
       return Optional.of("target topic '" + topic + "' does not exist");
     }
     return Optional.empty();
+  }
+
+  /**
+   * True when it is not known yet whether {@code topic} exists (the broker's topic list is not available or too old
+   * for a miss): a delivery waits and tries again, it is never rejected for that.
+   */
+  public boolean undecided(String topic) {
+    return topic != null && exists(topic) == null;
+  }
+
+  private Boolean exists(String topic) {
+    return exists instanceof TopicLookup lookup ? lookup.lookup(topic) : Boolean.valueOf(exists.test(topic));
   }
 
   private boolean allowedByConfig(String topic) {

@@ -2,6 +2,7 @@ package dev.impipe.fanout;
 
 import dev.impipe.fanout.internal.MembershipProcessor;
 import dev.impipe.fanout.internal.MessageFanoutProcessor;
+import dev.impipe.runtime.domain.HistoryKey;
 import dev.impipe.runtime.topics.ImTopics;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.Topology;
@@ -20,12 +21,20 @@ public final class FanoutTopology {
   public static final String MEMBERSHIP_PROCESSOR = "fanout-membership";
   public static final String FANOUT_PROCESSOR = "fanout-messages";
   public static final String INBOX_SINK = "fanout-inbox-sink";
+  /** Accepted records of {@code im.messages} by conversation seq: what history serves (see {@code HistoryKey}). */
+  public static final String HISTORY_SINK = "fanout-history-sink";
 
   /** {@code [u16 len][groupId][userId] -> joinedAt}; a group is one prefix range. */
   public static final String MEMBERS_STORE = "fanout-members";
-  /** {@code senderId \0 clientMsgId -> messageId}, windowed by the dedupe window. */
+  /**
+   * {@code senderId \0 conversationId \0 clientMsgId -> messageId}, windowed by the dedupe window (entries written
+   * before the conversation was part of the key, {@code senderId \0 clientMsgId}, age out with the window).
+   */
   public static final String DEDUPE_STORE = "fanout-dedupe";
-  /** {@code messageId -> senderId \0 conversationId \0 clock}, windowed by the recall window. */
+  /**
+   * {@code messageId -> senderId \0 conversationId \0 clock \0 seq \0 sentAt \0 clientMsgId}, windowed by the
+   * recall window (values from before the history topic end after the clock).
+   */
   public static final String SENT_STORE = "fanout-sent";
   /**
    * One logical clock per task, ticked by every membership change and message: orders joins against messages
@@ -57,6 +66,10 @@ public final class FanoutTopology {
         config.recallWindow(), config.recallWindow(), false), Serdes.String(), Serdes.String()), FANOUT_PROCESSOR);
     topology.addSink(INBOX_SINK, topics.inbox().name(), topics.inbox().keySerde().serializer(),
         topics.inbox().valueSerde().serializer(), MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
+    topology.addSink(HISTORY_SINK, topics.history().name(), topics.history().keySerde().serializer(),
+        topics.history().valueSerde().serializer(),
+        (String topic, String key, Object value, int partitions) -> HistoryKey.partitions(key, partitions),
+        FANOUT_PROCESSOR);
     return topology;
   }
 }

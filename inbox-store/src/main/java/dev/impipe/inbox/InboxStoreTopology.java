@@ -4,6 +4,7 @@ import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.DeviceCursor;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.inbox.internal.CursorMaterialiser;
+import dev.impipe.inbox.internal.HistoryMaterialiser;
 import dev.impipe.inbox.internal.LargeGroupMaterialiser;
 import dev.impipe.inbox.internal.MembershipMaterialiser;
 import dev.impipe.inbox.internal.TimelineMaterialiser;
@@ -19,7 +20,8 @@ import org.apache.kafka.streams.state.Stores;
 /**
  * The inbox store topology: {@code im.inbox} into the per-user sync timeline, {@code im.device-cursors} into the
  * cursor store (same sub-topology, so a user's inbox and cursors live in one task, on one instance), and
- * {@code im.messages} into the per-conversation store timeline. A pure function of its configuration.
+ * the history topic (what the fan-out accepted of {@code im.messages}) into the per-conversation history. A pure
+ * function of its configuration.
  */
 public final class InboxStoreTopology {
 
@@ -45,15 +47,23 @@ public final class InboxStoreTopology {
    * member. Fed by the same im.inbox records (the user's task), not expired with the inbox.
    */
   public static final String MEMBERSHIPS_STORE = "conversation-memberships";
-  /** Conversation timelines: key {@code id(conversationId) | seq}, value {@link ChatMessage}; seq = offset in
-   * {@code im.messages}. */
-  public static final String TIMELINE_STORE = "conversation-timeline";
-  /** Retention index of the conversation timelines. */
-  public static final String TIMELINE_TIME_INDEX_STORE = "conversation-time-index";
+  /**
+   * Conversation history: key {@code id(conversationId) | seq}, value {@link ChatMessage}; seq = offset in
+   * {@code im.messages}. Fed by the history topic (what the fan-out accepted, recalled bodies removed), never by
+   * {@code im.messages} itself. (Before: {@code conversation-timeline}, every record of im.messages.)
+   */
+  public static final String TIMELINE_STORE = "conversation-history";
+  /** Retention index of the conversation history; written only when history expires. */
+  public static final String TIMELINE_TIME_INDEX_STORE = "conversation-history-time-index";
+  /**
+   * The highest conversation seq the history store of this partition has applied: key {@code "applied"}, value the
+   * seq. A history read with {@code minSeq} waits for it.
+   */
+  public static final String HISTORY_APPLIED_STORE = "conversation-history-applied";
 
   public static final String INBOX_SOURCE = "inbox-source";
   public static final String CURSOR_SOURCE = "device-cursor-source";
-  public static final String MESSAGE_SOURCE = "message-source";
+  public static final String HISTORY_SOURCE = "history-source";
   public static final String INBOX_PROCESSOR = "inbox-materialiser";
   public static final String LARGE_GROUP_PROCESSOR = "large-group-materialiser";
   public static final String MEMBERSHIP_PROCESSOR = "membership-materialiser";
@@ -65,7 +75,7 @@ public final class InboxStoreTopology {
   public static Topology build(ImTopics topics, InboxStoreConfig cfg) {
     Topic<String, InboxEntry> inbox = topics.inbox();
     Topic<String, DeviceCursor> cursors = topics.deviceCursors();
-    Topic<String, ChatMessage> messages = topics.messages();
+    Topic<String, ChatMessage> history = topics.history();
     Topology topology = new Topology();
 
     topology.addSource(INBOX_SOURCE, inbox.keySerde().deserializer(), inbox.valueSerde().deserializer(),
@@ -95,13 +105,14 @@ public final class InboxStoreTopology {
     topology.addStateStore(queried(LARGE_GROUPS_STORE, Serdes.ByteArray()), LARGE_GROUP_PROCESSOR);
     topology.addStateStore(queried(MEMBERSHIPS_STORE, Serdes.ByteArray()), MEMBERSHIP_PROCESSOR);
 
-    topology.addSource(MESSAGE_SOURCE, messages.keySerde().deserializer(), messages.valueSerde().deserializer(),
-        messages.name());
-    topology.addProcessor(TIMELINE_PROCESSOR, () -> new TimelineMaterialiser<>(new TimelineMaterialiser.Spec<>(
-        TIMELINE_STORE, TIMELINE_TIME_INDEX_STORE, null, ChatMessage::getConversationId, "conversationId",
-        cfg.timelineRetentionMs(), 0, cfg.retentionIntervalMs(), cfg.timelineExpires())), MESSAGE_SOURCE);
+    topology.addSource(HISTORY_SOURCE, history.keySerde().deserializer(), history.valueSerde().deserializer(),
+        history.name());
+    topology.addProcessor(TIMELINE_PROCESSOR, () -> new HistoryMaterialiser(TIMELINE_STORE,
+        TIMELINE_TIME_INDEX_STORE, HISTORY_APPLIED_STORE, cfg.timelineRetentionMs(), cfg.retentionIntervalMs(),
+        cfg.timelineExpires()), HISTORY_SOURCE);
     topology.addStateStore(queried(TIMELINE_STORE, topics.valueSerde(ChatMessage.class)), TIMELINE_PROCESSOR);
     topology.addStateStore(index(TIMELINE_TIME_INDEX_STORE), TIMELINE_PROCESSOR);
+    topology.addStateStore(queried(HISTORY_APPLIED_STORE, Serdes.Long()), TIMELINE_PROCESSOR);
     return topology;
   }
 

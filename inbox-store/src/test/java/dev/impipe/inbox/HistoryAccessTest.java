@@ -41,7 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * History read access through the real topologies: the fan-out (TopologyTestDriver) writes JOINED / LEFT entries,
- * the inbox store (a second driver, fed the same im.messages records in the same order, so conversation seqs agree)
+ * the inbox store (a second driver, fed the fan-out's im.inbox and history output)
  * builds the membership store, and {@link HistoryAccess} + {@link Timelines#before} answer who reads what.
  */
 class HistoryAccessTest {
@@ -58,7 +58,8 @@ class HistoryAccessTest {
   private TestInputTopic<String, ChatMessage> fanoutMessages;
   private TestInputTopic<String, MembershipChange> fanoutMembers;
   private TestOutputTopic<String, InboxEntry> fanoutInbox;
-  private TestInputTopic<String, ChatMessage> storeMessages;
+  private TestOutputTopic<String, ChatMessage> fanoutHistory;
+  private TestInputTopic<String, ChatMessage> storeHistory;
   private TestInputTopic<String, InboxEntry> storeInbox;
   private int n;
 
@@ -78,8 +79,10 @@ class HistoryAccessTest {
     Properties props = StreamsDefaults.forTests("inbox-store");
     props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
     store = new TopologyTestDriver(InboxStoreTopology.build(topics, InboxStoreConfig.defaults()), props, T0);
-    storeMessages = store.createInputTopic(topics.messages().name(), topics.messages().keySerde().serializer(),
-        topics.messages().valueSerde().serializer(), T0, Duration.ofMillis(1));
+    fanoutHistory = fanout.createOutputTopic(topics.history().name(), topics.history().keySerde().deserializer(),
+        topics.history().valueSerde().deserializer());
+    storeHistory = store.createInputTopic(topics.history().name(), topics.history().keySerde().serializer(),
+        topics.history().valueSerde().serializer());
     storeInbox = store.createInputTopic(topics.inbox().name(), topics.inbox().keySerde().serializer(),
         topics.inbox().valueSerde().serializer());
   }
@@ -200,7 +203,6 @@ class HistoryAccessTest {
   private long publish(ChatMessage m) {
     long seq = fanoutMessagesPiped++;
     fanoutMessages.pipeInput(m.getConversationId(), m);
-    storeMessages.pipeInput(m.getConversationId(), m);
     flush();
     return seq;
   }
@@ -222,6 +224,9 @@ class HistoryAccessTest {
   private void flush() {
     for (TestRecord<String, InboxEntry> r : fanoutInbox.readRecordsToList()) {
       storeInbox.pipeInput(r);
+    }
+    for (TestRecord<String, ChatMessage> r : fanoutHistory.readRecordsToList()) {
+      storeHistory.pipeInput(r);
     }
   }
 }

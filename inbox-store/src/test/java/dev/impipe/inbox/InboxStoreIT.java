@@ -10,6 +10,7 @@ import dev.impipe.runtime.app.PipelineRuntime;
 import dev.impipe.runtime.auth.TestCallers;
 import dev.impipe.runtime.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.domain.HistoryKey;
 import dev.impipe.runtime.http.Json;
 import dev.impipe.runtime.testing.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
@@ -213,12 +214,17 @@ class InboxStoreIT {
   void historyPagesNewestFirstThroughEitherInstance() throws Exception {
     // Given 7 messages in conversation g-roam, and some in g-roam-2 (an id with g-roam as prefix)
     List<Long> seqs = new ArrayList<>();
+    // (as the fan-out writes history: key conversationId|seq, partitioned by the conversation id)
     try (KafkaProducer<String, ChatMessage> producer = new KafkaProducer<>(producerProps(null),
-        topics.messages().keySerde().serializer(), topics.messages().valueSerde().serializer())) {
+        topics.history().keySerde().serializer(), topics.history().valueSerde().serializer())) {
+      int partitions = producer.partitionsFor(topics.history().name()).size();
       for (int i = 0; i < 7; i++) {
-        seqs.add(producer.send(new ProducerRecord<>(topics.messages().name(), "g-roam",
-            TestData.chat("g-roam", "alice", "h" + i, T0.plusSeconds(i)))).get(30, TimeUnit.SECONDS).offset());
-        producer.send(new ProducerRecord<>(topics.messages().name(), "g-roam-2",
+        String key = HistoryKey.of("g-roam", 2L * i);
+        producer.send(new ProducerRecord<>(topics.history().name(), HistoryKey.partition(key, partitions), key,
+            TestData.chat("g-roam", "alice", "h" + i, T0.plusSeconds(i)))).get(30, TimeUnit.SECONDS);
+        seqs.add(2L * i);
+        String other = HistoryKey.of("g-roam-2", 2L * i + 1);
+        producer.send(new ProducerRecord<>(topics.history().name(), HistoryKey.partition(other, partitions), other,
             TestData.chat("g-roam-2", "bob", "other" + i, T0.plusSeconds(i)))).get(30, TimeUnit.SECONDS);
       }
     }

@@ -12,6 +12,7 @@ import dev.impipe.inbox.internal.StoreKeys;
 import dev.impipe.inbox.query.Page;
 import dev.impipe.inbox.query.StoreView;
 import dev.impipe.inbox.query.Timelines;
+import dev.impipe.runtime.domain.HistoryKey;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -186,14 +187,14 @@ class InboxStoreTopologyTest {
   @Test
   void historyPagesNewestFirstWithBefore() {
     try (TopologyTestDriver driver = driver(InboxStoreConfig.defaults())) {
-      TestInputTopic<String, ChatMessage> messages = driver.createInputTopic(topics.messages().name(),
-          topics.messages().keySerde().serializer(), topics.messages().valueSerde().serializer());
+      TestInputTopic<String, ChatMessage> history = driver.createInputTopic(topics.history().name(),
+          topics.history().keySerde().serializer(), topics.history().valueSerde().serializer());
 
-      // Given conversation g1 with 5 messages (offsets 0,1,3,5,6) and g10 (an id with g1 as prefix) in between
+      // Given conversation g1 with 5 accepted messages (conversation seqs 0,1,3,5,6) and g10 (an id with g1 as prefix) in between
       String[] conversations = {"g1", "g1", "g10", "g1", "g10", "g1", "g1"};
       for (int i = 0; i < conversations.length; i++) {
-        messages.pipeInput(conversations[i], chat(conversations[i], "alice", "m" + i, START.plusSeconds(i)),
-            START.plusSeconds(i));
+        history.pipeInput(HistoryKey.of(conversations[i], i), chat(conversations[i], "alice", "m" + i,
+            START.plusSeconds(i)), START.plusSeconds(i));
       }
       StoreView<ChatMessage> timeline = StoreView.of(driver.getKeyValueStore(InboxStoreTopology.TIMELINE_STORE));
 
@@ -218,12 +219,12 @@ class InboxStoreTopologyTest {
   @Test
   void conversationTimelinesAreKeptForeverByDefault() {
     try (TopologyTestDriver driver = driver(InboxStoreConfig.defaults())) {
-      TestInputTopic<String, ChatMessage> messages = driver.createInputTopic(topics.messages().name(),
-          topics.messages().keySerde().serializer(), topics.messages().valueSerde().serializer());
+      TestInputTopic<String, ChatMessage> history = driver.createInputTopic(topics.history().name(),
+          topics.history().keySerde().serializer(), topics.history().valueSerde().serializer());
 
       // Given a message sent a year ago
       Instant yearAgo = START.minus(Duration.ofDays(365));
-      messages.pipeInput("g1", chat("g1", "alice", "ancient", yearAgo), yearAgo);
+      history.pipeInput(HistoryKey.of("g1", 0), chat("g1", "alice", "ancient", yearAgo), yearAgo);
 
       // When a day of punctuations passes (now = START + 1 day)
       driver.advanceWallClockTime(Duration.ofDays(1));
@@ -231,6 +232,8 @@ class InboxStoreTopologyTest {
       // Then it is still in the history
       StoreView<ChatMessage> timeline = StoreView.of(driver.getKeyValueStore(InboxStoreTopology.TIMELINE_STORE));
       assertThat(seqs(Timelines.before(timeline, "g1", OptionalLong.empty(), 10))).containsExactly(0L);
+      // and history that never expires needs no retention index: nothing grows beside the history itself
+      assertThat(keys(driver.getKeyValueStore(InboxStoreTopology.TIMELINE_TIME_INDEX_STORE))).isEmpty();
     }
   }
 

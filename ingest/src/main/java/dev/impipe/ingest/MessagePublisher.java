@@ -98,8 +98,8 @@ public final class MessagePublisher implements AutoCloseable {
             + "delay of " + config.maxDelay().toDays() + " days");
       }
     }
-    ChatMessage.Builder message = conversation(request.senderId(), request.to(), request.groupId())
-        .setMessageId(messageId(request.senderId(), request.clientMsgId()))
+    ChatMessage.Builder message = conversation(request.senderId(), request.to(), request.groupId());
+    message.setMessageId(messageId(request.senderId(), message.getConversationId(), request.clientMsgId()))
         .setClientMsgId(request.clientMsgId())
         .setType(MessageType.MESSAGE)
         .setSenderId(request.senderId())
@@ -122,8 +122,9 @@ public final class MessagePublisher implements AutoCloseable {
       throw new InvalidRequestException("upToSeq must be >= 0");
     }
     String clientMsgId = UUID.randomUUID().toString();
-    return publish(conversation(readerId, to, groupId)
-        .setMessageId(messageId(readerId, clientMsgId)).setClientMsgId(clientMsgId)
+    ChatMessage.Builder read = conversation(readerId, to, groupId);
+    return publish(read.setMessageId(messageId(readerId, read.getConversationId(), clientMsgId))
+        .setClientMsgId(clientMsgId)
         .setType(MessageType.READ).setSenderId(readerId).setSenderDeviceId(deviceId)
         .setReadUpToSeq(upToSeq).setSentAt(clock.instant()).build());
   }
@@ -137,8 +138,9 @@ public final class MessagePublisher implements AutoCloseable {
       throw new InvalidRequestException("messageId is required");
     }
     String clientMsgId = UUID.randomUUID().toString();
-    return publish(conversation(senderId, to, groupId)
-        .setMessageId(messageId(senderId, clientMsgId)).setClientMsgId(clientMsgId)
+    ChatMessage.Builder recall = conversation(senderId, to, groupId);
+    return publish(recall.setMessageId(messageId(senderId, recall.getConversationId(), clientMsgId))
+        .setClientMsgId(clientMsgId)
         .setType(MessageType.RECALL).setSenderId(senderId).setSenderDeviceId(deviceId)
         .setRefMessageId(messageId).setSentAt(clock.instant()).build());
   }
@@ -201,8 +203,28 @@ public final class MessagePublisher implements AutoCloseable {
     return publish(scheduled.cancel(requester, messageId, clock.instant()));
   }
 
-  /** The id of the message a sender sends with {@code clientMsgId}: the same for every retry. */
-  public static String messageId(String senderId, String clientMsgId) {
+  /**
+   * The id of the message a sender sends with {@code clientMsgId} to a conversation: the same for every retry, and
+   * different in another conversation (the same clientMsgId in two chats is two messages). Ids issued before the
+   * conversation was part of the hash ({@link #legacyMessageId}) stay valid: they are stored in the records.
+   */
+  public static String messageId(String senderId, String conversationId, String clientMsgId) {
+    try {
+      MessageDigest sha = MessageDigest.getInstance("SHA-256");
+      sha.update((byte) 2); // version: the legacy hash starts with the sender id, never with this byte
+      sha.update(senderId.getBytes(StandardCharsets.UTF_8));
+      sha.update((byte) 0);
+      sha.update(conversationId.getBytes(StandardCharsets.UTF_8));
+      sha.update((byte) 0);
+      sha.update(clientMsgId.getBytes(StandardCharsets.UTF_8));
+      return "m" + HexFormat.of().formatHex(sha.digest(), 0, 15);
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** The id ingest gave before the conversation was part of it: (sender, clientMsgId) only. */
+  public static String legacyMessageId(String senderId, String clientMsgId) {
     try {
       MessageDigest sha = MessageDigest.getInstance("SHA-256");
       sha.update(senderId.getBytes(StandardCharsets.UTF_8));

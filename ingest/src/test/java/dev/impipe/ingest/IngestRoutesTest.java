@@ -71,7 +71,7 @@ class IngestRoutesTest {
         "{\"senderId\":\"bob\",\"to\":\"alice\",\"body\":\"hi\",\"clientMsgId\":\"c1\"}");
     assertThat(r.statusCode()).isEqualTo(202);
     JsonNode body = Json.MAPPER.readTree(r.body());
-    assertThat(body.get("messageId").asText()).isEqualTo(MessagePublisher.messageId("bob", "c1"));
+    assertThat(body.get("messageId").asText()).isEqualTo(MessagePublisher.messageId("bob", "d:alice:bob", "c1"));
     assertThat(body.get("conversationId").asText()).isEqualTo("d:alice:bob");
     assertThat(body.get("scheduled").asBoolean()).isFalse();
     assertThat(producer.history()).hasSize(1);
@@ -161,7 +161,7 @@ class IngestRoutesTest {
         + "\"clientMsgId\":\"c9\"}");
     assertThat(own.statusCode()).isEqualTo(202);
     assertThat(Json.MAPPER.readTree(own.body()).get("messageId").asText())
-        .isEqualTo(MessagePublisher.messageId("bob", "c9"));
+        .isEqualTo(MessagePublisher.messageId("bob", "d:alice:bob", "c9"));
     // Someone else's id: refused, nothing published.
     int before = producer.history().size();
     assertError(call("POST", "/v1/messages", "{\"senderId\":\"alice\",\"to\":\"carol\",\"body\":\"forged\","

@@ -20,4 +20,14 @@ public interface DeviceChannel {
    * @return true if the push went out (a Delivery is recorded and its ACK awaited), false if the device is gone
    */
   boolean push(String userId, String deviceId, long seq, InboxEntry entry);
+
+  /**
+   * Hands one entry of a large group's own timeline (read diffusion: written once, {@code #groupId} in the inbox) to
+   * the channel, which pushes it to the connected devices of the group's members, as it knows them (from their
+   * merged sync). The worker records no Delivery for it: the seq is the group timeline's, not a user's. By default
+   * nothing is pushed and the members' devices get it through their merged sync.
+   *
+   * @param seq the entry's offset in the group's timeline
+   */
+  default void pushGroupTimeline(String groupId, long seq, InboxEntry entry) {}
 }

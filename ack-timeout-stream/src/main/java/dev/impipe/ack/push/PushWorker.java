@@ -3,6 +3,7 @@ package dev.impipe.ack.push;
 import dev.impipe.avro.Ack;
 import dev.impipe.avro.Delivery;
 import dev.impipe.avro.InboxEntry;
+import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.Topic;
 import java.time.Clock;
@@ -11,13 +12,17 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.RecordDeserializationException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,6 +37,12 @@ import org.slf4j.LoggerFactory;
  * that seq's timer. Which worker holds a user's connections is up to the deployment: either route a user's devices
  * to the worker that owns the user's inbox partition (one consumer group), or give every worker its own group id
  * and let each push only to the devices connected to it.
+ *
+ * <p>Failures do not stop it (see {@link #run}): only {@link #close()} does. Large groups: an entry of a group's own
+ * timeline ({@code #groupId}, read diffusion) has no single user; the worker hands it to
+ * {@link DeviceChannel#pushGroupTimeline} and records no Delivery for it. The channel (the push gateway, which knows
+ * from each device's merged sync which large groups it reads) pushes it to the members' connected devices; a channel
+ * that does nothing leaves large-group messages to the devices' merged sync.
  */
 public final class PushWorker implements AutoCloseable {
 
@@ -42,11 +53,14 @@ public final class PushWorker implements AutoCloseable {
   private final Topic<String, Ack> acks;
   private final DeviceChannel channel;
   private final Clock clock;
-  private final KafkaConsumer<String, InboxEntry> consumer;
-  private final KafkaProducer<String, Object> producer;
+  private final Consumer<String, InboxEntry> consumer;
+  private final Producer<String, Object> producer;
   private final Thread thread;
   private final AtomicLong pushed = new AtomicLong();
   private final AtomicLong acked = new AtomicLong();
+  private final AtomicLong failures = new AtomicLong();
+  /** First offset of the batch being pushed, per partition: where to resume if it cannot be committed. */
+  private final Map<TopicPartition, Long> uncommitted = new HashMap<>();
   private volatile boolean running = true;
 
   /**
@@ -78,6 +92,19 @@ public final class PushWorker implements AutoCloseable {
     this.thread = new Thread(this::run, "push-worker-" + groupId);
   }
 
+  /** With given clients (tests). */
+  PushWorker(Consumer<String, InboxEntry> consumer, Producer<String, Object> producer, ImTopics topics,
+      DeviceChannel channel, Clock clock) {
+    this.inbox = topics.inbox();
+    this.deliveries = topics.deliveries();
+    this.acks = topics.acks();
+    this.channel = channel;
+    this.clock = clock;
+    this.consumer = consumer;
+    this.producer = producer;
+    this.thread = new Thread(this::run, "push-worker");
+  }
+
   /** Starts reading the inbox on a thread of its own. */
   public PushWorker start() {
     thread.start();
@@ -106,29 +133,86 @@ public final class PushWorker implements AutoCloseable {
     return acked.get();
   }
 
+  /** Failures the worker recovered from (a commit during a rebalance, a broker away...). */
+  public long failures() {
+    return failures.get();
+  }
+
+  /**
+   * The loop survives every failure but a stop: a batch that could not be committed (a rebalance, a broker away) is
+   * pushed again from its first offset (at least once), with a growing pause between failed attempts (up to 5 s); an
+   * inbox record that cannot be decoded is logged and skipped.
+   */
   private void run() {
+    long backoffMs = 0;
     try {
       consumer.subscribe(List.of(inbox.name()));
       while (running) {
-        ConsumerRecords<String, InboxEntry> records = consumer.poll(Duration.ofMillis(200));
-        if (records.isEmpty()) {
-          continue;
+        try {
+          pollPushCommit();
+          backoffMs = 0;
+        } catch (WakeupException e) {
+          if (!running) {
+            break;
+          }
+        } catch (RecordDeserializationException e) {
+          failures.incrementAndGet();
+          LOG.warn("Inbox record {}@{} cannot be decoded; skipped", e.topicPartition(), e.offset(), e);
+          consumer.seek(e.topicPartition(), e.offset() + 1);
+        } catch (RuntimeException e) {
+          failures.incrementAndGet();
+          LOG.warn("Push worker failed; resuming from the last committed batch", e);
+          rewind();
+          backoffMs = Math.min(Math.max(100, backoffMs * 2), 5_000);
+          if (!pause(backoffMs)) {
+            break;
+          }
         }
-        for (ConsumerRecord<String, InboxEntry> record : records) {
-          pushToDevices(record);
-        }
-        // The Delivery records must be on the broker before the inbox position moves past their entries.
-        producer.flush();
-        consumer.commitSync();
       }
-    } catch (WakeupException e) {
-      if (running) {
-        throw e;
-      }
-    } catch (RuntimeException e) {
-      LOG.error("Push worker stopped", e);
     } finally {
       consumer.close();
+    }
+  }
+
+  private void pollPushCommit() {
+    ConsumerRecords<String, InboxEntry> records = consumer.poll(Duration.ofMillis(200));
+    if (records.isEmpty()) {
+      return;
+    }
+    for (TopicPartition partition : records.partitions()) {
+      uncommitted.putIfAbsent(partition, records.records(partition).get(0).offset());
+    }
+    for (ConsumerRecord<String, InboxEntry> record : records) {
+      pushToDevices(record);
+    }
+    // The Delivery records must be on the broker before the inbox position moves past their entries.
+    producer.flush();
+    consumer.commitSync();
+    uncommitted.clear();
+  }
+
+  /** Back to the first uncommitted offset of each partition still assigned (a revoked one resumes elsewhere). */
+  private void rewind() {
+    try {
+      java.util.Set<TopicPartition> assigned = consumer.assignment();
+      uncommitted.forEach((partition, offset) -> {
+        if (assigned.contains(partition)) {
+          consumer.seek(partition, offset);
+        }
+      });
+      uncommitted.clear();
+    } catch (RuntimeException e) {
+      LOG.warn("Push worker could not rewind; the consumer resumes from its committed positions", e);
+    }
+  }
+
+  private boolean pause(long millis) {
+    try {
+      Thread.sleep(millis);
+      return running;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
     }
   }
 
@@ -139,6 +223,11 @@ public final class PushWorker implements AutoCloseable {
     }
     String userId = record.key() != null ? record.key() : entry.getUserId();
     long seq = record.offset();
+    if (Ids.isGroupTimeline(userId)) {
+      // A large group's timeline (read diffusion): its members are not known here; the channel decides.
+      channel.pushGroupTimeline(userId.substring(Ids.GROUP_TIMELINE_PREFIX.length()), seq, entry);
+      return;
+    }
     for (String deviceId : channel.connectedDevices(userId)) {
       java.time.Instant pushedAt = clock.instant();
       if (!channel.push(userId, deviceId, seq, entry)) {

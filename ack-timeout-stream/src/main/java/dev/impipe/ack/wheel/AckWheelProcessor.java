@@ -52,6 +52,11 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
    * scans from the beginning once. */
   private long cursor = Long.MIN_VALUE;
   private Cancellable catchUp;
+  /** Highest record timestamp of the ACKs read (stream time of im.acks in this task); MIN_VALUE before the first. */
+  private long ackTime = Long.MIN_VALUE;
+  /** Wall time the last ACK was read, or the task started; and how far behind the wall clock that ACK was. */
+  private long lastAckWall;
+  private long lastAckLag = Long.MAX_VALUE;
 
   public AckWheelProcessor(AckTimeoutConfig config, AckWheelMetrics metrics) {
     this.config = config;
@@ -70,6 +75,7 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     this.pending = metrics.pendingOf(taskId);
     // RocksDB's estimate after a restore; exact deltas from here on.
     pending.set(pendingStore.approximateNumEntries());
+    lastAckWall = ctx.currentSystemTimeMs();
     // Anchored on slot boundaries, so a slot fires as soon as it is due: lateness < 1 tick (plus the thread's
     // poll loop), not up to 2 ticks as with a punctuator whose phase is wherever the task happened to start.
     long nextBoundary = (Math.floorDiv(ctx.currentSystemTimeMs(), tickMs) + 1) * tickMs;
@@ -83,6 +89,9 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
       onDelivery(record.key(), delivery);
     } else if (value instanceof Ack ack) {
       onAck(record.key(), ack);
+      lastAckWall = context.currentSystemTimeMs();
+      lastAckLag = lastAckWall - record.timestamp();
+      ackTime = Math.max(ackTime, record.timestamp());
     }
     // Tombstones (null values) carry nothing to do.
   }
@@ -143,9 +152,23 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     }
   }
 
+  /**
+   * Up to which time the ACK input is known to have been read: the wall clock while it is caught up (its last ACK was
+   * read within the tolerance of being produced) or idle (no ACK for that long); while it lags (a backlog), the
+   * newest ACK read, but never more than the grace behind the wall clock. A slot expires only once this has passed
+   * its end, so an ACK produced before its deadline but still in the backlog is read first.
+   */
+  long inputHorizon(long now) {
+    long tolerance = config.inputLagToleranceMs();
+    if (lastAckLag <= tolerance || now - lastAckWall >= tolerance) {
+      return now;
+    }
+    return Math.max(ackTime, now - config.inputGrace().toMillis());
+  }
+
   /** One punctuation round: expires up to the batch bound of overdue entries, oldest slot first. */
   void expire(long now) {
-    long nowSlot = Math.floorDiv(now, tickMs);
+    long nowSlot = Math.floorDiv(Math.min(now, inputHorizon(now)), tickMs);
     if (cursor > nowSlot) {
       return;
     }

@@ -96,7 +96,7 @@ public final class SyncScenario implements Scenario {
     BenchCluster.await("fan-out done", Duration.ofMinutes(4),
         cluster.caughtUp(FanoutTopology.APP_NAME, Set.of(cluster.names().messages())));
     BenchCluster.await("inbox store caught up", Duration.ofMinutes(4), cluster.caughtUp(InboxStoreTopology.APP_NAME,
-        Set.of(cluster.names().inbox(), cluster.names().messages())));
+        Set.of(cluster.names().inbox(), cluster.names().history())));
     long inboxEntries = cluster.endOffsets(cluster.names().inbox());
     result.setup("inbox records (offsets, incl. transaction markers)", inboxEntries);
     cluster.step("inboxes filled and materialised");

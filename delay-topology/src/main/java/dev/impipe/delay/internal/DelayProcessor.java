@@ -214,7 +214,14 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
         }
         KeyValue<Bytes, byte[]> next = due.next();
         byte[] key = next.key.get();
-        deliver(ScheduleCodec.idOf(key), ScheduleCodec.decodeEntry(next.value), now);
+        ScheduledEntry entry = ScheduleCodec.decodeEntry(next.value);
+        if (targets.undecided(entry.topic())) {
+          // Whether the target exists is not known yet (the topic list is being fetched, or the broker could not
+          // be asked): stop here, in due order, and try again on the next drain tick. Never reject for that.
+          more = true;
+          break;
+        }
+        deliver(ScheduleCodec.idOf(key), entry, now);
         schedule.delete(next.key);
         index.delete(Bytes.wrap(ScheduleCodec.idOf(key)));
         lastKey = key;
@@ -231,8 +238,10 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
     gauges.pending(gauges.pending() - delivered);
     if (more) {
       // Resume right after the last delivered key; later arrivals are filed after its millisecond.
-      resumeFrom = Arrays.copyOf(lastKey, lastKey.length + 1);
-      fileFromMs = ScheduleCodec.dueOf(lastKey) + 1;
+      if (lastKey != null) {
+        resumeFrom = Arrays.copyOf(lastKey, lastKey.length + 1);
+        fileFromMs = ScheduleCodec.dueOf(lastKey) + 1;
+      }
       gauges.backlog(mainTick || drain == null ? remaining : gauges.backlog() - delivered);
       if (drain == null) {
         drain = context.schedule(Duration.ofMillis(config.drainTickMs()), PunctuationType.WALL_CLOCK_TIME,

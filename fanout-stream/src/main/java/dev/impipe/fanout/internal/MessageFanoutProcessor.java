@@ -8,12 +8,14 @@ import dev.impipe.fanout.FanoutConfig;
 import dev.impipe.fanout.FanoutMetrics;
 import dev.impipe.fanout.FanoutTopology;
 import dev.impipe.fanout.RejectedRecordException;
+import dev.impipe.runtime.domain.HistoryKey;
 import dev.impipe.runtime.domain.Ids;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.function.Supplier;
+import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
@@ -31,13 +33,17 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
  * user id. Everything is validated before the first forward. A rejected record produces no fan-out; when it is a
  * refusal (a non-member's post, a recall of someone else's or an unknown message) its sender gets one REJECTED entry.
  */
-public final class MessageFanoutProcessor implements Processor<String, ChatMessage, String, InboxEntry> {
+public final class MessageFanoutProcessor implements Processor<String, ChatMessage, String, SpecificRecord> {
 
   private static final String SEP = "\u0000";
+  /** History attribute of a recalled message: the messageId of the RECALL that withdrew it. */
+  public static final String RECALLED_ATTRIBUTE = "im.recalled-by";
 
   private final FanoutConfig config;
   private final FanoutMetrics metrics;
-  private ProcessorContext<String, InboxEntry> context;
+  private ProcessorContext<String, SpecificRecord> context;
+  /** Set by an accepted RECALL check: the history record that replaces the original (its body removed). */
+  private KeyValue<String, ChatMessage> recallOverwrite;
   private KeyValueStore<Bytes, byte[]> members;
   private WindowStore<String, String> dedupe;
   private WindowStore<String, String> sent;
@@ -50,7 +56,7 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
   }
 
   @Override
-  public void init(ProcessorContext<String, InboxEntry> context) {
+  public void init(ProcessorContext<String, SpecificRecord> context) {
     this.context = context;
     this.members = context.getStateStore(FanoutTopology.MEMBERS_STORE);
     this.dedupe = context.getStateStore(FanoutTopology.DEDUPE_STORE);
@@ -62,13 +68,28 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
   @Override
   public void process(Record<String, ChatMessage> record) {
     long seq = context.recordMetadata().map(RecordMetadata::offset).orElse(-1L);
+    recallOverwrite = null;
     try {
       if (!fanOut(record, seq)) {
         clock.unaccepted(seq);
+        nothingInHistory(record.key(), seq, record);
       }
     } catch (RejectedRecordException e) {
       clock.unaccepted(seq);
+      nothingInHistory(record.key(), seq, record);
       throw e;
+    }
+  }
+
+  /**
+   * A tombstone at this seq in the history topic: history shows nothing here, and the history store still learns
+   * that the conversation's log got this far (what a {@code minSeq} read waits for). Like a refusal's REJECTED entry
+   * it is forwarded before the dead letter, in the same transaction.
+   */
+  private void nothingInHistory(String conversationId, long seq, Record<String, ChatMessage> record) {
+    if (conversationId != null && !conversationId.isEmpty() && seq >= 0) {
+      context.forward(record.withKey(HistoryKey.of(conversationId, seq)).withValue((SpecificRecord) null),
+          FanoutTopology.HISTORY_SINK);
     }
   }
 
@@ -80,8 +101,9 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     }
     validate(record.key(), m);
     long timestamp = record.timestamp();
-    String dedupeKey = m.getSenderId() + SEP + m.getClientMsgId();
-    if (seen(dedupe, dedupeKey, timestamp, config.dedupeWindow().toMillis())) {
+    // The conversation is part of the key: the same clientMsgId in two chats is two messages.
+    String dedupeKey = m.getSenderId() + SEP + m.getConversationId() + SEP + m.getClientMsgId();
+    if (seen(dedupe, dedupeKey, timestamp, config.dedupeWindow().toMillis()) || seenBeforeUpgrade(m, timestamp)) {
       metrics.duplicates().increment();
       return false;
     }
@@ -96,14 +118,16 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
       };
     } catch (Refused refused) {
       // The sender's devices learn of it; then the dead letter (same transaction, see RejectedRecordException).
-      context.forward(record.withKey(m.getSenderId()).withValue(refused.refusal.entryFor(m, seq)));
+      context.forward(record.withKey(m.getSenderId()).withValue(refused.refusal.entryFor(m, seq)),
+          FanoutTopology.INBOX_SINK);
       metrics.inboxEntriesWritten(1);
       throw reject(refused.refusal.reason());
     }
     // All checks passed: from here on, state changes and output.
     dedupe.put(dedupeKey, m.getMessageId(), timestamp);
     if (m.getType() == dev.impipe.avro.MessageType.MESSAGE) {
-      sent.put(m.getMessageId(), m.getSenderId() + SEP + m.getConversationId() + SEP + clock.tick(), timestamp);
+      sent.put(m.getMessageId(), m.getSenderId() + SEP + m.getConversationId() + SEP + clock.tick() + SEP + seq
+          + SEP + m.getSentAt().toEpochMilli() + SEP + m.getClientMsgId(), timestamp);
     }
     InboxEntryType type = switch (m.getType()) {
       case MESSAGE -> InboxEntryType.MESSAGE;
@@ -114,7 +138,14 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     List<String> users = m.getConversationType() == ConversationType.GROUP
         ? groupMode(record, m, seq, recipients) : recipients.get();
     for (String user : users) {
-      context.forward(record.withKey(user).withValue(entry(m, user, type, seq)));
+      context.forward(record.withKey(user).withValue(entry(m, user, type, seq)), FanoutTopology.INBOX_SINK);
+    }
+    // History holds what was accepted, at its conversation seq; a recall also replaces the original there.
+    context.forward(record.withKey(HistoryKey.of(m.getConversationId(), seq)).withValue(m),
+        FanoutTopology.HISTORY_SINK);
+    if (recallOverwrite != null) {
+      context.forward(record.withKey(recallOverwrite.key).withValue(recallOverwrite.value),
+          FanoutTopology.HISTORY_SINK);
     }
     metrics.messages().increment();
     metrics.inboxEntriesWritten(users.size());
@@ -137,7 +168,7 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
         InboxEntry mode = InboxEntry.newBuilder().setUserId(member).setType(InboxEntryType.CONVERSATION_MODE)
             .setConversationId(m.getConversationId()).setConversationSeq(seq).setTimestamp(m.getSentAt())
             .setTimelineFromSeq(seq).setReadDiffusion(large).build();
-        context.forward(record.withKey(member).withValue(mode));
+        context.forward(record.withKey(member).withValue(mode), FanoutTopology.INBOX_SINK);
       }
       metrics.modeSwitches().increment();
       metrics.inboxEntriesWritten(members.size());
@@ -237,7 +268,7 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
       throw new Refused("UNKNOWN_MESSAGE", "RECALL of unknown message " + m.getRefMessageId()
           + " (or older than the recall window " + config.recallWindow() + ")");
     }
-    String[] parts = original.split(SEP, 3);
+    String[] parts = original.split(SEP, 6);
     if (!parts[0].equals(m.getSenderId())) {
       throw new Refused("NOT_SENDER", "RECALL of message " + m.getRefMessageId() + " by " + m.getSenderId()
           + ", but only its sender may recall it");
@@ -246,6 +277,9 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
       throw new Refused("UNKNOWN_MESSAGE", "RECALL of message " + m.getRefMessageId() + " in conversation "
           + m.getConversationId() + ", but it was sent in another conversation");
     }
+    if (parts.length == 6) {
+      recallOverwrite = recalled(m, Long.parseLong(parts[3]), Long.parseLong(parts[4]), parts[5]);
+    }
     if (m.getConversationType() == ConversationType.DIRECT) {
       List<String> users = distinct(m.getRecipientId(), m.getSenderId());
       return () -> users;
@@ -253,6 +287,28 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     // Everyone who received the original and is still a member (a member who left receives nothing later).
     long sentAtClock = Long.parseLong(parts[2]);
     return () -> groupMembers(m.getGroupId(), sentAtClock);
+  }
+
+  /**
+   * The history record that replaces a recalled message at its seq: the same ids and time, no body, attribute
+   * {@value #RECALLED_ATTRIBUTE} = the recall's messageId. (The original stays in {@code im.messages} only.)
+   */
+  private static KeyValue<String, ChatMessage> recalled(ChatMessage recall, long seq, long sentAt,
+      String clientMsgId) {
+    ChatMessage stub = ChatMessage.newBuilder()
+        .setMessageId(recall.getRefMessageId())
+        .setClientMsgId(clientMsgId)
+        .setConversationId(recall.getConversationId())
+        .setConversationType(recall.getConversationType())
+        .setType(dev.impipe.avro.MessageType.MESSAGE)
+        .setSenderId(recall.getSenderId())
+        .setRecipientId(recall.getRecipientId())
+        .setGroupId(recall.getGroupId())
+        .setBody(null)
+        .setSentAt(java.time.Instant.ofEpochMilli(sentAt))
+        .setAttributes(java.util.Map.of(RECALLED_ATTRIBUTE, recall.getMessageId()))
+        .build();
+    return KeyValue.pair(HistoryKey.of(recall.getConversationId(), seq), stub);
   }
 
   private List<String> groupMembers(String groupId, long joinedBefore) {
@@ -267,6 +323,27 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
       }
     }
     return users;
+  }
+
+  /**
+   * A retry of a message fanned out before the dedupe key held the conversation (key {@code sender \0 clientMsgId},
+   * value its messageId): a duplicate only if that message was sent in this conversation. Needed for one dedupe
+   * window after the upgrade; READ / RECALL are not remembered in the sent store, and repeating them is harmless.
+   */
+  private boolean seenBeforeUpgrade(ChatMessage m, long timestamp) {
+    long window = config.dedupeWindow().toMillis();
+    String legacyId;
+    try (WindowStoreIterator<String> it = dedupe.fetch(m.getSenderId() + SEP + m.getClientMsgId(),
+        Math.max(0, timestamp - window), timestamp + window)) {
+      legacyId = it.hasNext() ? it.next().value : null;
+    }
+    if (legacyId == null) {
+      return false;
+    }
+    try (WindowStoreIterator<String> it = sent.fetch(legacyId, Math.max(0, timestamp - window),
+        timestamp + window)) {
+      return it.hasNext() && it.next().value.split(SEP, 3)[1].equals(m.getConversationId());
+    }
   }
 
   private static boolean seen(WindowStore<String, String> store, String key, long timestamp, long window) {

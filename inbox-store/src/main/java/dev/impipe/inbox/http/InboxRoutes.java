@@ -1,6 +1,7 @@
 package dev.impipe.inbox.http;
 
 import static dev.impipe.inbox.InboxStoreTopology.CURSOR_STORE;
+import static dev.impipe.inbox.InboxStoreTopology.HISTORY_APPLIED_STORE;
 import static dev.impipe.inbox.InboxStoreTopology.INBOX_STORE;
 import static dev.impipe.inbox.InboxStoreTopology.LARGE_GROUPS_STORE;
 import static dev.impipe.inbox.InboxStoreTopology.MEMBERSHIPS_STORE;
@@ -12,6 +13,7 @@ import dev.impipe.avro.DeviceCursor;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.inbox.internal.ReadIntervals;
 import dev.impipe.inbox.query.HistoryAccess;
+import dev.impipe.inbox.query.HistoryApplied;
 import dev.impipe.inbox.query.InteractiveQueryView;
 import dev.impipe.inbox.query.MergedSync;
 import dev.impipe.inbox.query.NotServableException;
@@ -201,9 +203,12 @@ public final class InboxRoutes {
             partition -> accessAnswer(partition, caller.userId(), conversation))
             .thenApply(InboxRoutes::fromSeq);
     return from.thenCompose(fromSeq -> router.route("history", TIMELINE_STORE, conversation, request, partition -> {
-      StoreView<ChatMessage> view = minSeq.isPresent()
-          ? InteractiveQueryView.atLeast(streams, TIMELINE_STORE, partition, topics.messages(), minSeq.getAsLong())
-          : InteractiveQueryView.of(streams, TIMELINE_STORE, partition);
+      if (minSeq.isPresent()) {
+        // minSeq is a conversation seq: wait until this partition's history has applied it (checked first).
+        HistoryApplied.require(InteractiveQueryView.of(streams, HISTORY_APPLIED_STORE, partition),
+            minSeq.getAsLong(), partition);
+      }
+      StoreView<ChatMessage> view = InteractiveQueryView.of(streams, TIMELINE_STORE, partition);
       Page<ChatMessage> page = Timelines.before(view, conversation, before, limit, fromSeq);
       return Response.json(200, JsonViews.historyPage(conversation, page));
     }));

@@ -35,6 +35,7 @@ public final class ImTopics {
     valueTypes.put(names.acks(), Ack.class);
     valueTypes.put(names.ackTimeouts(), AckTimeout.class);
     valueTypes.put(names.delayed(), ScheduleCommand.class);
+    valueTypes.put(names.history(), ChatMessage.class);
   }
 
   public TopicNames names() {
@@ -75,6 +76,14 @@ public final class ImTopics {
 
   public Topic<String, ScheduleCommand> delayed() {
     return topic(names.delayed(), ScheduleCommand.class);
+  }
+
+  /**
+   * Conversation history as the fan-out accepted it: key {@code HistoryKey} ({@code conversationId|seq}),
+   * partitioned by the conversation id like {@code im.messages}; a null value = nothing to show at that seq.
+   */
+  public Topic<String, ChatMessage> history() {
+    return topic(names.history(), ChatMessage.class);
   }
 
   /** Rejected records keep their original bytes; the reason travels in headers. */

@@ -33,7 +33,11 @@ public final class TopicCatalog {
         new TopicSpec(names.acks(), user, delete(SEVEN_DAYS), USER_KEYED),
         new TopicSpec(names.ackTimeouts(), user, delete(SEVEN_DAYS), USER_KEYED),
         new TopicSpec(names.delayed(), conv, delete(SEVEN_DAYS), null),
-        new TopicSpec(names.rejected(), conv, delete(THIRTY_DAYS), null));
+        new TopicSpec(names.rejected(), conv, delete(THIRTY_DAYS), null),
+        // History as the fan-out accepted it, one key per conversation seq (HistoryKey), partitioned by conversation
+        // like im.messages. Compacted, so a recall's overwrite (the body removed) replaces the original for good.
+        new TopicSpec(names.history(), conv, Map.of("cleanup.policy", "compact", "retention.ms", FOREVER),
+            CONVERSATION_KEYED));
   }
 
   private static Map<String, String> delete(String retentionMs) {

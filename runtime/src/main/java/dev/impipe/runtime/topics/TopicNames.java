@@ -10,11 +10,12 @@ public record TopicNames(
     String acks,
     String ackTimeouts,
     String delayed,
-    String rejected) {
+    String rejected,
+    String history) {
 
   public static TopicNames withPrefix(String prefix) {
     return new TopicNames(prefix + "messages", prefix + "group-members", prefix + "inbox",
         prefix + "device-cursors", prefix + "deliveries", prefix + "acks", prefix + "ack-timeouts",
-        prefix + "delayed", prefix + "rejected");
+        prefix + "delayed", prefix + "rejected", prefix + "history");
   }
 }

@@ -30,7 +30,7 @@ class TopicCatalogTest {
   void everyDesignTopicIsCatalogedWithThePrefix() {
     assertThat(TopicCatalog.specs(NAMES, CONFIG)).extracting(TopicSpec::name).containsExactlyInAnyOrder(
         "test7.messages", "test7.group-members", "test7.inbox", "test7.device-cursors", "test7.deliveries",
-        "test7.acks", "test7.ack-timeouts", "test7.delayed", "test7.rejected");
+        "test7.acks", "test7.ack-timeouts", "test7.delayed", "test7.rejected", "test7.history");
   }
 
   @Test
@@ -46,6 +46,7 @@ class TopicCatalogTest {
     assertThat(names.ackTimeouts()).isEqualTo("im.ack-timeouts");
     assertThat(names.delayed()).isEqualTo("im.delayed");
     assertThat(names.rejected()).isEqualTo("im.rejected");
+    assertThat(names.history()).isEqualTo("im.history");
   }
 
   @Test
@@ -67,7 +68,7 @@ class TopicCatalogTest {
 
     assertThat(groups).containsOnlyKeys(TopicCatalog.CONVERSATION_KEYED, TopicCatalog.USER_KEYED);
     assertThat(groups.get(TopicCatalog.CONVERSATION_KEYED))
-        .containsExactlyInAnyOrder("test7.messages", "test7.group-members");
+        .containsExactlyInAnyOrder("test7.messages", "test7.group-members", "test7.history");
     assertThat(groups.get(TopicCatalog.USER_KEYED)).containsExactlyInAnyOrder(
         "test7.inbox", "test7.device-cursors", "test7.deliveries", "test7.acks", "test7.ack-timeouts");
 
@@ -92,6 +93,8 @@ class TopicCatalogTest {
     assertThat(specs.get("test7.group-members").configs())
         .containsEntry("retention.ms", "-1")
         .doesNotContainEntry("cleanup.policy", "compact");
+    // History is one key per conversation seq: compacted, so a recall's overwrite replaces the original for good.
+    assertThat(specs.get("test7.history").configs()).containsEntry("cleanup.policy", "compact");
     // Rejected records are kept long enough to be looked at.
     assertThat(Long.parseLong(specs.get("test7.rejected").configs().get("retention.ms")))
         .isGreaterThanOrEqualTo(Duration.ofDays(7).toMillis());

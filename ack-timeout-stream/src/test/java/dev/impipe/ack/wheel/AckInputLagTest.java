@@ -1,0 +1,139 @@
+package dev.impipe.ack.wheel;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.impipe.ack.AckTimeoutConfig;
+import dev.impipe.avro.Ack;
+import dev.impipe.avro.AckTimeout;
+import dev.impipe.avro.Delivery;
+import dev.impipe.runtime.topics.ImTopics;
+import dev.impipe.runtime.topics.TopicNames;
+import dev.impipe.schemas.registry.InMemorySchemaRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Properties;
+import java.util.UUID;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The wheel does not time out a seq whose ACK was produced before the deadline but is still in the input backlog
+ * (DESIGN "Performance": "no timeout for a seq whose ACK was produced before its deadline, even while input lags"),
+ * and a lagging input holds timeouts back at most the grace. Tick 1 s, timeout 10 s; time is the driver's wall clock.
+ */
+class AckInputLagTest {
+
+  private static final Instant T0 = Instant.parse("2024-01-01T00:00:00Z");
+
+  @TempDir
+  Path stateDir;
+
+  private final String registry = "mock://ack-lag-" + UUID.randomUUID();
+  private final ImTopics topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope(registry));
+  private TopologyTestDriver driver;
+  private TestInputTopic<String, Delivery> deliveries;
+  private TestInputTopic<String, Ack> acks;
+  private TestOutputTopic<String, AckTimeout> timeouts;
+  private Instant clock = T0;
+
+  @AfterEach
+  void close() {
+    driver.close();
+    InMemorySchemaRegistry.drop(registry);
+  }
+
+  @Test
+  void anAckProducedBeforeTheDeadlineButStillInTheBacklogPreventsTheTimeout() {
+    start(Duration.ofSeconds(60));
+    // Given alice's phone got seq 1 at 0 s (deadline 10 s)
+    push("alice", 1, 0);
+    // and from now = 9 s the ACK input lags 7 s: the backlog being read holds ACKs produced at 2 s, 2.5 s, ...
+    // When the wall clock passes the deadline (now = 12 s) while alice's ACK, produced at 5 s, is still unread
+    for (long now = 9_000; now <= 12_000; now += 500) {
+      advanceTo(now);
+      ack("bob", now, now - 7_000);
+    }
+    // Then nothing times out: the input has not been read up to the deadline yet
+    assertThat(timeouts.isEmpty()).isTrue();
+
+    // When the backlog reaches alice's ACK (produced at 5 s, read at 12.5 s)
+    advanceTo(12_500);
+    ack("alice", 1, 5_000);
+    advanceTo(30_000);
+
+    // Then there is never a timeout for seq 1
+    assertThat(timeouts.isEmpty()).isTrue();
+  }
+
+  @Test
+  void aLaggingInputHoldsTimeoutsBackAtMostTheGrace() {
+    start(Duration.ofSeconds(5));
+    // Given seq 1 pushed at 0 s (deadline 10 s), never ACKed
+    push("alice", 1, 0);
+    // When ACKs keep being read that were produced at 1 s (the input is stuck 1 s into the past)
+    for (long now = 1_000; now <= 20_000; now += 500) {
+      advanceTo(now);
+      ack("bob", now, 1_000);
+      if (now < 15_000) {
+        // Then before deadline + grace (15 s) no timeout
+        assertThat(timeouts.isEmpty()).as("at %d ms", now).isTrue();
+      }
+    }
+    // And by deadline + grace + a tick it has fired, once
+    assertThat(timeouts.readValuesToList()).extracting(AckTimeout::getSeqs).containsExactly(java.util.List.of(1L));
+  }
+
+  @Test
+  void anIdleInputDoesNotDelayTimeouts() {
+    start(Duration.ofSeconds(60));
+    // Given seq 1 at 0 s and an old ACK read late at 2 s (lagging), then no more ACKs at all
+    push("alice", 1, 0);
+    advanceTo(2_000);
+    ack("bob", 5, 0);
+    // When the deadline slot comes round (now = 10 s), the input has been idle for 8 s
+    advanceTo(10_000);
+    // Then the timeout fires on time
+    assertThat(timeouts.readValuesToList()).hasSize(1);
+  }
+
+  private void start(Duration grace) {
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, "ack-lag-test");
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+    props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+    AckTimeoutConfig config = AckTimeoutConfig.defaults().withTiming(Duration.ofSeconds(1), Duration.ofSeconds(10))
+        .withInputGrace(grace);
+    driver = new TopologyTestDriver(AckWheelTopology.build(topics, config,
+        new AckWheelMetrics(new SimpleMeterRegistry())), props, T0);
+    deliveries = driver.createInputTopic(topics.deliveries().name(), topics.deliveries().keySerde().serializer(),
+        topics.deliveries().valueSerde().serializer());
+    acks = driver.createInputTopic(topics.acks().name(), topics.acks().keySerde().serializer(),
+        topics.acks().valueSerde().serializer());
+    timeouts = driver.createOutputTopic(topics.ackTimeouts().name(), topics.ackTimeouts().keySerde().deserializer(),
+        topics.ackTimeouts().valueSerde().deserializer());
+  }
+
+  private void advanceTo(long millisAfterT0) {
+    Instant to = T0.plusMillis(millisAfterT0);
+    driver.advanceWallClockTime(Duration.between(clock, to));
+    clock = to;
+  }
+
+  private void push(String user, long seq, long pushedAt) {
+    Instant at = T0.plusMillis(pushedAt);
+    deliveries.pipeInput(user, Delivery.newBuilder().setUserId(user).setDeviceId("phone").setSeq(seq)
+        .setPushedAt(at).setAttempt(1).build(), at);
+  }
+
+  private void ack(String user, long seq, long producedAt) {
+    Instant at = T0.plusMillis(producedAt);
+    acks.pipeInput(user, Ack.newBuilder().setUserId(user).setDeviceId("phone").setSeq(seq).setAckedAt(at).build(), at);
+  }
+}
