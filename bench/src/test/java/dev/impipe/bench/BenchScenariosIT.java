@@ -11,6 +11,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -20,6 +22,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * it must finish, write its three files, and report the figures the README table is built from. Performance
  * targets are not asserted (this is not a benchmark run).
  */
+@Timeout(value = 15, unit = TimeUnit.MINUTES)
 class BenchScenariosIT {
 
   @TempDir

@@ -33,6 +33,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -40,6 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
  * (SIGKILL, in its own JVM) in the middle of delivering them and started again: every record arrives exactly once
  * and none early. Prints the measured lateness.
  */
+@Timeout(value = 12, unit = TimeUnit.MINUTES)
 class DelayCrashLoadIT {
 
   private static final int SPREAD = 20_000;

@@ -21,14 +21,17 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * What {@code bin/im local} does, in-process: embedded broker and registry, every component, the HTTP API; produce
  * and tail against it; and a restart on the same data dir that keeps broker data, Streams state and schemas.
  */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
 class LocalModeIT {
 
   private static final ObjectMapper JSON = new ObjectMapper();

@@ -38,8 +38,10 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** Fan-out on the real broker and registry, exactly-once, across a restart of the app. */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
 class FanoutIT {
 
   @Test

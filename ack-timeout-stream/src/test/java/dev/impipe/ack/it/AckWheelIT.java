@@ -35,12 +35,14 @@ import org.apache.kafka.streams.KafkaStreams;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The wheel on the real broker: thousands of deliveries, a known subset never ACKed, timeouts read read_committed;
  * then the app is killed (SIGKILL, in its own JVM) with timers pending and restarted: they still fire, once.
  */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
 class AckWheelIT {
 
   private static final Duration TICK = Duration.ofMillis(500);

@@ -28,9 +28,11 @@ import org.apache.kafka.streams.KafkaStreams;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The push-worker library end to end: im.inbox -> in-memory devices -> im.deliveries / im.acks -> the wheel. */
+@Timeout(value = 8, unit = TimeUnit.MINUTES)
 class PushWorkerIT {
 
   private static final Duration TICK = Duration.ofMillis(200);
