@@ -307,6 +307,78 @@ class FanoutTopologyTest {
     assertThat(MemberKeys.userId(MemberKeys.key("big", "u42"))).isEqualTo("u42");
   }
 
+  @Test
+  void dedupeWindowIsTwentyFourHoursLongNotShorter() {
+    ChatMessage first = direct("alice", "bob", "hi");
+    send(first);
+    inbox.readKeyValuesToList();
+
+    // 23 h 59 min later (inside the 24 h window) the same clientMsgId is still a retry: dropped
+    messages.pipeInput(new TestRecord<>(first.getConversationId(),
+        ChatMessage.newBuilder(first).setMessageId("retry-1").build(), T0.plus(Duration.ofHours(24).minusMinutes(1))));
+    assertThat(inbox.isEmpty()).isTrue();
+    assertThat(metrics.duplicates().count()).isEqualTo(1.0);
+
+    // 24 h 1 min after the first (just outside the window) it is a new message
+    messages.pipeInput(new TestRecord<>(first.getConversationId(),
+        ChatMessage.newBuilder(first).setMessageId("later").build(), T0.plus(Duration.ofHours(24).plusMinutes(1))));
+    assertThat(inbox.readValuesToList()).extracting(InboxEntry::getMessageId).containsExactly("later", "later");
+    assertThat(inbox.isEmpty()).isTrue();
+  }
+
+  @Test
+  void recallOfAMessageFromAnotherConversationIsRejectedAndProducesNothing() {
+    // Given alice's message in g1 (alice and bob are members)
+    join("g1", "alice");
+    join("g1", "bob");
+    ChatMessage original = group("alice", "g1", "in the group");
+    send(original);
+    inbox.readKeyValuesToList();
+
+    // When alice sends a RECALL of it in her direct chat with carol
+    send(ChatMessage.newBuilder(direct("alice", "carol", null)).setType(MessageType.RECALL)
+        .setRefMessageId(original.getMessageId()).build());
+
+    // Then nobody gets a RECALL (carol never saw the message) and the record is rejected with the reason
+    assertThat(inbox.isEmpty()).isTrue();
+    assertThat(header(rejected.readRecord(), "__streams.errors.message"))
+        .contains("but it was sent in another conversation");
+    assertThat(rejected.isEmpty()).isTrue();
+  }
+
+  @Test
+  void recallAfterTheRecallWindowIsRejectedAndJustInsideItIsHonoured() {
+    // Given two messages from alice to bob: one now (T0), one a day later
+    ChatMessage old = direct("alice", "bob", "old");
+    ChatMessage newer = direct("alice", "bob", "newer");
+    messages.pipeInput(new TestRecord<>(old.getConversationId(), old, T0));
+    messages.pipeInput(new TestRecord<>(newer.getConversationId(), newer, T0.plus(Duration.ofDays(1))));
+    inbox.readKeyValuesToList();
+
+    // When alice recalls the first 7 days and 1 minute after it was sent (window 7 d)
+    ChatMessage lateRecall = ChatMessage.newBuilder(direct("alice", "bob", null)).setType(MessageType.RECALL)
+        .setRefMessageId(old.getMessageId()).build();
+    messages.pipeInput(new TestRecord<>(lateRecall.getConversationId(), lateRecall,
+        T0.plus(Duration.ofDays(7).plusMinutes(1))));
+
+    // Then it is rejected: too late, nothing reaches an inbox
+    assertThat(inbox.isEmpty()).isTrue();
+    assertThat(header(rejected.readRecord(), "__streams.errors.message"))
+        .contains("RECALL of unknown message " + old.getMessageId());
+
+    // When she recalls the second 7 days less 1 minute after it was sent (T0 + 8 d - 1 min)
+    ChatMessage inTime = ChatMessage.newBuilder(direct("alice", "bob", null)).setType(MessageType.RECALL)
+        .setRefMessageId(newer.getMessageId()).build();
+    messages.pipeInput(new TestRecord<>(inTime.getConversationId(), inTime,
+        T0.plus(Duration.ofDays(8).minusMinutes(1))));
+
+    // Then both parties get the RECALL
+    assertThat(inbox.readKeyValuesToList()).extracting(kv -> kv.key + ":" + kv.value.getType() + ":"
+        + kv.value.getRefMessageId()).containsExactly("bob:RECALL:" + newer.getMessageId(),
+        "alice:RECALL:" + newer.getMessageId());
+    assertThat(rejected.isEmpty()).isTrue();
+  }
+
   // --- helpers -------------------------------------------------------------------------------------------------
 
   private void send(ChatMessage m) {
