@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.impipe.fanout.FanoutTopology;
 import dev.impipe.runtime.embedded.Dirs;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -22,6 +23,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.RecordsToDelete;
+import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -137,16 +142,41 @@ class LocalModeIT {
         sync.get("entries").forEach(e -> bodies.add(e.get("body").asText()));
         assertThat(bodies).containsExactly("newer", "on time");
       });
-      assertThat(System.currentTimeMillis()).isGreaterThanOrEqualTo(scheduledAt);
+      // Never early: the delay topology stamps the message with the moment it delivered it, and the fan-out's inbox
+      // entries carry that time on
+      List<JsonNode> delivered = tail(local, "im.messages", 100, 5).stream()
+          .filter(l -> "on time".equals(l.get("value").get("body").asText(null))).toList();
+      List<JsonNode> inboxed = tail(local, "im.inbox", 100, 5).stream()
+          .filter(l -> "on time".equals(l.get("value").get("body").asText(null))).toList();
+      assertThat(delivered).hasSize(1);
+      assertThat(inboxed).hasSize(2);
+      assertThat(delivered.get(0).get("timestamp").asLong()).as("delivered at").isGreaterThanOrEqualTo(scheduledAt);
+      assertThat(inboxed).allSatisfy(l -> assertThat(l.get("timestamp").asLong()).as("inbox entry at")
+          .isGreaterThanOrEqualTo(scheduledAt));
+
+      // The fan-out's membership changelog is emptied (records deleted up to its end) before the clean stop, so
+      // the restart below can only know the members from the local state it kept, not by restoring the changelog
+      try (Admin admin = Admin.create(Map.of("bootstrap.servers", local.endpoints().bootstrapServers()))) {
+        String changelog = "im.fanout-" + FanoutTopology.MEMBERS_STORE + "-changelog";
+        Map<TopicPartition, OffsetSpec> latest = new java.util.HashMap<>();
+        admin.describeTopics(List.of(changelog)).allTopicNames().get().get(changelog).partitions()
+            .forEach(p -> latest.put(new TopicPartition(changelog, p.partition()), OffsetSpec.latest()));
+        Map<TopicPartition, RecordsToDelete> upToEnd = new java.util.HashMap<>();
+        admin.listOffsets(latest).all().get().forEach((tp, info) -> upToEnd.put(tp,
+            RecordsToDelete.beforeOffset(info.offset())));
+        admin.deleteRecords(upToEnd).all().get();
+        assertThat(upToEnd.values()).extracting(RecordsToDelete::beforeOffset).anyMatch(end -> end > 0);
+      }
     }
 
-    // Restart on the same data dir: old records still decode (the registry kept its schemas), state is intact.
+    // Restart on the same data dir: old records still decode (the registry kept its schemas), Streams state is
+    // intact (kept on disk: its changelog was emptied above).
     try (LocalLauncher again = LocalLauncher.start(env, Optional.of(dataDir.resolve("data")), quietLog())) {
       again.awaitHealthy(Duration.ofMinutes(2));
       List<JsonNode> messages = tail(again, "im.messages", 5);
       assertThat(messages).extracting(l -> l.get("value").get("messageId").asText()).contains(firstMessageId, "p1");
       String base = again.endpoints().httpUrl();
-      // The membership store survived: a new group message reaches alice and bob without re-joining.
+      // The membership store survived on disk: a new group message reaches alice and bob without re-joining.
       send("POST", base + "/v1/messages",
           "{\"senderId\":\"bob\",\"groupId\":\"team\",\"body\":\"after restart\",\"clientMsgId\":\"c3\"}");
       await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
