@@ -24,9 +24,12 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.admin.RecordsToDelete;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -164,7 +167,11 @@ class LocalModeIT {
         Map<TopicPartition, RecordsToDelete> upToEnd = new java.util.HashMap<>();
         admin.listOffsets(latest).all().get().forEach((tp, info) -> upToEnd.put(tp,
             RecordsToDelete.beforeOffset(info.offset())));
+        // A changelog is compacted, and records can only be deleted from a topic whose policy includes delete
+        ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, changelog);
+        setCleanupPolicy(admin, topic, "compact,delete");
         admin.deleteRecords(upToEnd).all().get();
+        setCleanupPolicy(admin, topic, "compact");
         assertThat(upToEnd.values()).extracting(RecordsToDelete::beforeOffset).anyMatch(end -> end > 0);
       }
     }
@@ -210,6 +217,11 @@ class LocalModeIT {
       // And the saved inbox writes show on /metrics
       assertThat(get(base + "/metrics").body()).containsPattern("im_fanout_writes_saved_total [1-9]");
     }
+  }
+
+  private static void setCleanupPolicy(Admin admin, ConfigResource topic, String policy) throws Exception {
+    admin.incrementalAlterConfigs(Map.of(topic, List.of(new AlterConfigOp(new ConfigEntry("cleanup.policy", policy),
+        AlterConfigOp.OpType.SET)))).all().get();
   }
 
   private void post(String base, String from, String body) throws Exception {
