@@ -23,13 +23,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AlterConfigOp;
-import org.apache.kafka.clients.admin.ConfigEntry;
-import org.apache.kafka.clients.admin.OffsetSpec;
-import org.apache.kafka.clients.admin.RecordsToDelete;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.config.ConfigResource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -156,30 +149,20 @@ class LocalModeIT {
       assertThat(delivered.get(0).get("timestamp").asLong()).as("delivered at").isGreaterThanOrEqualTo(scheduledAt);
       assertThat(inboxed).allSatisfy(l -> assertThat(l.get("timestamp").asLong()).as("inbox entry at")
           .isGreaterThanOrEqualTo(scheduledAt));
-
-      // The fan-out's membership changelog is emptied (records deleted up to its end) before the clean stop, so
-      // the restart below can only know the members from the local state it kept, not by restoring the changelog
-      try (Admin admin = Admin.create(Map.of("bootstrap.servers", local.endpoints().bootstrapServers()))) {
-        String changelog = "im.fanout-" + FanoutTopology.MEMBERS_STORE + "-changelog";
-        Map<TopicPartition, OffsetSpec> latest = new java.util.HashMap<>();
-        admin.describeTopics(List.of(changelog)).allTopicNames().get().get(changelog).partitions()
-            .forEach(p -> latest.put(new TopicPartition(changelog, p.partition()), OffsetSpec.latest()));
-        Map<TopicPartition, RecordsToDelete> upToEnd = new java.util.HashMap<>();
-        admin.listOffsets(latest).all().get().forEach((tp, info) -> upToEnd.put(tp,
-            RecordsToDelete.beforeOffset(info.offset())));
-        // A changelog is compacted, and records can only be deleted from a topic whose policy includes delete
-        ConfigResource topic = new ConfigResource(ConfigResource.Type.TOPIC, changelog);
-        setCleanupPolicy(admin, topic, "compact,delete");
-        admin.deleteRecords(upToEnd).all().get();
-        setCleanupPolicy(admin, topic, "compact");
-        assertThat(upToEnd.values()).extracting(RecordsToDelete::beforeOffset).anyMatch(end -> end > 0);
-      }
     }
 
+    // What the fan-out kept on disk at the clean stop: its tasks' membership stores under the data dir
+    Path fanoutState = dataDir.resolve("data").resolve("streams").resolve("im." + FanoutTopology.APP_NAME);
+    List<Path> keptStores = membershipStores(fanoutState);
+    assertThat(keptStores).as("membership stores on disk after the stop").isNotEmpty();
+
     // Restart on the same data dir: old records still decode (the registry kept its schemas), Streams state is
-    // intact (kept on disk: its changelog was emptied above).
+    // intact: the apps run on the state they kept on disk (not on a fresh dir restored from the changelogs).
     try (LocalLauncher again = LocalLauncher.start(env, Optional.of(dataDir.resolve("data")), quietLog())) {
       again.awaitHealthy(Duration.ofMinutes(2));
+      assertThat(again.runtime().config().stateDir().toAbsolutePath().normalize())
+          .isEqualTo(fanoutState.getParent().toAbsolutePath().normalize());
+      assertThat(membershipStores(fanoutState)).containsAll(keptStores);
       List<JsonNode> messages = tail(again, "im.messages", 5);
       assertThat(messages).extracting(l -> l.get("value").get("messageId").asText()).contains(firstMessageId, "p1");
       String base = again.endpoints().httpUrl();
@@ -219,9 +202,15 @@ class LocalModeIT {
     }
   }
 
-  private static void setCleanupPolicy(Admin admin, ConfigResource topic, String policy) throws Exception {
-    admin.incrementalAlterConfigs(Map.of(topic, List.of(new AlterConfigOp(new ConfigEntry("cleanup.policy", policy),
-        AlterConfigOp.OpType.SET)))).all().get();
+  /** The fan-out's RocksDB membership store directories under its state dir, one per task that has one. */
+  private static List<Path> membershipStores(Path appStateDir) throws Exception {
+    if (!Files.isDirectory(appStateDir)) {
+      return List.of();
+    }
+    try (var paths = Files.walk(appStateDir)) {
+      return paths.filter(p -> Files.isDirectory(p) && p.getFileName().toString().equals(FanoutTopology.MEMBERS_STORE))
+          .toList();
+    }
   }
 
   private void post(String base, String from, String body) throws Exception {
