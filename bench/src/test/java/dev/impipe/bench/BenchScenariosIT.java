@@ -28,16 +28,16 @@ import org.junit.jupiter.params.provider.ValueSource;
 @Timeout(value = 15, unit = TimeUnit.MINUTES)
 class BenchScenariosIT {
 
+  private static final String ACKED_TIMEOUTS = "timeouts for ACKed seqs (must be 0)";
+  private static final long WHEEL_TIMEOUT_MS = 20_000;
+  /** ACKs come at most 80% of the timeout after their delivery: the wheel may fall this far behind. */
+  private static final long ACK_MARGIN_MS = WHEEL_TIMEOUT_MS / 5;
+
   /** Per scenario, the figures that state a rule (not a performance target): each must be present and met. */
   private static final Map<String, List<String>> CORRECTNESS = Map.of(
       "ackwheel", List.of("timeouts received", ACKED_TIMEOUTS),
       "delay", List.of("records delivered", "delivered early (must be 0)"),
       "sync", List.of("sync: failed requests (non-200)"));
-
-  private static final String ACKED_TIMEOUTS = "timeouts for ACKed seqs (must be 0)";
-  private static final long WHEEL_TIMEOUT_MS = 20_000;
-  /** ACKs come at most 80% of the timeout after their delivery: the wheel may fall this far behind. */
-  private static final long ACK_MARGIN_MS = WHEEL_TIMEOUT_MS / 5;
 
   /**
    * Settings that keep a rule's figure about the rule and not about this machine's load: with a 20 s wheel
