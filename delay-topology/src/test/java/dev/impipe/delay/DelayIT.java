@@ -31,6 +31,7 @@ import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -38,6 +39,7 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code im.messages} once each and never before their time, a cancelled one never, and one that fell due while the
  * app was stopped is delivered after the restart (from a fresh state dir, i.e. restored from the changelog).
  */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
 class DelayIT {
 
   @TempDir

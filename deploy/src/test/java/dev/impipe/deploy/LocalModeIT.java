@@ -5,6 +5,7 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.impipe.fanout.FanoutTopology;
 import dev.impipe.runtime.auth.TestCallers;
 import dev.impipe.runtime.embedded.Dirs;
 import java.io.ByteArrayInputStream;
@@ -22,14 +23,17 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * What {@code bin/im local} does, in-process: embedded broker and registry, every component, the HTTP API; produce
  * and tail against it; and a restart on the same data dir that keeps broker data, Streams state and schemas.
  */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
 class LocalModeIT {
 
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -135,16 +139,35 @@ class LocalModeIT {
         sync.get("entries").forEach(e -> bodies.add(e.get("body").asText()));
         assertThat(bodies).containsExactly("newer", "on time");
       });
-      assertThat(System.currentTimeMillis()).isGreaterThanOrEqualTo(scheduledAt);
+      // Never early: the delay topology stamps the message with the moment it delivered it, and the fan-out's inbox
+      // entries carry that time on
+      List<JsonNode> delivered = tail(local, "im.messages", 100, 5).stream()
+          .filter(l -> "on time".equals(l.get("value").get("body").asText(null))).toList();
+      List<JsonNode> inboxed = tail(local, "im.inbox", 100, 5).stream()
+          .filter(l -> "on time".equals(l.get("value").get("body").asText(null))).toList();
+      assertThat(delivered).hasSize(1);
+      assertThat(inboxed).hasSize(2);
+      assertThat(delivered.get(0).get("timestamp").asLong()).as("delivered at").isGreaterThanOrEqualTo(scheduledAt);
+      assertThat(inboxed).allSatisfy(l -> assertThat(l.get("timestamp").asLong()).as("inbox entry at")
+          .isGreaterThanOrEqualTo(scheduledAt));
     }
 
-    // Restart on the same data dir: old records still decode (the registry kept its schemas), state is intact.
+    // What the fan-out kept on disk at the clean stop: its tasks' membership stores under the data dir
+    Path fanoutState = dataDir.resolve("data").resolve("streams").resolve("im." + FanoutTopology.APP_NAME);
+    List<Path> keptStores = membershipStores(fanoutState);
+    assertThat(keptStores).as("membership stores on disk after the stop").isNotEmpty();
+
+    // Restart on the same data dir: old records still decode (the registry kept its schemas), Streams state is
+    // intact: the apps run on the state they kept on disk (not on a fresh dir restored from the changelogs).
     try (LocalLauncher again = LocalLauncher.start(env, Optional.of(dataDir.resolve("data")), quietLog())) {
       again.awaitHealthy(Duration.ofMinutes(2));
+      assertThat(again.runtime().config().stateDir().toAbsolutePath().normalize())
+          .isEqualTo(fanoutState.getParent().toAbsolutePath().normalize());
+      assertThat(membershipStores(fanoutState)).containsAll(keptStores);
       List<JsonNode> messages = tail(again, "im.messages", 5);
       assertThat(messages).extracting(l -> l.get("value").get("messageId").asText()).contains(firstMessageId, "p1");
       String base = again.endpoints().httpUrl();
-      // The membership store survived: a new group message reaches alice and bob without re-joining.
+      // The membership store survived on disk: a new group message reaches alice and bob without re-joining.
       send("POST", base + "/v1/messages",
           "{\"senderId\":\"bob\",\"groupId\":\"team\",\"body\":\"after restart\",\"clientMsgId\":\"c3\"}");
       await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
@@ -177,6 +200,17 @@ class LocalModeIT {
       });
       // And the saved inbox writes show on /metrics
       assertThat(get(base + "/metrics").body()).containsPattern("im_fanout_writes_saved_total [1-9]");
+    }
+  }
+
+  /** The fan-out's RocksDB membership store directories under its state dir, one per task that has one. */
+  private static List<Path> membershipStores(Path appStateDir) throws Exception {
+    if (!Files.isDirectory(appStateDir)) {
+      return List.of();
+    }
+    try (var paths = Files.walk(appStateDir)) {
+      return paths.filter(p -> Files.isDirectory(p) && p.getFileName().toString().equals(FanoutTopology.MEMBERS_STORE))
+          .toList();
     }
   }
 

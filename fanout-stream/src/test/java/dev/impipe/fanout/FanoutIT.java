@@ -12,6 +12,7 @@ import dev.impipe.avro.MessageType;
 import dev.impipe.runtime.app.PipelineRuntime;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.domain.Ids;
+import dev.impipe.runtime.testing.Drain;
 import dev.impipe.runtime.testing.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
@@ -38,8 +39,10 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** Fan-out on the real broker and registry, exactly-once, across a restart of the app. */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
 class FanoutIT {
 
   @Test
@@ -73,8 +76,15 @@ class FanoutIT {
           publish(producer, topics, direct("bob", "carol", "d" + i), expected, List.of("bob", "carol"));
         }
         producer.flush();
-        // Wait until the first instance has fanned out something, then stop it mid-stream.
-        await().atMost(Duration.ofSeconds(60)).until(() -> first.healthy());
+        // Wait until the first instance has committed some fan-out (healthy() is true from start()), then stop it;
+        // the rest of the input arrives while it is down, so the second instance has work left.
+        try (KafkaConsumer<String, InboxEntry> probe = committedReader(config, names.inbox(), topics)) {
+          int[] seen = {0};
+          await().atMost(Duration.ofSeconds(60)).until(() -> {
+            seen[0] += probe.poll(Duration.ofMillis(100)).count();
+            return seen[0] > team.size();
+          });
+        }
       }
       for (int i = 30; i < 60; i++) {
         publish(producer, topics, group("carol", "team", "g" + i), expected, team);
@@ -85,7 +95,7 @@ class FanoutIT {
 
     try (PipelineRuntime second = start(config, topics)) {
       int total = expected.values().stream().mapToInt(List::size).sum() + team.size(); // + JOINED entries
-      List<ConsumerRecord<String, InboxEntry>> inbox = readCommitted(config, names.inbox(), topics, total);
+      List<ConsumerRecord<String, InboxEntry>> inbox = readCommitted(config, names, topics, total);
 
       // Exactly once: no duplicate (user, messageId); every expected entry present.
       Map<String, List<String>> seen = inbox.stream().filter(r -> r.value().getMessageId() != null)
@@ -154,11 +164,21 @@ class FanoutIT {
           return seen[0] > 1_000;
         });
         probe.close();
+        // ... with more input arriving right before the kill
+        for (int i = 1_500; i < 1_800; i++) {
+          publish(producer, topics, group(team.get(i % 5), "crew", "c" + i), expected, team);
+        }
+        producer.flush();
       } finally {
         child.kill();
       }
+      // The kill landed mid-work: input the killed app had not committed (its transaction is aborted)
+      try (Admin admin = Admin.create(config.clientProperties())) {
+        assertThat(Drain.lag(admin, prefix + FanoutTopology.APP_NAME, List.of(names.messages(),
+            names.groupMembers()))).as("input records outstanding at the kill").isPositive();
+      }
       // More input arrives while it is down
-      for (int i = 1_500; i < 2_000; i++) {
+      for (int i = 1_800; i < 2_300; i++) {
         publish(producer, topics, direct("u" + (i % 5 + 1), "v" + (i % 7), "d" + i), expected,
             List.of("u" + (i % 5 + 1), "v" + (i % 7)));
       }
@@ -169,7 +189,7 @@ class FanoutIT {
     }
     try (dev.impipe.runtime.testing.ChildPipeline again = dev.impipe.runtime.testing.ChildPipeline
         .start(FanoutComponent.class, vars, work.resolve("child-2.log"))) {
-      List<ConsumerRecord<String, InboxEntry>> inbox = readCommitted(config, names.inbox(), topics, total);
+      List<ConsumerRecord<String, InboxEntry>> inbox = readCommitted(config, names, topics, total);
       Map<String, List<String>> got = inbox.stream().filter(r -> r.value().getMessageId() != null)
           .collect(Collectors.groupingBy(ConsumerRecord::key,
               Collectors.mapping(r -> r.value().getMessageId(), Collectors.toList())));
@@ -240,8 +260,13 @@ class FanoutIT {
         .setSenderId(from).setBody(body).setSentAt(Instant.now()).setAttributes(Map.of());
   }
 
-  private static List<ConsumerRecord<String, InboxEntry>> readCommitted(ImConfig config, String topic,
+  /**
+   * Waits for {@code count} committed inbox entries, then until the app has committed all its input, and returns
+   * the inbox read to its end offsets: a late duplicate would be in there, however late it came.
+   */
+  private static List<ConsumerRecord<String, InboxEntry>> readCommitted(ImConfig config, TopicNames names,
       ImTopics topics, int count) {
+    String topic = names.inbox();
     Map<String, Object> props = new HashMap<>(config.clientProperties());
     props.put("isolation.level", "read_committed");
     props.put("auto.offset.reset", "earliest");
@@ -254,14 +279,16 @@ class FanoutIT {
         consumer.poll(Duration.ofMillis(200)).forEach(out::add);
         return out.size() >= count;
       });
-      // Anything beyond the expected count would be a duplicate: give it a moment to show up.
-      long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
-      while (System.nanoTime() < until) {
-        consumer.poll(Duration.ofMillis(200)).forEach(out::add);
-      }
     }
-    assertThat(out).hasSize(count);
-    return out;
+    Drain.awaitCaughtUp(config.requireBootstrapServers(), config.topicPrefix() + FanoutTopology.APP_NAME,
+        List.of(names.messages(), names.groupMembers()), Duration.ofSeconds(60));
+    List<ConsumerRecord<String, InboxEntry>> all;
+    try (KafkaConsumer<String, InboxEntry> consumer = new KafkaConsumer<>(props,
+        topics.inbox().keySerde().deserializer(), topics.inbox().valueSerde().deserializer())) {
+      all = Drain.readToEnd(consumer, topic, Duration.ofSeconds(60));
+    }
+    assertThat(all).as("everything in the inbox topic once the app caught up").hasSize(count);
+    return all;
   }
 
   private static List<ConsumerRecord<byte[], byte[]>> readCommittedBytes(ImConfig config, String topic, int count) {

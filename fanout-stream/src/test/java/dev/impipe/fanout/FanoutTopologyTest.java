@@ -1,6 +1,7 @@
 package dev.impipe.fanout;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchRuntimeException;
 
 import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.ConversationType;
@@ -21,16 +22,22 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Properties;
 import java.util.UUID;
 import java.util.stream.Collectors;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.errors.DeserializationExceptionHandler;
+import org.apache.kafka.streams.errors.ErrorHandlerContext;
+import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -272,11 +279,50 @@ class FanoutTopologyTest {
   @Test
   void undeserializableBytesAreRejectedAndProcessingContinues() {
     // When garbage lands in im.messages, followed by a valid message
-    rawMessages.pipeInput("d:alice:bob", new byte[] {1, 2, 3, 4, 5, 6});
+    byte[] garbage = {1, 2, 3, 4, 5, 6};
+    rawMessages.pipeInput("d:alice:bob", garbage);
     send(direct("alice", "bob", "after garbage"));
 
-    // Then the valid one is fanned out (FanoutIT shows the garbage landing in im.rejected on a real broker)
-    assertThat(inbox.readKeyValuesToList()).hasSize(2);
+    // Then the valid one is fanned out
+    assertThat(inbox.readKeyValuesToList()).extracting(kv -> kv.key).containsExactly("bob", "alice");
+
+    // And the garbage is dead-lettered to im.rejected as it came, with where it came from. TopologyTestDriver does
+    // not pass a deserialization handler's dead-letter records on (processing ones it does), so the handler the app
+    // runs with (the production settings) is handed the deserializer's own exception here.
+    Properties props = StreamsDefaults.forTests("fanout");
+    StreamsConfig streamsConfig = new StreamsConfig(props);
+    DeserializationExceptionHandler handler = streamsConfig.getConfiguredInstance(
+        StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, DeserializationExceptionHandler.class,
+        streamsConfig.originals());
+    RuntimeException thrown = catchRuntimeException(() -> topics.messages().valueSerde().deserializer()
+        .deserialize(topics.messages().name(), garbage));
+    ConsumerRecord<byte[], byte[]> raw = new ConsumerRecord<>(topics.messages().name(), 0, 0,
+        "d:alice:bob".getBytes(StandardCharsets.UTF_8), garbage);
+    DeserializationExceptionHandler.Response response = handler.handleError(sourceContext(raw), raw, thrown);
+    assertThat(response.result()).isEqualTo(DeserializationExceptionHandler.Result.RESUME);
+    assertThat(response.deadLetterQueueRecords()).singleElement().satisfies(dead -> {
+      assertThat(dead.topic()).isEqualTo("im.rejected");
+      assertThat(new String(dead.key(), StandardCharsets.UTF_8)).isEqualTo("d:alice:bob");
+      assertThat(dead.value()).containsExactly(1, 2, 3, 4, 5, 6);
+      Header source = dead.headers().lastHeader("__streams.errors.topic");
+      assertThat(new String(source.value(), StandardCharsets.UTF_8)).isEqualTo("im.messages");
+      assertThat(dead.headers().lastHeader("__streams.errors.message")).isNotNull();
+    });
+  }
+
+  /** What Kafka Streams tells a handler about the source record (topic, partition, offset, raw bytes). */
+  private static ErrorHandlerContext sourceContext(ConsumerRecord<byte[], byte[]> raw) {
+    return new ErrorHandlerContext() {
+      @Override public String topic() { return raw.topic(); }
+      @Override public int partition() { return raw.partition(); }
+      @Override public long offset() { return raw.offset(); }
+      @Override public org.apache.kafka.common.header.Headers headers() { return raw.headers(); }
+      @Override public String processorNodeId() { return FanoutTopology.MESSAGES_SOURCE; }
+      @Override public TaskId taskId() { return new TaskId(0, 0); }
+      @Override public long timestamp() { return T0.toEpochMilli(); }
+      @Override public byte[] sourceRawKey() { return raw.key(); }
+      @Override public byte[] sourceRawValue() { return raw.value(); }
+    };
   }
 
   @Test
@@ -308,6 +354,78 @@ class FanoutTopologyTest {
     List<String> got = recipients();
     assertThat(got).hasSize(5_000).doesNotHaveDuplicates();
     assertThat(MemberKeys.userId(MemberKeys.key("big", "u42"))).isEqualTo("u42");
+  }
+
+  @Test
+  void dedupeWindowIsTwentyFourHoursLongNotShorter() {
+    ChatMessage first = direct("alice", "bob", "hi");
+    send(first);
+    inbox.readKeyValuesToList();
+
+    // 23 h 59 min later (inside the 24 h window) the same clientMsgId is still a retry: dropped
+    messages.pipeInput(new TestRecord<>(first.getConversationId(),
+        ChatMessage.newBuilder(first).setMessageId("retry-1").build(), T0.plus(Duration.ofHours(24).minusMinutes(1))));
+    assertThat(inbox.isEmpty()).isTrue();
+    assertThat(metrics.duplicates().count()).isEqualTo(1.0);
+
+    // 24 h 1 min after the first (just outside the window) it is a new message
+    messages.pipeInput(new TestRecord<>(first.getConversationId(),
+        ChatMessage.newBuilder(first).setMessageId("later").build(), T0.plus(Duration.ofHours(24).plusMinutes(1))));
+    assertThat(inbox.readValuesToList()).extracting(InboxEntry::getMessageId).containsExactly("later", "later");
+    assertThat(inbox.isEmpty()).isTrue();
+  }
+
+  @Test
+  void recallOfAMessageFromAnotherConversationIsRejectedAndProducesNothing() {
+    // Given alice's message in g1 (alice and bob are members)
+    join("g1", "alice");
+    join("g1", "bob");
+    ChatMessage original = group("alice", "g1", "in the group");
+    send(original);
+    inbox.readKeyValuesToList();
+
+    // When alice sends a RECALL of it in her direct chat with carol
+    send(ChatMessage.newBuilder(direct("alice", "carol", null)).setType(MessageType.RECALL)
+        .setRefMessageId(original.getMessageId()).build());
+
+    // Then nobody gets a RECALL (carol never saw the message) and the record is rejected with the reason
+    assertThat(inbox.isEmpty()).isTrue();
+    assertThat(header(rejected.readRecord(), "__streams.errors.message"))
+        .contains("but it was sent in another conversation");
+    assertThat(rejected.isEmpty()).isTrue();
+  }
+
+  @Test
+  void recallAfterTheRecallWindowIsRejectedAndJustInsideItIsHonoured() {
+    // Given two messages from alice to bob: one now (T0), one a day later
+    ChatMessage old = direct("alice", "bob", "old");
+    ChatMessage newer = direct("alice", "bob", "newer");
+    messages.pipeInput(new TestRecord<>(old.getConversationId(), old, T0));
+    messages.pipeInput(new TestRecord<>(newer.getConversationId(), newer, T0.plus(Duration.ofDays(1))));
+    inbox.readKeyValuesToList();
+
+    // When alice recalls the first 7 days and 1 minute after it was sent (window 7 d)
+    ChatMessage lateRecall = ChatMessage.newBuilder(direct("alice", "bob", null)).setType(MessageType.RECALL)
+        .setRefMessageId(old.getMessageId()).build();
+    messages.pipeInput(new TestRecord<>(lateRecall.getConversationId(), lateRecall,
+        T0.plus(Duration.ofDays(7).plusMinutes(1))));
+
+    // Then it is rejected: too late, nothing reaches an inbox
+    assertThat(inbox.isEmpty()).isTrue();
+    assertThat(header(rejected.readRecord(), "__streams.errors.message"))
+        .contains("RECALL of unknown message " + old.getMessageId());
+
+    // When she recalls the second 7 days less 1 minute after it was sent (T0 + 8 d - 1 min)
+    ChatMessage inTime = ChatMessage.newBuilder(direct("alice", "bob", null)).setType(MessageType.RECALL)
+        .setRefMessageId(newer.getMessageId()).build();
+    messages.pipeInput(new TestRecord<>(inTime.getConversationId(), inTime,
+        T0.plus(Duration.ofDays(8).minusMinutes(1))));
+
+    // Then both parties get the RECALL
+    assertThat(inbox.readKeyValuesToList()).extracting(kv -> kv.key + ":" + kv.value.getType() + ":"
+        + kv.value.getRefMessageId()).containsExactly("bob:RECALL:" + newer.getMessageId(),
+        "alice:RECALL:" + newer.getMessageId());
+    assertThat(rejected.isEmpty()).isTrue();
   }
 
   // --- helpers -------------------------------------------------------------------------------------------------

@@ -146,6 +146,24 @@ class HybridDiffusionTest {
     assertThat(drain()).extracting(kv -> kv.key + ":" + kv.value.getType()).containsExactly("b:READ");
   }
 
+  @Test
+  void recallInALargeGroupGoesOnceToTheGroupTimelineAndOnlyFromTheSender() {
+    // Given a large group (threshold 3) and a message from a
+    join("a");
+    join("b");
+    join("c");
+    String m1 = send("a");
+    drain();
+
+    // When b tries to recall a's message, then a recalls it
+    messages.pipeInput("g", base("b").setType(MessageType.RECALL).setBody(null).setRefMessageId(m1).build());
+    messages.pipeInput("g", base("a").setType(MessageType.RECALL).setBody(null).setRefMessageId(m1).build());
+
+    // Then only a's recall is written, once, to the group's timeline (members read it from there)
+    assertThat(drain()).extracting(kv -> kv.key + ":" + kv.value.getType() + ":" + kv.value.getRefMessageId())
+        .containsExactly("#g:RECALL:" + m1);
+  }
+
   /**
    * What a device of {@code user} should show: its inbox MESSAGEs, plus the group timeline's MESSAGEs whose
    * conversation seq falls in an interval where the user was a member and the group was read-diffused.

@@ -43,12 +43,14 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Hybrid diffusion end to end on the real broker: the fan-out (threshold 3) and two inbox-store instances; a group
  * goes over the threshold and back while devices sync the merged stream (through either instance, committing the
  * cursor vector through the other) and get every message of their groups exactly once, in conversation order.
  */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
 class HybridSyncIT {
 
   private static final HttpClient HTTP = HttpClient.newHttpClient();

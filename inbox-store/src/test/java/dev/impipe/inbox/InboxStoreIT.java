@@ -47,11 +47,13 @@ import org.apache.kafka.streams.ThreadMetadata;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /**
  * Two instances of the inbox store (same application id, partitions split between them) on the real broker and
  * registry: any instance answers for any user, equal to what a read_committed consumer of im.inbox sees.
  */
+@Timeout(value = 10, unit = TimeUnit.MINUTES)
 class InboxStoreIT {
 
   private static final Instant T0 = Instant.now().minus(Duration.ofHours(1));

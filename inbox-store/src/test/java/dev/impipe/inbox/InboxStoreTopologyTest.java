@@ -175,12 +175,46 @@ class InboxStoreTopologyTest {
       assertThat(seqs(Timelines.after(inbox(driver), "bob", Timelines.START, 100))).containsExactly(2L, 3L, 4L);
       assertThat(seqs(Timelines.after(inbox(driver), "alice", Timelines.START, 100))).containsExactly(5L);
 
-      // And when those evicted entries' time-index entries expire later (now = START + 8 days), the count of the
-      // remaining entries is not decremented twice
+      // And when everything expires (now = START + 8 days), the time index and the count are cleaned up
+      // (anEntryEvictedByTheCapIsNotUncountedAgainWhenItExpires shows the count is not decremented twice)
       driver.advanceWallClockTime(Duration.ofDays(8));
       assertThat(keys(driver.getKeyValueStore(InboxStoreTopology.INBOX_TIME_INDEX_STORE))).isEmpty();
       KeyValueStore<Bytes, Long> counts = driver.getKeyValueStore(InboxStoreTopology.INBOX_COUNT_STORE);
       assertThat(counts.get(StoreKeys.owner("bob"))).isNull();
+    }
+  }
+
+  @Test
+  void anEntryEvictedByTheCapIsNotUncountedAgainWhenItExpires() {
+    InboxStoreConfig cfg = InboxStoreConfig.fromEnv(Map.of("IM_INBOX_MAX_PER_USER", "3", "IM_INBOX_RETENTION", "7d",
+        "IM_INBOX_RETENTION_INTERVAL", "1m"));
+    try (TopologyTestDriver driver = driver(cfg)) {
+      TestInputTopic<String, InboxEntry> inbox = inboxTopic(driver);
+
+      // Given (now = START) a cap of 3: bob gets two entries written almost 7 days ago, then three fresh ones,
+      // so the cap evicts the two old ones at once (their time-index entries stay until they expire)
+      Instant almostSevenDaysAgo = START.minus(Duration.ofDays(7)).plus(Duration.ofMinutes(30));
+      inbox.pipeInput("bob", message("bob", "c1", "old-0", almostSevenDaysAgo), almostSevenDaysAgo);
+      inbox.pipeInput("bob", message("bob", "c1", "old-1", almostSevenDaysAgo), almostSevenDaysAgo);
+      for (int i = 2; i < 5; i++) {
+        inbox.pipeInput("bob", message("bob", "c1", "fresh-" + i, START), START);
+      }
+      assertThat(seqs(Timelines.after(inbox(driver), "bob", Timelines.START, 100))).containsExactly(2L, 3L, 4L);
+      KeyValueStore<Bytes, Long> counts = driver.getKeyValueStore(InboxStoreTopology.INBOX_COUNT_STORE);
+      assertThat(counts.get(StoreKeys.owner("bob"))).isEqualTo(3L);
+
+      // When the two evicted entries' time-index entries expire (now = START + 31 min)
+      driver.advanceWallClockTime(Duration.ofMinutes(31));
+
+      // Then their index entries are gone, but bob still has 3 entries and a count of 3 (not 1)
+      assertThat(keys(driver.getKeyValueStore(InboxStoreTopology.INBOX_TIME_INDEX_STORE))).hasSize(3);
+      assertThat(seqs(Timelines.after(inbox(driver), "bob", Timelines.START, 100))).containsExactly(2L, 3L, 4L);
+      assertThat(counts.get(StoreKeys.owner("bob"))).isEqualTo(3L);
+
+      // And a fourth fresh entry still evicts exactly one (the cap works from the right count)
+      inbox.pipeInput("bob", message("bob", "c1", "fresh-5", START), START);
+      assertThat(seqs(Timelines.after(inbox(driver), "bob", Timelines.START, 100))).containsExactly(3L, 4L, 5L);
+      assertThat(counts.get(StoreKeys.owner("bob"))).isEqualTo(3L);
     }
   }
 

@@ -35,10 +35,17 @@ final class TimeoutReader implements AutoCloseable {
     return List.copyOf(seen);
   }
 
-  /** Keeps polling for {@code duration} (to catch records that must not come). */
-  void readFor(Duration duration) {
-    long deadline = System.nanoTime() + duration.toNanos();
-    while (System.nanoTime() < deadline) {
+  /**
+   * Reads up to the topic's end offsets as of now (read_committed: its last stable offset); call it once the wheel
+   * has caught up, so a late duplicate is in there however late it came.
+   */
+  void readToEnd(Duration atMost) {
+    Map<TopicPartition, Long> end = consumer.endOffsets(consumer.assignment());
+    long deadline = System.nanoTime() + atMost.toNanos();
+    while (!end.entrySet().stream().allMatch(e -> consumer.position(e.getKey()) >= e.getValue())) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("ack-timeouts not read to " + end + " in " + atMost);
+      }
       poll();
     }
   }
@@ -59,8 +66,10 @@ final class TimeoutReader implements AutoCloseable {
   }
 
   private void poll() {
-    for (ConsumerRecord<String, AckTimeout> r : consumer.poll(Duration.ofMillis(100))) {
-      seen.add(new AckWheelIT.Timed(r.value(), r.timestamp()));
+    var records = consumer.poll(Duration.ofMillis(100));
+    long now = System.currentTimeMillis();
+    for (ConsumerRecord<String, AckTimeout> r : records) {
+      seen.add(new AckWheelIT.Timed(r.value(), r.timestamp(), now));
     }
   }
 

@@ -31,8 +31,10 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** The real broker and the real registry: schema registration, Avro round trip, topic provisioning. */
+@Timeout(value = 5, unit = TimeUnit.MINUTES)
 class BrokerAndRegistryIT {
 
   private static ItEnvironment.Endpoints env;

@@ -95,9 +95,14 @@ class TopicCatalogTest {
         .doesNotContainEntry("cleanup.policy", "compact");
     // History is one key per conversation seq: compacted, so a recall's overwrite replaces the original for good.
     assertThat(specs.get("test7.history").configs()).containsEntry("cleanup.policy", "compact");
-    // Rejected records are kept long enough to be looked at.
-    assertThat(Long.parseLong(specs.get("test7.rejected").configs().get("retention.ms")))
-        .isGreaterThanOrEqualTo(Duration.ofDays(7).toMillis());
+    // Rejected records are kept 30 days (README, Topics), long enough to be looked at.
+    assertThat(specs.get("test7.rejected").configs())
+        .containsEntry("retention.ms", Long.toString(Duration.ofDays(30).toMillis()))
+        .containsEntry("cleanup.policy", "delete");
+    // The other user-keyed topics and the schedules: 7 days, like the README's table.
+    for (String topic : List.of("device-cursors", "deliveries", "acks", "ack-timeouts", "delayed")) {
+      assertThat(specs.get("test7." + topic).configs()).as(topic).containsEntry("retention.ms", sevenDays);
+    }
     assertThat(specs.values()).allSatisfy(spec ->
         assertThat(spec.configs()).containsKeys("cleanup.policy", "retention.ms"));
   }
