@@ -159,9 +159,10 @@ class HybridDiffusionTest {
     messages.pipeInput("g", base("b").setType(MessageType.RECALL).setBody(null).setRefMessageId(m1).build());
     messages.pipeInput("g", base("a").setType(MessageType.RECALL).setBody(null).setRefMessageId(m1).build());
 
-    // Then only a's recall is written, once, to the group's timeline (members read it from there)
+    // Then b only learns that the recall was refused, and a's recall is written once, to the group's timeline
+    // (members read it from there)
     assertThat(drain()).extracting(kv -> kv.key + ":" + kv.value.getType() + ":" + kv.value.getRefMessageId())
-        .containsExactly("#g:RECALL:" + m1);
+        .containsExactly("b:REJECTED:" + m1, "#g:RECALL:" + m1);
   }
 
   /**
