@@ -279,9 +279,11 @@ public final class HttpApi implements AutoCloseable {
       conn.close();
       return;
     }
+    // Vert.x announces an HTTP/1 connection only once its first request head has been read, so the header deadline
+    // starts after each answer (a kept-alive connection must send its next head in time); a client that goes
+    // silent before its first head is closed by the idle timeout.
     ConnState state = new ConnState();
     connStates.put(conn, state);
-    armHeaderTimer(conn, state);
     conn.closeHandler(v -> {
       connections.decrementAndGet();
       ConnState s = connStates.remove(conn);
