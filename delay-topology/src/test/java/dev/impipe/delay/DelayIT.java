@@ -129,9 +129,7 @@ class DelayIT {
 
   private static PipelineRuntime start(ImConfig config, Map<String, String> vars, ImTopics topics)
       throws Exception {
-    Map<String, String> withTokens = new java.util.HashMap<>(dev.impipe.runtime.auth.TestTokens.env());
-    withTokens.putAll(vars);
-    PipelineRuntime runtime = new PipelineRuntime(config, withTokens, topics);
+    PipelineRuntime runtime = new PipelineRuntime(config, dev.impipe.runtime.auth.TestTokens.env(vars), topics);
     runtime.start(List.of(new DelayComponent()));
     await().atMost(Duration.ofSeconds(60)).until(runtime::healthy);
     return runtime;

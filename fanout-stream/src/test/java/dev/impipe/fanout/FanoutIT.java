@@ -225,7 +225,7 @@ class FanoutIT {
   }
 
   private static PipelineRuntime start(ImConfig config, ImTopics topics) throws Exception {
-    PipelineRuntime runtime = new PipelineRuntime(config, withTestTokens(Map.of("IM_HTTP_PORT", "0")), topics);
+    PipelineRuntime runtime = new PipelineRuntime(config, dev.impipe.runtime.auth.TestTokens.env(Map.of("IM_HTTP_PORT", "0")), topics);
     runtime.start(List.of(new FanoutComponent()));
     await().atMost(Duration.ofSeconds(60)).until(runtime::healthy);
     return runtime;
@@ -313,9 +313,4 @@ class FanoutIT {
     return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
   }
 
-  private static Map<String, String> withTestTokens(Map<String, String> vars) {
-    Map<String, String> all = new java.util.HashMap<>(dev.impipe.runtime.auth.TestTokens.env());
-    all.putAll(vars);
-    return all;
-  }
 }

@@ -66,7 +66,7 @@ class GroupAdminIT {
     producerProps.put("enable.idempotence", true);
     producerProps.put("acks", "all");
 
-    PipelineRuntime runtime = new PipelineRuntime(config, withTestTokens(Map.of("IM_HTTP_PORT", "0")), topics);
+    PipelineRuntime runtime = new PipelineRuntime(config, dev.impipe.runtime.auth.TestTokens.env(Map.of("IM_HTTP_PORT", "0")), topics);
     try (runtime; KafkaProducer<String, byte[]> producer =
         new KafkaProducer<>(producerProps, new StringSerializer(), new ByteArraySerializer())) {
       runtime.start(List.of(new FanoutComponent()));
@@ -147,9 +147,4 @@ class GroupAdminIT {
     return h == null ? null : new String(h.value(), StandardCharsets.UTF_8);
   }
 
-  private static Map<String, String> withTestTokens(Map<String, String> vars) {
-    Map<String, String> all = new HashMap<>(dev.impipe.runtime.auth.TestTokens.env());
-    all.putAll(vars);
-    return all;
-  }
 }

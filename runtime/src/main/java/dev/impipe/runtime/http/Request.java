@@ -37,7 +37,7 @@ public record Request(String method, String path, Map<String, String> pathParams
     return forwardedBudgetMs.isPresent();
   }
 
-  /** The same request with other path variables and query (for internal sub-requests). */
+  /** The same request acting as {@code newPrincipal} (set once its token is verified). */
   public Request withPrincipal(Principal newPrincipal) {
     return new Request(method, path, pathParams, query, headers, body, rawUri, newPrincipal, forwardedBudgetMs);
   }

@@ -45,6 +45,13 @@ public final class TestTokens {
     return Map.of(AuthConfig.IM_AUTH_HS256_SECRET, SECRET_BASE64);
   }
 
+  /** {@code vars} plus {@link #env()}: a runtime environment that accepts the test tokens. */
+  public static Map<String, String> env(Map<String, String> vars) {
+    Map<String, String> all = new java.util.HashMap<>(env());
+    all.putAll(vars);
+    return all;
+  }
+
   /** A verifier for the test secret (no issuer or audience). */
   public static JwtVerifier verifier() {
     return AuthConfig.fromEnv(env()).verifier();
