@@ -1,4 +1,4 @@
-package dev.impipe.deploy;
+package dev.impipe.cli;
 
 import dev.impipe.runtime.auth.AuthConfig;
 import java.io.IOException;

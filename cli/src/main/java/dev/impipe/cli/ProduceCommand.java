@@ -1,4 +1,4 @@
-package dev.impipe.deploy;
+package dev.impipe.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;

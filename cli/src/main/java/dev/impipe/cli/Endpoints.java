@@ -1,4 +1,4 @@
-package dev.impipe.deploy;
+package dev.impipe.cli;
 
 import java.io.IOException;
 import java.io.InputStream;

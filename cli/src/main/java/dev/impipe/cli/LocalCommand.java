@@ -1,4 +1,4 @@
-package dev.impipe.deploy;
+package dev.impipe.cli;
 
 import java.io.PrintStream;
 import java.nio.file.Path;

@@ -1,4 +1,4 @@
-package dev.impipe.deploy;
+package dev.impipe.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

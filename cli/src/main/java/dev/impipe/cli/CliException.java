@@ -1,4 +1,4 @@
-package dev.impipe.deploy;
+package dev.impipe.cli;
 
 /** A user error on the command line: printed without a stack trace, exit status 2. */
 public class CliException extends RuntimeException {
