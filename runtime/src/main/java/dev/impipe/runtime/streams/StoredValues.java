@@ -50,6 +50,11 @@ public final class StoredValues {
     }
   }
 
+  /** An {@link Undecodable} for bytes a processor failed to decode itself (its own codec). */
+  public static Undecodable undecodable(byte[] stored, Throwable cause) {
+    return new Undecodable(stored, cause);
+  }
+
   /** {@code serde} whose deserializer throws {@link Undecodable} (with the bytes) for any failure. */
   public static <V> Serde<V> quarantining(Serde<V> serde) {
     Deserializer<V> inner = serde.deserializer();
