@@ -179,14 +179,14 @@ public final class PushScenario implements Scenario {
       Map<String, String> env = cluster.env(Map.of("IM_ACK_TIMEOUT", "15s", "IM_HTTP_PORT", port,
           "IM_COMPONENTS", "fanout,inbox-store,ack-timeout,push-gateway"));
       String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-      Path logFile = cluster.stateDir().resolveSibling("gateway.log");
+      Path logFile = Files.createTempFile("im-bench-push-pipeline-", ".log");
       ProcessBuilder pb = new ProcessBuilder(java, "-Xms256m", "-Xmx1g", "-cp", System.getProperty("java.class.path"),
           "dev.impipe.cli.Main", "run").redirectErrorStream(true).redirectOutput(logFile.toFile());
       pb.environment().putAll(env);
       Process process = pb.start();
       Gateway g = new Gateway(process, URI.create("http://127.0.0.1:" + port));
       try {
-        BenchCluster.await("pipeline JVM healthy (log " + logFile + ")", Duration.ofSeconds(240), () -> {
+        BenchCluster.await("pipeline JVM healthy (log " + logFile + ")", Duration.ofSeconds(600), () -> {
           if (!process.isAlive()) {
             throw new IllegalStateException("the pipeline JVM exited; its log: " + logFile);
           }

@@ -43,10 +43,11 @@ public final class TimelineMaterialiser<V> implements Processor<String, V, byte[
   /** How soon the sweep runs again while expired entries are left (the budget of a window was used up). */
   static final long CATCH_UP_MS = 100;
   /**
-   * The sweeps of every inbox/timeline materialiser of a thread: 30,000 changelog records (10,000 entries) and
-   * 50 ms per 100 ms window, so a backlog drains at up to 100,000 entries/s per thread with room for processing.
+   * The sweeps of every inbox/timeline materialiser of a thread: 30,000 changelog records (10,000 entries) per
+   * 100 ms window, so a backlog drains at up to 100,000 entries/s per thread; and at most 1 s per window, a safety
+   * net (a slow disk) far under the 10 s transaction timeout.
    */
-  public static final PunctuationBudget SWEEPS = new PunctuationBudget(30_000, 50,
+  public static final PunctuationBudget SWEEPS = new PunctuationBudget(30_000, 1_000,
       PunctuationBudget.DEFAULT_WINDOW_MS);
 
   private static final byte[] PRESENT = new byte[0];
