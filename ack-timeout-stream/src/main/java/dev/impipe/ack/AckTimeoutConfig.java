@@ -12,11 +12,14 @@ import java.util.Map;
  * @param timeout how long a pushed seq may stay unACKed
  * @param maxAttempts pushes per seq before the final timeout; 1 = no retries (each earlier expiry emits a
  *     redelivery request)
- * @param maxEntriesPerPunctuation most wheel entries one punctuation expires; the rest follow in catch-up rounds
+ * @param maxEntriesPerPunctuation most wheel entries the punctuations of one stream thread expire per commit window
+ *     (all its tasks together: one transaction); the rest follow in catch-up rounds
  * @param catchUpInterval how soon the next round runs while a backlog of overdue entries remains
  * @param streamThreads Kafka Streams threads of the app
  * @param inputGrace while the ACK input lags, a slot waits until ACKs up to its end have been read, but at most this
  *     long past its end (a stuck input cannot stop timeouts for ever)
+ * @param ackedRetention how long a device's highest ACK is kept in {@code ack-acked} after it was last ACKed: it
+ *     only has to outlive a Delivery record written late (after its ACK), which takes seconds
  */
 public record AckTimeoutConfig(
     Duration tick,
@@ -25,7 +28,8 @@ public record AckTimeoutConfig(
     int maxEntriesPerPunctuation,
     Duration catchUpInterval,
     int streamThreads,
-    Duration inputGrace) {
+    Duration inputGrace,
+    Duration ackedRetention) {
 
   public static final String IM_ACK_TICK = "IM_ACK_TICK";
   public static final String IM_ACK_TIMEOUT = "IM_ACK_TIMEOUT";
@@ -34,6 +38,7 @@ public record AckTimeoutConfig(
   public static final String IM_ACK_CATCHUP_INTERVAL = "IM_ACK_CATCHUP_INTERVAL";
   public static final String IM_ACK_STREAM_THREADS = "IM_ACK_STREAM_THREADS";
   public static final String IM_ACK_INPUT_GRACE = "IM_ACK_INPUT_GRACE";
+  public static final String IM_ACK_ACKED_RETENTION = "IM_ACK_ACKED_RETENTION";
 
   /** The seed's numbers: one slot per second, a 15 s timeout, no retries. */
   public static AckTimeoutConfig defaults() {
@@ -61,31 +66,41 @@ public record AckTimeoutConfig(
     long catchUp = env.durationMs(IM_ACK_CATCHUP_INTERVAL, Math.min(10, tick), 1, Duration.ofHours(1).toMillis());
     int threads = env.integer(IM_ACK_STREAM_THREADS, 1, 1, 64);
     long grace = env.durationMs(IM_ACK_INPUT_GRACE, 60_000, 0, Duration.ofDays(1).toMillis());
+    long acked = env.durationMs(IM_ACK_ACKED_RETENTION, Duration.ofMinutes(10).toMillis(), 1_000,
+        Duration.ofDays(7).toMillis());
     return new AckTimeoutConfig(Duration.ofMillis(tick), Duration.ofMillis(timeout), attempts, batch,
-        Duration.ofMillis(catchUp), threads, Duration.ofMillis(grace));
+        Duration.ofMillis(catchUp), threads, Duration.ofMillis(grace), Duration.ofMillis(acked));
   }
 
   /** A copy with another tick and timeout (tests). */
   public AckTimeoutConfig withTiming(Duration newTick, Duration newTimeout) {
     return new AckTimeoutConfig(newTick, newTimeout, maxAttempts, maxEntriesPerPunctuation,
-        catchUpInterval.compareTo(newTick) > 0 ? newTick : catchUpInterval, streamThreads, inputGrace);
+        catchUpInterval.compareTo(newTick) > 0 ? newTick : catchUpInterval, streamThreads, inputGrace,
+        ackedRetention);
   }
 
   /** A copy with another retry policy (tests). */
   public AckTimeoutConfig withMaxAttempts(int attempts) {
     return new AckTimeoutConfig(tick, timeout, attempts, maxEntriesPerPunctuation, catchUpInterval, streamThreads,
-        inputGrace);
+        inputGrace, ackedRetention);
   }
 
   /** A copy with another batch bound (tests). */
   public AckTimeoutConfig withMaxEntriesPerPunctuation(int entries) {
-    return new AckTimeoutConfig(tick, timeout, maxAttempts, entries, catchUpInterval, streamThreads, inputGrace);
+    return new AckTimeoutConfig(tick, timeout, maxAttempts, entries, catchUpInterval, streamThreads, inputGrace,
+        ackedRetention);
   }
 
   /** A copy with another input grace (tests). */
   public AckTimeoutConfig withInputGrace(Duration grace) {
     return new AckTimeoutConfig(tick, timeout, maxAttempts, maxEntriesPerPunctuation, catchUpInterval, streamThreads,
-        grace);
+        grace, ackedRetention);
+  }
+
+  /** A copy with another {@code ack-acked} retention (tests). */
+  public AckTimeoutConfig withAckedRetention(Duration retention) {
+    return new AckTimeoutConfig(tick, timeout, maxAttempts, maxEntriesPerPunctuation, catchUpInterval, streamThreads,
+        inputGrace, retention);
   }
 
   /**

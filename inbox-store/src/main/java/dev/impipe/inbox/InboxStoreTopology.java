@@ -8,6 +8,7 @@ import dev.impipe.inbox.internal.HistoryMaterialiser;
 import dev.impipe.inbox.internal.LargeGroupMaterialiser;
 import dev.impipe.inbox.internal.MembershipMaterialiser;
 import dev.impipe.inbox.internal.TimelineMaterialiser;
+import dev.impipe.runtime.streams.StoredValues;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.Topic;
 import org.apache.kafka.common.serialization.Serdes;
@@ -69,6 +70,8 @@ public final class InboxStoreTopology {
   public static final String MEMBERSHIP_PROCESSOR = "membership-materialiser";
   public static final String CURSOR_PROCESSOR = "device-cursor-materialiser";
   public static final String TIMELINE_PROCESSOR = "conversation-timeline-materialiser";
+  /** Where the inbox materialiser sends stored entries that no longer decode (the rejected topic). */
+  public static final String INBOX_REJECTED_SINK = "inbox-rejected-sink";
 
   private InboxStoreTopology() {}
 
@@ -82,8 +85,11 @@ public final class InboxStoreTopology {
         inbox.name());
     topology.addProcessor(INBOX_PROCESSOR, () -> new TimelineMaterialiser<>(new TimelineMaterialiser.Spec<>(
         INBOX_STORE, INBOX_TIME_INDEX_STORE, INBOX_COUNT_STORE, InboxEntry::getUserId, "userId",
-        cfg.inboxRetentionMs(), cfg.maxEntriesPerUser(), cfg.retentionIntervalMs(), cfg.inboxExpires())),
-        INBOX_SOURCE);
+        cfg.inboxRetentionMs(), cfg.maxEntriesPerUser(), cfg.retentionIntervalMs(), cfg.inboxExpires()),
+        TimelineMaterialiser.SWEEPS, INBOX_REJECTED_SINK), INBOX_SOURCE);
+    // Stored entries that no longer decode leave the store for the rejected topic, with their bytes.
+    topology.addSink(INBOX_REJECTED_SINK, topics.rejected().name(), topics.rejected().keySerde().serializer(),
+        topics.rejected().valueSerde().serializer(), INBOX_PROCESSOR);
     // A second child of the inbox source: it skips on its own what the inbox materialiser rejects (no key, no
     // value, a key that is not the userId), so a rejected record changes neither store.
     topology.addProcessor(LARGE_GROUP_PROCESSOR, () -> new LargeGroupMaterialiser(LARGE_GROUPS_STORE,
@@ -95,7 +101,8 @@ public final class InboxStoreTopology {
 
     // Queried stores skip the record cache: reads see every write at once, and IQv2 position bounds (minSeq)
     // are checked against the store that holds the data.
-    topology.addStateStore(queried(INBOX_STORE, topics.valueSerde(InboxEntry.class)), INBOX_PROCESSOR);
+    topology.addStateStore(queried(INBOX_STORE, StoredValues.quarantining(topics.valueSerde(InboxEntry.class))),
+        INBOX_PROCESSOR);
     topology.addStateStore(index(INBOX_TIME_INDEX_STORE), INBOX_PROCESSOR);
     topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(INBOX_COUNT_STORE),
         Serdes.Bytes(), Serdes.Long()), INBOX_PROCESSOR);

@@ -6,6 +6,8 @@ import dev.impipe.ack.wheel.WheelCodec.WheelKey;
 import dev.impipe.avro.Ack;
 import dev.impipe.avro.AckTimeout;
 import dev.impipe.avro.Delivery;
+import dev.impipe.runtime.streams.PunctuationBudget;
+import dev.impipe.runtime.streams.StoredValues;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -35,14 +37,26 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * {@code maxEntriesPerPunctuation} entries per round. While a backlog remains a catch-up punctuator runs every
  * {@code catchUpInterval} until the wheel has caught up with the clock.
  */
-public final class AckWheelProcessor implements Processor<String, SpecificRecord, String, AckTimeout> {
+public final class AckWheelProcessor implements Processor<String, SpecificRecord, Object, Object> {
+
+  /** Time the wheels of one stream thread may spend expiring per window: a safety net (slow disk), far under the
+   * 10 s transaction timeout; the entry bound is what normally applies. */
+  static final long MAX_MS_PER_WINDOW = 1_000;
+  /** Most {@code ack-acked} keys one punctuation looks at while scanning for old ones. */
+  static final int ACKED_SCAN_PER_RUN = 10_000;
+
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(AckWheelProcessor.class);
 
   private final AckTimeoutConfig config;
+  private final PunctuationBudget budget;
   private final AckWheelMetrics metrics;
   private final long tickMs;
   private final long timeoutMs;
 
-  private ProcessorContext<String, AckTimeout> context;
+  private ProcessorContext<Object, Object> context;
+  /** Where the rolling scan of {@code ack-acked} goes on (null: start over), and when the last one finished. */
+  private Bytes ackedScanFrom;
+  private long ackedScanDone = Long.MIN_VALUE;
   private KeyValueStore<Bytes, byte[]> pendingStore;
   private KeyValueStore<Bytes, byte[]> wheelStore;
   private KeyValueStore<Bytes, byte[]> ackedStore;
@@ -58,15 +72,23 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
   private long lastAckWall;
   private long lastAckLag = Long.MAX_VALUE;
 
+  /** A wheel with a budget of its own (one task per thread, or tests). */
   public AckWheelProcessor(AckTimeoutConfig config, AckWheelMetrics metrics) {
+    this(config, metrics, new PunctuationBudget(config.maxEntriesPerPunctuation(), MAX_MS_PER_WINDOW,
+        PunctuationBudget.DEFAULT_WINDOW_MS));
+  }
+
+  /** @param budget shared by the wheels of all tasks of the app: bounds what one stream thread expires per window */
+  public AckWheelProcessor(AckTimeoutConfig config, AckWheelMetrics metrics, PunctuationBudget budget) {
     this.config = config;
+    this.budget = budget;
     this.metrics = metrics;
     this.tickMs = config.tick().toMillis();
     this.timeoutMs = config.timeout().toMillis();
   }
 
   @Override
-  public void init(ProcessorContext<String, AckTimeout> ctx) {
+  public void init(ProcessorContext<Object, Object> ctx) {
     this.context = ctx;
     this.pendingStore = ctx.getStateStore(AckWheelTopology.PENDING_STORE);
     this.wheelStore = ctx.getStateStore(AckWheelTopology.WHEEL_STORE);
@@ -133,8 +155,10 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     long seq = ack.getSeq();
     Bytes deviceKey = Bytes.wrap(WheelCodec.device(user, device));
     byte[] previous = ackedStore.get(deviceKey);
-    if (previous == null || seq > WheelCodec.decodeSeqValue(previous)) {
-      ackedStore.put(deviceKey, WheelCodec.seqValue(seq));
+    if (previous == null || seq >= WheelCodec.decodeSeqValue(previous)) {
+      // The time of the ACK keeps the entry for IM_ACK_ACKED_RETENTION from the device's last ACK.
+      ackedStore.put(deviceKey, WheelCodec.ackedValue(Math.max(seq, previous == null ? seq
+          : WheelCodec.decodeSeqValue(previous)), context.currentSystemTimeMs()));
     }
     // Cumulative: every pending seq <= the ACKed one on this device, found by a range of the device's prefix.
     List<KeyValue<Bytes, byte[]>> done = new ArrayList<>();
@@ -166,26 +190,61 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     return Math.max(ackTime, now - config.inputGrace().toMillis());
   }
 
-  /** One punctuation round: expires up to the batch bound of overdue entries, oldest slot first. */
+  /**
+   * One punctuation round: expires overdue entries, oldest slot first, as far as the stream thread's budget for
+   * this window allows (shared with its other tasks), then goes on with the rolling scan of {@code ack-acked}.
+   */
   void expire(long now) {
+    boolean more;
+    try (PunctuationBudget.Lease lease = budget.lease(now)) {
+      more = expireDue(now, lease);
+      if (!more) {
+        sweepAcked(now, lease);
+      }
+    }
+    if (more && catchUp == null) {
+      catchUp = context.schedule(config.catchUpInterval(), PunctuationType.WALL_CLOCK_TIME, this::expire);
+    } else if (!more && catchUp != null) {
+      catchUp.cancel();
+      catchUp = null;
+    }
+  }
+
+  /** Expires what the lease allows; true if overdue entries are left. */
+  private boolean expireDue(long now, PunctuationBudget.Lease lease) {
     long nowSlot = Math.floorDiv(Math.min(now, inputHorizon(now)), tickMs);
     if (cursor > nowSlot) {
-      return;
+      return false;
     }
     List<WheelKey> due = new ArrayList<>();
+    List<byte[]> undecodable = new ArrayList<>();
     boolean more = false;
     try (KeyValueIterator<Bytes, byte[]> it = wheelStore.range(
         Bytes.wrap(WheelCodec.slotStart(cursor)), Bytes.wrap(WheelCodec.slotStart(nowSlot + 1)))) {
       while (it.hasNext()) {
-        if (due.size() >= config.maxEntriesPerPunctuation()) {
+        if (!lease.take(1)) {
           more = true;
           break;
         }
-        due.add(WheelCodec.decodeWheel(it.next().key.get()));
+        byte[] key = it.next().key.get();
+        try {
+          due.add(WheelCodec.decodeWheel(key));
+        } catch (RuntimeException e) {
+          undecodable.add(key);
+        }
       }
     }
     // Slots before the last one seen are now empty; the last one may hold more (the rest of the batch).
-    cursor = more ? due.get(due.size() - 1).slot() : nowSlot + 1;
+    if (!more) {
+      cursor = nowSlot + 1;
+    } else if (!due.isEmpty()) {
+      cursor = due.get(due.size() - 1).slot();
+    }
+    for (byte[] key : undecodable) {
+      quarantine(AckWheelTopology.WHEEL_STORE, key, key, null, new IllegalArgumentException("not a wheel key"),
+          now);
+      wheelStore.delete(Bytes.wrap(key));
+    }
 
     Map<Batch, BatchBuilder> batches = new LinkedHashMap<>();
     for (WheelKey k : due) {
@@ -195,7 +254,16 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
       if (raw == null) {
         continue;
       }
-      Pending p = WheelCodec.decodePendingValue(raw);
+      Pending p;
+      try {
+        p = WheelCodec.decodePendingValue(raw);
+      } catch (RuntimeException e) {
+        // A timer that cannot be read would fail this slot at every round: out of the wheel, bytes kept.
+        quarantine(AckWheelTopology.PENDING_STORE, pendingKey.get(), raw, k.userId(), e, now);
+        pendingStore.delete(pendingKey);
+        pending.decrementAndGet();
+        continue;
+      }
       if (p.slot() != k.slot()) {
         continue;
       }
@@ -213,13 +281,58 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
           .add(k.seq(), p);
     }
     batches.forEach((batch, builder) -> emit(batch, builder, now));
+    return more;
+  }
 
-    if (more && catchUp == null) {
-      catchUp = context.schedule(config.catchUpInterval(), PunctuationType.WALL_CLOCK_TIME, this::expire);
-    } else if (!more && catchUp != null) {
-      catchUp.cancel();
-      catchUp = null;
+  /**
+   * The rolling scan of {@code ack-acked}: removes devices not ACKed for the retention, a slice per punctuation
+   * (bounded by the lease and {@link #ACKED_SCAN_PER_RUN}); a full pass starts at most once per retention/10.
+   */
+  private void sweepAcked(long now, PunctuationBudget.Lease lease) {
+    long retention = config.ackedRetention().toMillis();
+    if (ackedScanFrom == null && ackedScanDone != Long.MIN_VALUE && now - ackedScanDone < retention / 10) {
+      return;
     }
+    List<Bytes> old = new ArrayList<>();
+    Bytes last = null;
+    boolean finished = true;
+    try (KeyValueIterator<Bytes, byte[]> it = ackedStore.range(ackedScanFrom, null)) {
+      int seen = 0;
+      while (it.hasNext()) {
+        if (seen++ >= ACKED_SCAN_PER_RUN) {
+          finished = false;
+          break;
+        }
+        KeyValue<Bytes, byte[]> kv = it.next();
+        last = kv.key;
+        long ackedAt;
+        try {
+          ackedAt = WheelCodec.decodeAckedAt(kv.value);
+        } catch (RuntimeException e) {
+          ackedAt = 0; // an unreadable entry only ever helped ignore a late delivery: let it go
+        }
+        if (now - ackedAt >= retention) {
+          if (!lease.take(1)) {
+            finished = false;
+            break;
+          }
+          old.add(kv.key);
+        }
+      }
+    }
+    old.forEach(ackedStore::delete);
+    if (finished) {
+      ackedScanFrom = null;
+      ackedScanDone = now;
+    } else if (last != null) {
+      ackedScanFrom = last;
+    }
+  }
+
+  private void quarantine(String store, byte[] key, byte[] stored, String user, RuntimeException e, long now) {
+    LOG.warn("Entry of {} does not decode; moved to the rejected topic", store, e);
+    StoredValues.Undecodable bad = StoredValues.undecodable(stored, e);
+    context.forward(StoredValues.rejected(store, key, user, bad, now), AckWheelTopology.REJECTED_SINK);
   }
 
   private void emit(Batch batch, BatchBuilder builder, long now) {
@@ -236,7 +349,7 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     RecordHeaders headers = new RecordHeaders();
     headers.add(AckWheelTopology.FINAL_HEADER,
         Boolean.toString(batch.isFinal()).getBytes(StandardCharsets.UTF_8));
-    context.forward(new Record<>(batch.userId(), timeout, now, headers));
+    context.forward(new Record<>(batch.userId(), timeout, now, headers), AckWheelTopology.TIMEOUTS_SINK);
     metrics.timeoutEmitted(batch.isFinal(), seqs.size(), now - builder.deadline);
   }
 

@@ -4,6 +4,7 @@ import dev.impipe.ack.AckTimeoutConfig;
 import dev.impipe.avro.Ack;
 import dev.impipe.avro.AckTimeout;
 import dev.impipe.avro.Delivery;
+import dev.impipe.runtime.streams.PunctuationBudget;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.Topic;
 import org.apache.kafka.common.serialization.Serdes;
@@ -20,11 +21,16 @@ public final class AckWheelTopology {
   public static final String ACKS_SOURCE = "ack-acks-source";
   public static final String WHEEL_PROCESSOR = "ack-wheel";
   public static final String TIMEOUTS_SINK = "ack-timeouts-sink";
+  /** Wheel entries that do not decode go here (the rejected topic) with their stored bytes. */
+  public static final String REJECTED_SINK = "ack-rejected-sink";
   /** {@code userId|deviceId|seq -> slot, firstPushedAt, deadline, attempts}: the timers by delivery. */
   public static final String PENDING_STORE = "ack-pending";
   /** {@code slot|userId|deviceId|seq -> empty}: the timers by slot, scanned oldest slot first. */
   public static final String WHEEL_STORE = "ack-wheel";
-  /** {@code userId|deviceId -> highest ACKed seq}: lets an ACK that overtook its delivery win. */
+  /**
+   * {@code userId|deviceId -> highest ACKed seq, ACK time}: lets an ACK that overtook its delivery win; an entry
+   * not ACKed again for {@code IM_ACK_ACKED_RETENTION} is removed (a rolling scan, bounded like the wheel).
+   */
   public static final String ACKED_STORE = "ack-acked";
   /** Header of each AckTimeout: {@code true} for the final timeout, {@code false} for a redelivery request. */
   public static final String FINAL_HEADER = "im-ack-final";
@@ -33,6 +39,15 @@ public final class AckWheelTopology {
 
   /** The topology for {@code topics} and {@code config}; meters go to {@code metrics}. */
   public static Topology build(ImTopics topics, AckTimeoutConfig config, AckWheelMetrics metrics) {
+    // One budget for the wheels of all tasks: a stream thread's punctuations together expire at most
+    // maxEntriesPerPunctuation entries per commit window (one transaction), whatever the number of tasks.
+    return build(topics, config, metrics, new PunctuationBudget(config.maxEntriesPerPunctuation(),
+        AckWheelProcessor.MAX_MS_PER_WINDOW, PunctuationBudget.DEFAULT_WINDOW_MS));
+  }
+
+  /** With a given expiry budget (tests: two topologies standing for two tasks of one thread). */
+  static Topology build(ImTopics topics, AckTimeoutConfig config, AckWheelMetrics metrics,
+      PunctuationBudget budget) {
     Topic<String, Delivery> deliveries = topics.deliveries();
     Topic<String, Ack> acks = topics.acks();
     Topic<String, AckTimeout> timeouts = topics.ackTimeouts();
@@ -40,7 +55,7 @@ public final class AckWheelTopology {
     topology.addSource(DELIVERIES_SOURCE, deliveries.keySerde().deserializer(),
         deliveries.valueSerde().deserializer(), deliveries.name());
     topology.addSource(ACKS_SOURCE, acks.keySerde().deserializer(), acks.valueSerde().deserializer(), acks.name());
-    topology.addProcessor(WHEEL_PROCESSOR, () -> new AckWheelProcessor(config, metrics),
+    topology.addProcessor(WHEEL_PROCESSOR, () -> new AckWheelProcessor(config, metrics, budget),
         DELIVERIES_SOURCE, ACKS_SOURCE);
     for (String store : new String[] {PENDING_STORE, WHEEL_STORE, ACKED_STORE}) {
       topology.addStateStore(Stores.keyValueStoreBuilder(
@@ -48,6 +63,8 @@ public final class AckWheelTopology {
     }
     topology.addSink(TIMEOUTS_SINK, timeouts.name(), timeouts.keySerde().serializer(),
         timeouts.valueSerde().serializer(), WHEEL_PROCESSOR);
+    topology.addSink(REJECTED_SINK, topics.rejected().name(), topics.rejected().keySerde().serializer(),
+        topics.rejected().valueSerde().serializer(), WHEEL_PROCESSOR);
     return topology;
   }
 

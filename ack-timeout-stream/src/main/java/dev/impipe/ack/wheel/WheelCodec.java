@@ -94,8 +94,18 @@ public final class WheelCodec {
     return ByteBuffer.allocate(LONG).putLong(seq).array();
   }
 
+  /** An {@code ack-acked} value: the seq and when it was ACKed (read by {@link #decodeSeqValue}, too). */
+  public static byte[] ackedValue(long seq, long ackedAtMs) {
+    return ByteBuffer.allocate(2 * LONG).putLong(seq).putLong(ackedAtMs).array();
+  }
+
   public static long decodeSeqValue(byte[] value) {
     return ByteBuffer.wrap(value).getLong();
+  }
+
+  /** When an {@code ack-acked} value was written; 0 for a value from before the time was kept. */
+  public static long decodeAckedAt(byte[] value) {
+    return value.length >= 2 * LONG ? ByteBuffer.wrap(value, LONG, LONG).getLong() : 0;
   }
 
   /** Flips the sign bit: big-endian bytes of the result compare (unsigned) like the signed input. */

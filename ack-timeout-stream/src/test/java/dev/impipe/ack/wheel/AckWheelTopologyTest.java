@@ -186,7 +186,7 @@ class AckWheelTopologyTest {
 
   @Test
   void afterDowntimeEveryOverdueSlotFiresOnceInBoundedRounds() {
-    // Given at most 4 entries per punctuation, a catch-up round every 10 ms, and 12 pushes: users u1..u4 get
+    // Given at most 4 entries per commit window (100 ms) of the thread, a catch-up round every 10 ms, and 12 pushes: users u1..u4 get
     // seqs 1..3 each during second 1..4 (deadline slots 16 s .. 19 s)
     start(AckTimeoutConfig.defaults().withMaxEntriesPerPunctuation(4));
     for (int user = 1; user <= 4; user++) {
@@ -202,18 +202,21 @@ class AckWheelTopologyTest {
     assertThat(timeouts.readRecordsToList()).containsExactly(
         record("u1", timeout("u1", "phone", List.of(1L, 2L, 3L), 1_001, 16_001, 1), 60_000),
         record("u2", timeout("u2", "phone", List.of(1L), 2_001, 17_001, 1), 60_000));
-    // now = 60.01 s: the catch-up round continues where the last one stopped, inside slot 17
-    advanceTo(60_010);
+    // now = 60.05 s: catch-up rounds inside the same window (one transaction) expire nothing more
+    advanceTo(60_050);
+    assertThat(timeouts.isEmpty()).isTrue();
+    // now = 60.1 s: the next window's round continues where the last one stopped, inside slot 17
+    advanceTo(60_100);
     assertThat(timeouts.readRecordsToList()).containsExactly(
-        record("u2", timeout("u2", "phone", List.of(2L, 3L), 2_002, 17_002, 1), 60_010),
-        record("u3", timeout("u3", "phone", List.of(1L, 2L), 3_001, 18_001, 1), 60_010));
-    // now = 60.02 s: the last round
-    advanceTo(60_020);
+        record("u2", timeout("u2", "phone", List.of(2L, 3L), 2_002, 17_002, 1), 60_100),
+        record("u3", timeout("u3", "phone", List.of(1L, 2L), 3_001, 18_001, 1), 60_100));
+    // now = 60.2 s: the last round
+    advanceTo(60_200);
     assertThat(timeouts.readRecordsToList()).containsExactly(
-        record("u3", timeout("u3", "phone", List.of(3L), 3_003, 18_003, 1), 60_020),
-        record("u4", timeout("u4", "phone", List.of(1L, 2L, 3L), 4_001, 19_001, 1), 60_020));
-    // now = 60.03 s .. 5 min: caught up, nothing fires twice
-    advanceTo(60_030);
+        record("u3", timeout("u3", "phone", List.of(3L), 3_003, 18_003, 1), 60_200),
+        record("u4", timeout("u4", "phone", List.of(1L, 2L, 3L), 4_001, 19_001, 1), 60_200));
+    // now = 60.3 s .. 5 min: caught up, nothing fires twice
+    advanceTo(60_300);
     advanceTo(61_000);
     advanceTo(300_000);
     assertThat(timeouts.isEmpty()).isTrue();
@@ -313,6 +316,107 @@ class AckWheelTopologyTest {
     advanceTo(16_000);
     assertThat(timeouts.readRecordsToList()).containsExactly(
         record("alice", timeout("alice", "phone", List.of(2L), 200, 15_200, 1), 16_000));
+  }
+
+  @Test
+  void twoTasksOfOneThreadShareTheExpiryBudgetOfAWindow() {
+    // Given two tasks of one stream thread (two drivers of one topology on this thread), 4 entries per window,
+    // and 3 overdue pushes in each
+    AckTimeoutConfig config = AckTimeoutConfig.defaults().withMaxEntriesPerPunctuation(4);
+    dev.impipe.runtime.streams.PunctuationBudget budget = new dev.impipe.runtime.streams.PunctuationBudget(4,
+        10_000, dev.impipe.runtime.streams.PunctuationBudget.DEFAULT_WINDOW_MS);
+    driver = new TopologyTestDriver(AckWheelTopology.build(topics, config, new AckWheelMetrics(meters), budget),
+        stateProps("first"), T0);
+    try (TopologyTestDriver second = new TopologyTestDriver(AckWheelTopology.build(topics, config,
+        AckWheelMetrics.discarding(), budget), stateProps("second"), T0)) {
+      TestOutputTopic<String, AckTimeout> out1 = output(driver);
+      TestOutputTopic<String, AckTimeout> out2 = output(second);
+      for (long seq = 1; seq <= 3; seq++) {
+        input(driver).pipeInput("a", delivery("a", seq), at(seq));
+        input(second).pipeInput("b", delivery("b", seq), at(seq));
+      }
+      // When both punctuate in one window (now = 60 s), as one thread's tasks do before their commit
+      driver.advanceWallClockTime(Duration.ofSeconds(60));
+      second.advanceWallClockTime(Duration.ofSeconds(60));
+      // Then together they expired 4 entries, not 4 each; the rest follows in the next window
+      long first = out1.readRecordsToList().stream().mapToLong(r -> r.value().getSeqs().size()).sum();
+      long other = out2.readRecordsToList().stream().mapToLong(r -> r.value().getSeqs().size()).sum();
+      assertThat(first + other).isEqualTo(4);
+      second.advanceWallClockTime(Duration.ofMillis(100));
+      driver.advanceWallClockTime(Duration.ofMillis(100));
+      first += out1.readRecordsToList().stream().mapToLong(r -> r.value().getSeqs().size()).sum();
+      other += out2.readRecordsToList().stream().mapToLong(r -> r.value().getSeqs().size()).sum();
+      assertThat(first).isEqualTo(3);
+      assertThat(other).isEqualTo(3);
+    }
+  }
+
+  @Test
+  void theHighestAckOfADeviceIsForgottenAfterTheAckedRetention() {
+    // Given a 1 min retention of ack-acked, and alice's phone ACKs seq 5 at 1 s
+    start(AckTimeoutConfig.defaults().withAckedRetention(Duration.ofMinutes(1)));
+    ack("alice", "phone", 5, at(1_000));
+    assertThat(storeSize(AckWheelTopology.ACKED_STORE)).isEqualTo(1);
+    // When a delivery of seq 4 comes late (30 s): the ACK still wins, no timer
+    advanceTo(30_000);
+    push("alice", "phone", 4, at(500));
+    assertThat(pending()).isZero();
+    // Then once a minute has passed since the ACK (now = 61 s and the next scan), the entry is gone
+    advanceTo(61_000);
+    advanceTo(68_000);
+    assertThat(storeSize(AckWheelTopology.ACKED_STORE)).isZero();
+    assertThat(timeouts.isEmpty()).isTrue();
+  }
+
+  @Test
+  void aTimerThatDoesNotDecodeIsQuarantinedAndTheSlotGoesOn() {
+    // Given two timers in slot 16 s, one of whose stored value is corrupt
+    start(AckTimeoutConfig.defaults());
+    TestOutputTopic<byte[], byte[]> rejected = driver.createOutputTopic(topics.rejected().name(),
+        topics.rejected().keySerde().deserializer(), topics.rejected().valueSerde().deserializer());
+    push("alice", "phone", 1, at(100));
+    push("bob", "phone", 1, at(200));
+    KeyValueStore<Bytes, byte[]> pendingStore = driver.getKeyValueStore(AckWheelTopology.PENDING_STORE);
+    Bytes bad = Bytes.wrap(WheelCodec.pending("alice", "phone", 1));
+    pendingStore.put(bad, new byte[] {9, 9, 9});
+
+    // When the slot is due (now = 16 s)
+    advanceTo(16_000);
+
+    // Then bob's timeout fires, alice's timer went to im.rejected with its stored bytes and left the stores
+    assertThat(timeouts.readRecordsToList()).containsExactly(
+        record("bob", timeout("bob", "phone", List.of(1L), 200, 15_200, 1), 16_000));
+    assertThat(rejected.readRecordsToList()).singleElement().satisfies(r -> {
+      assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo("alice");
+      assertThat(r.value()).containsExactly(9, 9, 9);
+      assertThat(r.headers().lastHeader(dev.impipe.runtime.streams.StoredValues.STORE_HEADER).value())
+          .isEqualTo(AckWheelTopology.PENDING_STORE.getBytes(StandardCharsets.UTF_8));
+    });
+    assertThat(pendingStore.get(bad)).isNull();
+    assertThat(storeSize(AckWheelTopology.WHEEL_STORE)).isZero();
+  }
+
+  private Properties stateProps(String dir) {
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, "ack-wheel-test");
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+    props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.resolve(dir).toString());
+    return props;
+  }
+
+  private TestInputTopic<String, Delivery> input(TopologyTestDriver d) {
+    return d.createInputTopic(topics.deliveries().name(), topics.deliveries().keySerde().serializer(),
+        topics.deliveries().valueSerde().serializer());
+  }
+
+  private TestOutputTopic<String, AckTimeout> output(TopologyTestDriver d) {
+    return d.createOutputTopic(topics.ackTimeouts().name(), topics.ackTimeouts().keySerde().deserializer(),
+        topics.ackTimeouts().valueSerde().deserializer());
+  }
+
+  private static Delivery delivery(String user, long seq) {
+    return Delivery.newBuilder().setUserId(user).setDeviceId("phone").setSeq(seq).setPushedAt(at(seq))
+        .setAttempt(1).build();
   }
 
   // --- helpers ---

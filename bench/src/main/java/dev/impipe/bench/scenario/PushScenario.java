@@ -5,17 +5,12 @@ import dev.impipe.avro.AckTimeout;
 import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.ConversationType;
 import dev.impipe.avro.MessageType;
-import dev.impipe.ack.AckTimeoutComponent;
 import dev.impipe.bench.BenchCluster;
 import dev.impipe.bench.BenchOptions;
 import dev.impipe.bench.report.Histogram;
 import dev.impipe.bench.report.Progress;
 import dev.impipe.bench.report.Result;
-import dev.impipe.fanout.FanoutComponent;
-import dev.impipe.inbox.InboxStoreComponent;
-import dev.impipe.push.PushGatewayComponent;
 import dev.impipe.push.client.DeviceClient;
-import dev.impipe.runtime.app.PipelineRuntime;
 import dev.impipe.runtime.domain.Ids;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
@@ -41,6 +36,11 @@ import org.apache.kafka.common.serialization.Deserializer;
  * between them produced to {@code im.messages} at full speed, then at half the measured push rate; every device
  * ACKs every entry. Figures: connections held, pushes delivered per second, send -> device latency, ACKs, and
  * AckTimeouts (all pushes are ACKed: must be 0).
+ *
+ * <p>The pipeline (fan-out, inbox store, ACK wheel, gateway) runs in a JVM of its own ({@code bin/im run}, HTTP on
+ * {@code IM_HTTP_PORT} or a free port), the devices in this one: each connection is a file descriptor at both ends,
+ * and 10,000 of them in one process need 20,000 descriptors plus the Streams apps' files, past the usual per-process
+ * limit of 20,000 here. Gateway figures come from its {@code /metrics} and {@code /proc/PID/status}.
  */
 public final class PushScenario implements Scenario {
 
@@ -51,9 +51,12 @@ public final class PushScenario implements Scenario {
     result.setup("devices", devices + " WebSocket devices (one user each), every entry ACKed at once");
     result.setup("load", "direct messages between random devices to im.messages: " + seconds
         + " s at full speed, then " + seconds + " s at half the pushes measured");
-    PipelineRuntime runtime = cluster.run(List.of(new FanoutComponent(), new InboxStoreComponent(),
-        new AckTimeoutComponent(), new PushGatewayComponent()), Map.of("IM_ACK_TIMEOUT", "15s"));
-    URI base = URI.create("http://127.0.0.1:" + runtime.http().port());
+    // Register the message schema now (serializing does): under load the registry must not be on the clock of the
+    // full-speed phase, whose first send would otherwise wait for it.
+    cluster.topics().messages().valueSerde().serializer().serialize(cluster.names().messages(), message(
+        new SplittableRandom(1), "u0", "u1"));
+    Gateway runtime = Gateway.start(cluster, log);
+    URI base = runtime.base;
     AtomicLong pushes = new AtomicLong();
     AtomicLong messagesSeen = new AtomicLong();
     Histogram latency = result.latency("send -> device receives (half rate)", "ms");
@@ -90,7 +93,7 @@ public final class PushScenario implements Scenario {
           }
         }
       }
-      double held = Support.gauge(runtime, "im.push.connections");
+      double held = runtime.metric("im_push_connections", "");
       result.figure("connections held", held, "connections", ">= 10,000", held >= 10_000);
 
       SplittableRandom random = new SplittableRandom(11);
@@ -104,8 +107,7 @@ public final class PushScenario implements Scenario {
         long p0 = pushes.get();
         long t0 = System.nanoTime();
         try (Progress p = Progress.start(log, result, "full speed", "pushes", 0, pushes::get,
-            () -> "messages sent " + sent.get() + ", connections " + (long) Support.gauge(runtime,
-                "im.push.connections"), "pushes delivered")) {
+            () -> "messages sent " + sent.get() + ", connections " + (long) runtime.metric("im_push_connections", ""), "pushes delivered")) {
           while (System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(seconds)) {
             if (sent.get() * 2 - (pushes.get() - p0) > 20_000) {
               Thread.onSpinWait();
@@ -138,7 +140,7 @@ public final class PushScenario implements Scenario {
       result.figure("send -> device receives p99 (half rate)", latency.percentile(99), "ms", "<= 250",
           latency.percentile(99) <= 250);
       result.figure("send -> device receives max (half rate)", latency.max(), "ms");
-      result.figure("ACKs written", Support.counter(runtime, "im.push.acks"), "acks");
+      result.figure("ACKs written", runtime.metric("im_push_acks_total", ""), "acks");
       // Every push was ACKed at once: wait out one ACK timeout, then no AckTimeout may exist.
       BenchCluster.await("one ACK timeout to pass", Duration.ofSeconds(40), new java.util.function.BooleanSupplier() {
         final long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(17);
@@ -149,13 +151,106 @@ public final class PushScenario implements Scenario {
         }
       });
       result.figure("AckTimeouts for ACKed pushes", timeoutSeqs.get(), "seqs", "0", timeoutSeqs.get() == 0);
+      result.figure("heap used (gateway JVM: gateway and Streams apps)", Support.mbValue((long) runtime.metric(
+          "jvm_memory_used_bytes", "area=\"heap\"")), "MB");
+      result.figure("RSS (gateway JVM: gateway, Streams apps)", Support.mbValue(rss(runtime.process.pid())), "MB");
       System.gc();
       long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
-      result.figure("heap after GC (gateway and clients: one JVM)", Support.mbValue(heap), "MB");
-      result.figure("RSS (gateway, clients, Streams apps: one JVM)", Support.mbValue(rss()), "MB");
+      result.figure("heap after GC (client JVM: " + devices + " devices)", Support.mbValue(heap), "MB");
+      result.figure("RSS (client JVM)", Support.mbValue(rss(ProcessHandle.current().pid())), "MB");
       clients.forEach(DeviceClient::close);
     } finally {
-      cluster.stop(runtime);
+      runtime.close();
+    }
+  }
+
+  /** The pipeline in its own JVM: {@code dev.impipe.cli.Main run} against the benchmark's broker and registry. */
+  private static final class Gateway implements AutoCloseable {
+    final Process process;
+    final URI base;
+    private final java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+
+    private Gateway(Process process, URI base) {
+      this.process = process;
+      this.base = base;
+    }
+
+    static Gateway start(BenchCluster cluster, PrintStream log) throws Exception {
+      String port = System.getenv().getOrDefault("IM_HTTP_PORT", "");
+      if (port.isBlank() || port.equals("0")) {
+        port = Integer.toString(dev.impipe.runtime.embedded.FreePorts.next());
+      }
+      Map<String, String> env = cluster.env(Map.of("IM_ACK_TIMEOUT", "15s", "IM_HTTP_PORT", port,
+          "IM_COMPONENTS", "fanout,inbox-store,ack-timeout,push-gateway"));
+      String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+      Path logFile = Files.createTempFile("im-bench-push-pipeline-", ".log");
+      ProcessBuilder pb = new ProcessBuilder(java, "-Xms256m", "-Xmx1g", "-cp", System.getProperty("java.class.path"),
+          "dev.impipe.cli.Main", "run").redirectErrorStream(true).redirectOutput(logFile.toFile());
+      pb.environment().putAll(env);
+      Process process = pb.start();
+      Gateway g = new Gateway(process, URI.create("http://127.0.0.1:" + port));
+      try {
+        BenchCluster.await("pipeline JVM healthy (log " + logFile + ")", Duration.ofSeconds(600), () -> {
+          if (!process.isAlive()) {
+            throw new IllegalStateException("the pipeline JVM exited; its log: " + logFile);
+          }
+          return g.status("/health") == 200;
+        });
+      } catch (Exception | Error e) {
+        g.close();
+        throw e;
+      }
+      cluster.step("running in its own JVM (pid " + process.pid() + ", " + g.base
+          + "): fanout, inbox-store, ack-timeout, push-gateway");
+      return g;
+    }
+
+    private int status(String path) {
+      try {
+        return http.send(java.net.http.HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(5))
+            .build(), java.net.http.HttpResponse.BodyHandlers.discarding()).statusCode();
+      } catch (java.io.IOException e) {
+        return -1;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return -1;
+      }
+    }
+
+    /** Sum of the samples of {@code name} (Prometheus text) whose labels contain {@code labelPart}; 0 if none. */
+    double metric(String name, String labelPart) {
+      String text;
+      try {
+        text = http.send(java.net.http.HttpRequest.newBuilder(base.resolve("/metrics"))
+            .timeout(Duration.ofSeconds(10)).build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+      } catch (java.io.IOException e) {
+        return 0;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return 0;
+      }
+      double sum = 0;
+      for (String line : text.split("\n")) {
+        if (line.startsWith(name + "{") || line.startsWith(name + " ")) {
+          if (labelPart.isEmpty() || line.contains(labelPart)) {
+            sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+          }
+        }
+      }
+      return sum;
+    }
+
+    @Override
+    public void close() {
+      process.destroy();
+      try {
+        if (!process.waitFor(60, TimeUnit.SECONDS)) {
+          process.destroyForcibly();
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        process.destroyForcibly();
+      }
     }
   }
 
@@ -170,18 +265,21 @@ public final class PushScenario implements Scenario {
     if (from.equals(to)) {
       return false;
     }
-    String conversation = Ids.direct(from, to);
-    String id = Long.toHexString(random.nextLong());
-    producer.send(new ProducerRecord<>(topic, conversation, ChatMessage.newBuilder().setMessageId("m" + id)
-        .setClientMsgId("c" + id).setConversationId(conversation).setConversationType(ConversationType.DIRECT)
-        .setType(MessageType.MESSAGE).setSenderId(from).setRecipientId(to).setBody("hello " + id)
-        .setSentAt(Instant.now()).setAttributes(Map.of()).build()), errors);
+    producer.send(new ProducerRecord<>(topic, Ids.direct(from, to), message(random, from, to)), errors);
     return true;
   }
 
-  private static long rss() {
+  private static ChatMessage message(SplittableRandom random, String from, String to) {
+    String conversation = Ids.direct(from, to);
+    String id = Long.toHexString(random.nextLong());
+    return ChatMessage.newBuilder().setMessageId("m" + id).setClientMsgId("c" + id).setConversationId(conversation)
+        .setConversationType(ConversationType.DIRECT).setType(MessageType.MESSAGE).setSenderId(from)
+        .setRecipientId(to).setBody("hello " + id).setSentAt(Instant.now()).setAttributes(Map.of()).build();
+  }
+
+  private static long rss(long pid) {
     try {
-      for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+      for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
         if (line.startsWith("VmRSS:")) {
           return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
         }

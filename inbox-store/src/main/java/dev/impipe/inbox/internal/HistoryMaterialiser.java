@@ -6,6 +6,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.kafka.common.utils.Bytes;
+import dev.impipe.runtime.streams.PunctuationBudget;
+import org.apache.kafka.streams.processor.Cancellable;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -39,6 +41,8 @@ public final class HistoryMaterialiser implements Processor<String, ChatMessage,
   private KeyValueStore<Bytes, ChatMessage> history;
   private KeyValueStore<Bytes, byte[]> timeIndex;
   private KeyValueStore<Bytes, Long> applied;
+  private ProcessorContext<Void, Void> sweepContext;
+  private Cancellable catchUp;
 
   public HistoryMaterialiser(String historyStore, String timeIndexStore, String appliedStore, long retentionMs,
       long sweepIntervalMs, boolean expires) {
@@ -56,6 +60,7 @@ public final class HistoryMaterialiser implements Processor<String, ChatMessage,
     this.timeIndex = context.getStateStore(timeIndexStore);
     this.applied = context.getStateStore(appliedStore);
     if (expires) {
+      sweepContext = context;
       context.schedule(Duration.ofMillis(sweepIntervalMs), PunctuationType.WALL_CLOCK_TIME, this::sweep);
     }
   }
@@ -88,13 +93,26 @@ public final class HistoryMaterialiser implements Processor<String, ChatMessage,
     }
   }
 
+  /** Bounded by the thread's share of {@link TimelineMaterialiser#SWEEPS}; a catch-up run drains the rest. */
   private void sweep(long now) {
     long cutoff = now - retentionMs;
-    if (cutoff <= 0) {
-      return;
+    boolean more = false;
+    if (cutoff > 0) {
+      try (PunctuationBudget.Lease lease = TimelineMaterialiser.SWEEPS.lease(now)) {
+        more = sweep(cutoff, lease);
+      }
     }
-    int deleted = 0;
-    while (deleted < TimelineMaterialiser.SWEEP_MAX_PER_RUN) {
+    if (more && catchUp == null) {
+      catchUp = sweepContext.schedule(Duration.ofMillis(Math.min(TimelineMaterialiser.CATCH_UP_MS,
+          sweepIntervalMs)), PunctuationType.WALL_CLOCK_TIME, this::sweep);
+    } else if (!more && catchUp != null) {
+      catchUp.cancel();
+      catchUp = null;
+    }
+  }
+
+  private boolean sweep(long cutoff, PunctuationBudget.Lease lease) {
+    while (true) {
       List<Bytes> expired = new ArrayList<>(TimelineMaterialiser.SWEEP_BATCH);
       try (KeyValueIterator<Bytes, byte[]> it = timeIndex.range(StoreKeys.timeIndexStart(),
           StoreKeys.timeIndexBefore(cutoff))) {
@@ -103,12 +121,14 @@ public final class HistoryMaterialiser implements Processor<String, ChatMessage,
         }
       }
       for (Bytes index : expired) {
+        if (!lease.take(2)) {
+          return true;
+        }
         timeIndex.delete(index);
         history.delete(StoreKeys.timeIndexEntry(index));
       }
-      deleted += expired.size();
       if (expired.size() < TimelineMaterialiser.SWEEP_BATCH) {
-        return;
+        return false;
       }
     }
   }

@@ -1,11 +1,14 @@
 package dev.impipe.inbox.internal;
 
+import dev.impipe.runtime.streams.PunctuationBudget;
+import dev.impipe.runtime.streams.StoredValues;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Function;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.processor.Cancellable;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -21,13 +24,31 @@ import org.apache.kafka.streams.state.KeyValueStore;
  *
  * <p>Bad records (no key, no value, a key that is not the value's owner) are thrown back to Streams, whose
  * processing exception handler sends them to the rejected topic with the reason.
+ *
+ * <p>The sweep is bounded per stream thread, not per task: all sweeps of a thread share one
+ * {@link PunctuationBudget} (records and time per commit window), so one transaction never carries more than about
+ * a budget of deletions however many tasks and expired entries there are. While expired entries remain, a catch-up
+ * punctuation runs every {@link #CATCH_UP_MS} until the backlog is gone. A stored entry that no longer decodes is
+ * written to the rejected topic with its stored bytes (through the child the topology names, a sink), removed,
+ * and the sweep goes on.
  */
-public final class TimelineMaterialiser<V> implements Processor<String, V, Void, Void> {
+public final class TimelineMaterialiser<V> implements Processor<String, V, byte[], byte[]> {
+
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(TimelineMaterialiser.class);
 
   /** Time-index entries deleted per range read: the iterator is closed before deleting. */
   static final int SWEEP_BATCH = 1_000;
-  /** Upper bound of deletions per punctuation, so a huge backlog does not stall processing; the next run goes on. */
-  static final int SWEEP_MAX_PER_RUN = 100_000;
+  /** Changelog records one expired entry costs: time index, entry, count. */
+  static final int WRITES_PER_ENTRY = 3;
+  /** How soon the sweep runs again while expired entries are left (the budget of a window was used up). */
+  static final long CATCH_UP_MS = 100;
+  /**
+   * The sweeps of every inbox/timeline materialiser of a thread: 30,000 changelog records (10,000 entries) per
+   * 100 ms window, so a backlog drains at up to 100,000 entries/s per thread; and at most 1 s per window, a safety
+   * net (a slow disk) far under the 10 s transaction timeout.
+   */
+  public static final PunctuationBudget SWEEPS = new PunctuationBudget(30_000, 1_000,
+      PunctuationBudget.DEFAULT_WINDOW_MS);
 
   private static final byte[] PRESENT = new byte[0];
 
@@ -36,17 +57,31 @@ public final class TimelineMaterialiser<V> implements Processor<String, V, Void,
       String ownerField, long retentionMs, long maxPerOwner, long sweepIntervalMs, boolean expires) {}
 
   private final Spec<V> spec;
+  private final PunctuationBudget budget;
+  private final String rejectedChild;
   private KeyValueStore<Bytes, V> entries;
   private KeyValueStore<Bytes, byte[]> timeIndex;
   private KeyValueStore<Bytes, Long> counts;
-  private ProcessorContext<Void, Void> context;
+  private ProcessorContext<byte[], byte[]> context;
+  private Cancellable catchUp;
 
+  /** Sweeps share {@link #SWEEPS}; quarantined entries go nowhere but the log. */
   public TimelineMaterialiser(Spec<V> spec) {
+    this(spec, SWEEPS, null);
+  }
+
+  /**
+   * @param budget shared by the sweeps of the app (per thread)
+   * @param rejectedChild the child that writes quarantined entries to the rejected topic, or null for none
+   */
+  public TimelineMaterialiser(Spec<V> spec, PunctuationBudget budget, String rejectedChild) {
     this.spec = spec;
+    this.budget = budget;
+    this.rejectedChild = rejectedChild;
   }
 
   @Override
-  public void init(ProcessorContext<Void, Void> context) {
+  public void init(ProcessorContext<byte[], byte[]> context) {
     this.context = context;
     this.entries = context.getStateStore(spec.entryStore());
     this.timeIndex = context.getStateStore(spec.timeIndexStore());
@@ -101,11 +136,24 @@ public final class TimelineMaterialiser<V> implements Processor<String, V, Void,
 
   private void sweep(long now) {
     long cutoff = now - spec.retentionMs();
-    if (cutoff <= 0) {
-      return;
+    boolean more = false;
+    if (cutoff > 0) {
+      try (PunctuationBudget.Lease lease = budget.lease(now)) {
+        more = sweep(cutoff, lease);
+      }
     }
-    int deleted = 0;
-    while (deleted < SWEEP_MAX_PER_RUN) {
+    if (more && catchUp == null) {
+      catchUp = context.schedule(Duration.ofMillis(Math.min(CATCH_UP_MS, spec.sweepIntervalMs())),
+          PunctuationType.WALL_CLOCK_TIME, this::sweep);
+    } else if (!more && catchUp != null) {
+      catchUp.cancel();
+      catchUp = null;
+    }
+  }
+
+  /** Deletes expired entries while the lease allows; true if some are left for a later run. */
+  private boolean sweep(long cutoff, PunctuationBudget.Lease lease) {
+    while (true) {
       List<Bytes> expired = new ArrayList<>(SWEEP_BATCH);
       try (KeyValueIterator<Bytes, byte[]> it = timeIndex.range(StoreKeys.timeIndexStart(),
           StoreKeys.timeIndexBefore(cutoff))) {
@@ -115,17 +163,40 @@ public final class TimelineMaterialiser<V> implements Processor<String, V, Void,
         }
       }
       for (Bytes index : expired) {
+        if (!lease.take(WRITES_PER_ENTRY)) {
+          return true;
+        }
         timeIndex.delete(index);
         Bytes entry = StoreKeys.timeIndexEntry(index);
-        // null when the per-owner cap evicted it already: then it was not counted any more either.
-        if (entries.delete(entry) != null && counts != null) {
+        // false when the per-owner cap evicted it already: then it was not counted any more either.
+        if (remove(entry) && counts != null) {
           decrement(StoreKeys.owner(StoreKeys.entryOwner(entry)));
         }
       }
-      deleted += expired.size();
       if (expired.size() < SWEEP_BATCH) {
-        return;
+        return false;
       }
+    }
+  }
+
+  /** Deletes a stored entry; one that does not decode is quarantined (rejected topic, stored bytes) and deleted. */
+  private boolean remove(Bytes key) {
+    try {
+      return entries.delete(key) != null;
+    } catch (RuntimeException e) {
+      StoredValues.Undecodable bad = StoredValues.Undecodable.in(e);
+      if (bad == null) {
+        throw e;
+      }
+      String owner = StoreKeys.entryOwner(key);
+      LOG.warn("Stored entry of '{}' in {} does not decode; moved to the rejected topic", owner,
+          spec.entryStore(), bad);
+      if (rejectedChild != null) {
+        context.forward(StoredValues.rejected(spec.entryStore(), key.get(), owner, bad,
+            context.currentSystemTimeMs()), rejectedChild);
+      }
+      entries.put(key, null); // a put of null deletes without reading the old value
+      return true;
     }
   }
 
