@@ -4,13 +4,17 @@ import dev.impipe.fanout.internal.MembershipProcessor;
 import dev.impipe.fanout.internal.MessageFanoutProcessor;
 import dev.impipe.runtime.domain.HistoryKey;
 import dev.impipe.runtime.topics.ImTopics;
+import java.time.Duration;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.state.Stores;
 
 /**
- * Fan-out (write diffusion): {@code im.messages} x {@code im.group-members} -> {@code im.inbox}, one entry per
- * recipient keyed by user id. The offset of each inbox entry becomes that user's sequence id.
+ * Fan-out (write diffusion): {@code im.messages} -> {@code im.inbox}, one entry per recipient keyed by user id. The
+ * offset of each inbox entry becomes that user's sequence id. Membership changes are control records (JOIN / LEAVE)
+ * in {@code im.messages}, so a group's log is the one order of its messages and membership; the applied ones are
+ * also written to {@code im.group-members}, whose records written by others (operators, older producers) are still
+ * applied.
  */
 public final class FanoutTopology {
 
@@ -23,6 +27,12 @@ public final class FanoutTopology {
   public static final String INBOX_SINK = "fanout-inbox-sink";
   /** Accepted records of {@code im.messages} by conversation seq: what history serves (see {@code HistoryKey}). */
   public static final String HISTORY_SINK = "fanout-history-sink";
+  /**
+   * Applied JOIN / LEAVE control records of {@code im.messages}, as {@code MembershipChange}s: keeps
+   * {@code im.group-members} a complete record of membership for its consumers (derived; see
+   * {@code MembershipProcessor#DERIVED_HEADER}).
+   */
+  public static final String GROUP_MEMBERS_SINK = "fanout-group-members-sink";
 
   /** {@code [u16 len][groupId][userId] -> joinedAt}; a group is one prefix range. */
   public static final String MEMBERS_STORE = "fanout-members";
@@ -41,6 +51,11 @@ public final class FanoutTopology {
    * exactly, where record timestamps can tie.
    */
   public static final String CLOCK_STORE = "fanout-clock";
+  /**
+   * Past memberships, {@code [u16 len][groupId][userId] -> [joined clock][left clock]}, windowed by the leave's record
+   * time and kept for the recall window: a recall reaches a member who left and rejoined after the message.
+   */
+  public static final String PAST_MEMBERS_STORE = "fanout-past-members";
   /** {@code groupId -> GroupState} (member count, read-diffusion mode, last conversation seq). */
   public static final String GROUPS_STORE = "fanout-groups";
 
@@ -64,12 +79,17 @@ public final class FanoutTopology {
         config.dedupeWindow(), config.dedupeWindow(), false), Serdes.String(), Serdes.String()), FANOUT_PROCESSOR);
     topology.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(SENT_STORE,
         config.recallWindow(), config.recallWindow(), false), Serdes.String(), Serdes.String()), FANOUT_PROCESSOR);
+    topology.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(PAST_MEMBERS_STORE,
+        config.recallWindow(), Duration.ofMillis(1), true), Serdes.Bytes(), Serdes.ByteArray()),
+        MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
     topology.addSink(INBOX_SINK, topics.inbox().name(), topics.inbox().keySerde().serializer(),
         topics.inbox().valueSerde().serializer(), MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
     topology.addSink(HISTORY_SINK, topics.history().name(), topics.history().keySerde().serializer(),
         topics.history().valueSerde().serializer(),
         (String topic, String key, Object value, int partitions) -> HistoryKey.partitions(key, partitions),
         FANOUT_PROCESSOR);
+    topology.addSink(GROUP_MEMBERS_SINK, topics.groupMembers().name(), topics.groupMembers().keySerde().serializer(),
+        topics.groupMembers().valueSerde().serializer(), FANOUT_PROCESSOR);
     return topology;
   }
 }

@@ -230,6 +230,28 @@ class FanoutTopologyTest {
   }
 
   @Test
+  void aRecallReachesAMemberWhoLeftAndRejoinedAfterTheMessageButNotANewcomer() {
+    // Given alice and bob in g1, and a message from alice
+    join("g1", "alice");
+    join("g1", "bob");
+    ChatMessage original = group("alice", "g1", "oops");
+    send(original);
+    // and bob leaves and is added back, carol joins for the first time
+    leave("g1", "bob");
+    join("g1", "bob");
+    join("g1", "carol");
+    inbox.readKeyValuesToList();
+
+    // When alice recalls it
+    send(ChatMessage.newBuilder(group("alice", "g1", null)).setType(MessageType.RECALL)
+        .setRefMessageId(original.getMessageId()).build());
+
+    // Then bob, whose inbox holds the original, gets the RECALL too; carol, who never got it, does not
+    assertThat(inbox.readKeyValuesToList()).extracting(kv -> kv.key + ":" + kv.value.getType())
+        .containsExactlyInAnyOrder("alice:RECALL", "bob:RECALL");
+  }
+
+  @Test
   void recallByAnotherUserIsRejectedAndOnlyTellsTheRecaller() {
     ChatMessage original = direct("alice", "bob", "hi");
     send(original);

@@ -7,10 +7,12 @@ import dev.impipe.inbox.internal.CursorMaterialiser;
 import dev.impipe.inbox.internal.HistoryMaterialiser;
 import dev.impipe.inbox.internal.LargeGroupMaterialiser;
 import dev.impipe.inbox.internal.MembershipMaterialiser;
+import dev.impipe.inbox.internal.RecallMaterialiser;
 import dev.impipe.inbox.internal.TimelineMaterialiser;
 import dev.impipe.runtime.streams.StoredValues;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.Topic;
+import java.time.Duration;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.Topology;
@@ -31,6 +33,11 @@ public final class InboxStoreTopology {
 
   /** Inbox entries: key {@code id(userId) | seq}, value {@link InboxEntry}; seq = offset in {@code im.inbox}. */
   public static final String INBOX_STORE = "inbox-entries";
+  /**
+   * Recall index: key {@code id(owner) | id(messageId)}, value the inbox seq of that MESSAGE entry (window store by
+   * record time, segments dropped after the inbox retention). Lets a RECALL remove the body it withdraws.
+   */
+  public static final String RECALL_INDEX_STORE = "inbox-received-messages";
   /** Retention index of the inbox: key {@code timestamp | inbox key}, empty value. */
   public static final String INBOX_TIME_INDEX_STORE = "inbox-time-index";
   /** Stored inbox entries per user (for the per-user cap): key {@code id(userId)}, value count. */
@@ -68,10 +75,14 @@ public final class InboxStoreTopology {
   public static final String INBOX_PROCESSOR = "inbox-materialiser";
   public static final String LARGE_GROUP_PROCESSOR = "large-group-materialiser";
   public static final String MEMBERSHIP_PROCESSOR = "membership-materialiser";
+  public static final String RECALL_PROCESSOR = "recall-materialiser";
   public static final String CURSOR_PROCESSOR = "device-cursor-materialiser";
   public static final String TIMELINE_PROCESSOR = "conversation-timeline-materialiser";
   /** Where the inbox materialiser sends stored entries that no longer decode (the rejected topic). */
   public static final String INBOX_REJECTED_SINK = "inbox-rejected-sink";
+
+  /** About 100 years: the retention of a window store that should never expire. */
+  private static final long FOREVER_MS = Duration.ofDays(36_500).toMillis();
 
   private InboxStoreTopology() {}
 
@@ -95,6 +106,9 @@ public final class InboxStoreTopology {
     topology.addProcessor(LARGE_GROUP_PROCESSOR, () -> new LargeGroupMaterialiser(LARGE_GROUPS_STORE,
         cfg.inboxRetentionMs(), cfg.inboxExpires()), INBOX_SOURCE);
     topology.addProcessor(MEMBERSHIP_PROCESSOR, () -> new MembershipMaterialiser(MEMBERSHIPS_STORE), INBOX_SOURCE);
+    // After the inbox materialiser (children run in the order added): the recalled entry is already stored.
+    topology.addProcessor(RECALL_PROCESSOR, () -> new RecallMaterialiser(INBOX_STORE, RECALL_INDEX_STORE),
+        INBOX_SOURCE);
     topology.addSource(CURSOR_SOURCE, cursors.keySerde().deserializer(), cursors.valueSerde().deserializer(),
         cursors.name());
     topology.addProcessor(CURSOR_PROCESSOR, () -> new CursorMaterialiser(CURSOR_STORE), CURSOR_SOURCE);
@@ -102,7 +116,11 @@ public final class InboxStoreTopology {
     // Queried stores skip the record cache: reads see every write at once, and IQv2 position bounds (minSeq)
     // are checked against the store that holds the data.
     topology.addStateStore(queried(INBOX_STORE, StoredValues.quarantining(topics.valueSerde(InboxEntry.class))),
-        INBOX_PROCESSOR);
+        INBOX_PROCESSOR, RECALL_PROCESSOR);
+    // Segments expire with the inbox (effectively never when the inbox is kept forever, like the inbox itself).
+    Duration indexRetention = Duration.ofMillis(cfg.inboxExpires() ? cfg.inboxRetentionMs() : FOREVER_MS);
+    topology.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(RECALL_INDEX_STORE, indexRetention,
+        Duration.ofMillis(1), false), Serdes.Bytes(), Serdes.Long()), RECALL_PROCESSOR);
     topology.addStateStore(index(INBOX_TIME_INDEX_STORE), INBOX_PROCESSOR);
     topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(INBOX_COUNT_STORE),
         Serdes.Bytes(), Serdes.Long()), INBOX_PROCESSOR);

@@ -183,6 +183,40 @@ class HybridSyncTest {
   }
 
   @Test
+  void aLeaveAndRejoinOfALargeGroupWithNoMessageInBetweenShowsEveryLaterMessageOnce() {
+    startStore(InboxStoreConfig.defaults());
+    Fanout fanout = new Fanout();
+    Device phone = new Device("b", "phone", 2);
+    // Given a large group {a, b, c, d} (threshold 3) with messages b has synced
+    fanout.join("a");
+    fanout.join("b");
+    fanout.join("c");
+    fanout.join("d");
+    fanout.send("a");
+    fanout.send("c");
+    phone.syncAll();
+    // When b leaves and is added back with no message in between (both take effect at the same conversation seq;
+    // 3 members keep the group large), then three messages are sent
+    fanout.leave("b");
+    phone.syncAll();
+    fanout.join("b");
+    fanout.send("a");
+    fanout.send("c");
+    fanout.send("d");
+
+    // Then b's phone, and a new tablet, show every message b was a member for, each once, in order
+    phone.syncAll();
+    Device tablet = new Device("b", "tablet", 3);
+    tablet.syncAll();
+    for (Device device : List.of(phone, tablet)) {
+      assertThat(device.messages).as("messages on b's %s", device.device)
+          .containsExactlyElementsOf(fanout.expected.get("b"));
+      assertThat(device.messages).containsSubsequence("m3", "m4", "m5");
+    }
+    assertThat(phone.syncPage().entries()).isEmpty();
+  }
+
+  @Test
   void aGroupTimelineIsReadFromTheIntervalStartWhenTheDeviceHasNoPositionYet() {
     startStore(InboxStoreConfig.defaults());
     Fanout fanout = new Fanout();

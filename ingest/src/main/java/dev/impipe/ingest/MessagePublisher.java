@@ -236,16 +236,33 @@ public final class MessagePublisher implements AutoCloseable {
     }
   }
 
+  /**
+   * A user's request ({@code actor} set) is a JOIN / LEAVE control record in {@code im.messages}, keyed by the group
+   * like its messages: the group's log is then the one order of its membership and messages, so a message sent after
+   * an acknowledged change is fanned out after it whatever the clocks say. The fan-out applies the group rules there
+   * and writes the applied change to {@code im.group-members}. An operator's change (no actor) still goes to
+   * {@code im.group-members} directly, ordered against messages only by timestamps.
+   */
   private CompletableFuture<Void> membership(String actor, String groupId, String userId, MembershipOp op,
       String clientMsgId) {
     optionalId("actor", actor);
     requireId("groupId", groupId);
     requireId("userId", userId);
     optionalId("clientMsgId", clientMsgId);
+    Instant now = clock.instant();
+    if (actor != null) {
+      String requestId = clientMsgId != null ? clientMsgId : UUID.randomUUID().toString();
+      ChatMessage control = ChatMessage.newBuilder().setAttributes(Map.of())
+          .setConversationType(ConversationType.GROUP).setConversationId(groupId).setGroupId(groupId)
+          .setMessageId(messageId(actor, groupId, requestId)).setClientMsgId(requestId)
+          .setType(op == MembershipOp.JOIN ? MessageType.JOIN : MessageType.LEAVE)
+          .setSenderId(actor).setMemberId(userId).setSentAt(now).build();
+      return publish(control).thenApply(x -> null);
+    }
     MembershipChange change = MembershipChange.newBuilder().setGroupId(groupId).setUserId(userId).setOp(op)
-        .setAt(clock.instant()).setActorId(actor).setClientMsgId(clientMsgId).build();
+        .setAt(now).build();
     String topic = topics.groupMembers().name();
-    return send(new ProducerRecord<>(topic, groupId,
+    return send(new ProducerRecord<>(topic, null, now.toEpochMilli(), groupId,
         topics.groupMembers().valueSerde().serializer().serialize(topic, change))).thenApply(x -> null);
   }
 
@@ -267,7 +284,8 @@ public final class MessagePublisher implements AutoCloseable {
 
   private CompletableFuture<Accepted> publish(ChatMessage message) {
     String topic = topics.messages().name();
-    return send(new ProducerRecord<>(topic, message.getConversationId(),
+    // Stamped with this publisher's clock (the producer's wall clock in production): each ingest instance's own.
+    return send(new ProducerRecord<>(topic, null, clock.millis(), message.getConversationId(),
         topics.messages().valueSerde().serializer().serialize(topic, message)))
         .thenApply(x -> new Accepted(message.getMessageId(), message.getConversationId(), false));
   }

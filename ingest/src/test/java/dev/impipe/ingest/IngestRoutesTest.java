@@ -103,12 +103,12 @@ class IngestRoutesTest {
   }
 
   @Test
-  void membershipAndCancelAnswer202() throws Exception {
+  void membershipAndCancelAnswer202AndMembershipGoesIntoTheGroupsLog() throws Exception {
     assertThat(call("PUT", "/v1/groups/g1/members/alice", "").statusCode()).isEqualTo(202);
     assertThat(call("DELETE", "/v1/groups/g1/members/alice", "").statusCode()).isEqualTo(202);
     assertThat(call("DELETE", "/v1/scheduled/m42", "").statusCode()).isEqualTo(202);
     assertThat(producer.history()).extracting(r -> r.topic())
-        .containsExactly("im.group-members", "im.group-members", "im.delayed");
+        .containsExactly("im.messages", "im.messages", "im.delayed");
   }
 
   @Test

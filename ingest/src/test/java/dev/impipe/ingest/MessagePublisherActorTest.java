@@ -3,8 +3,11 @@ package dev.impipe.ingest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.impipe.avro.ChatMessage;
+import dev.impipe.avro.ConversationType;
 import dev.impipe.avro.MembershipChange;
 import dev.impipe.avro.MembershipOp;
+import dev.impipe.avro.MessageType;
 import dev.impipe.avro.ScheduleCommand;
 import dev.impipe.avro.ScheduleOp;
 import dev.impipe.delay.DelayHeaders;
@@ -51,21 +54,30 @@ class MessagePublisherActorTest {
   }
 
   @Test
-  void joinAndLeaveCarryTheActorAndTheRequestId() throws Exception {
+  void aUsersJoinAndLeaveAreControlRecordsInTheGroupsLogCarryingTheActorAndTheRequestId() throws Exception {
     publisher.join("alice", "g1", "bob", "c-7").get();
     publisher.leave("bob", "g1", "bob").get();
 
+    // In im.messages, keyed by the group like its messages: one log orders membership and messages
+    assertThat(producer.history()).extracting(ProducerRecord::topic).containsExactly("im.messages", "im.messages");
     assertThat(producer.history()).extracting(ProducerRecord::key).containsExactly("g1", "g1");
-    MembershipChange join = membership(0);
-    assertThat(join.getOp()).isEqualTo(MembershipOp.JOIN);
-    assertThat(join.getUserId()).isEqualTo("bob");
-    assertThat(join.getActorId()).isEqualTo("alice");
+    assertThat(producer.history()).extracting(ProducerRecord::timestamp)
+        .containsExactly(NOW.toEpochMilli(), NOW.toEpochMilli());
+    ChatMessage join = control(0);
+    assertThat(join.getType()).isEqualTo(MessageType.JOIN);
+    assertThat(join.getMemberId()).isEqualTo("bob");
+    assertThat(join.getSenderId()).isEqualTo("alice");
+    assertThat(join.getConversationType()).isEqualTo(ConversationType.GROUP);
+    assertThat(join.getConversationId()).isEqualTo("g1");
+    assertThat(join.getGroupId()).isEqualTo("g1");
     assertThat(join.getClientMsgId()).isEqualTo("c-7");
-    assertThat(join.getAt()).isEqualTo(NOW);
-    MembershipChange leave = membership(1);
-    assertThat(leave.getOp()).isEqualTo(MembershipOp.LEAVE);
-    assertThat(leave.getActorId()).isEqualTo("bob");
-    assertThat(leave.getClientMsgId()).isNull();
+    assertThat(join.getMessageId()).isEqualTo(MessagePublisher.messageId("alice", "g1", "c-7"));
+    assertThat(join.getSentAt()).isEqualTo(NOW);
+    ChatMessage leave = control(1);
+    assertThat(leave.getType()).isEqualTo(MessageType.LEAVE);
+    assertThat(leave.getSenderId()).isEqualTo("bob");
+    assertThat(leave.getMemberId()).isEqualTo("bob");
+    assertThat(leave.getClientMsgId()).isNotBlank();
   }
 
   @Test
@@ -107,6 +119,10 @@ class MessagePublisherActorTest {
     assertThatThrownBy(() -> publisher.cancelScheduled("bad requester", "m1"))
         .isInstanceOf(InvalidRequestException.class).hasMessageContaining("requester");
     assertThat(producer.history()).isEmpty();
+  }
+
+  private ChatMessage control(int i) {
+    return topics.messages().valueSerde().deserializer().deserialize("im.messages", producer.history().get(i).value());
   }
 
   private MembershipChange membership(int i) {

@@ -39,4 +39,15 @@ public final class MemberKeys {
   public static long joinedAt(byte[] value) {
     return ByteBuffer.wrap(value).getLong();
   }
+
+  /** A past membership: joined at clock {@code joined}, left at clock {@code left}. */
+  public static byte[] period(long joined, long left) {
+    return java.nio.ByteBuffer.allocate(2 * Long.BYTES).putLong(joined).putLong(left).array();
+  }
+
+  /** Whether the past membership {@code period} covers clock {@code at} (the user was a member then). */
+  public static boolean covers(byte[] period, long at) {
+    java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(period);
+    return b.getLong() < at && at < b.getLong();
+  }
 }

@@ -4,18 +4,23 @@ import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.ConversationType;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.InboxEntryType;
+import dev.impipe.avro.MembershipChange;
+import dev.impipe.avro.MembershipOp;
 import dev.impipe.fanout.FanoutConfig;
 import dev.impipe.fanout.FanoutMetrics;
 import dev.impipe.fanout.FanoutTopology;
 import dev.impipe.fanout.RejectedRecordException;
 import dev.impipe.runtime.domain.HistoryKey;
 import dev.impipe.runtime.domain.Ids;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.function.Supplier;
 import org.apache.avro.specific.SpecificRecord;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
@@ -49,6 +54,8 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
   private WindowStore<String, String> sent;
   private TaskClock clock;
   private KeyValueStore<String, byte[]> groups;
+  private MembershipRules membership;
+  private WindowStore<Bytes, byte[]> pastMembers;
 
   public MessageFanoutProcessor(FanoutConfig config, FanoutMetrics metrics) {
     this.config = config;
@@ -63,12 +70,24 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     this.sent = context.getStateStore(FanoutTopology.SENT_STORE);
     this.clock = new TaskClock(context.getStateStore(FanoutTopology.CLOCK_STORE));
     this.groups = context.getStateStore(FanoutTopology.GROUPS_STORE);
+    this.pastMembers = context.getStateStore(FanoutTopology.PAST_MEMBERS_STORE);
+    this.membership = new MembershipRules(metrics, members, groups, clock, pastMembers);
   }
 
   @Override
   public void process(Record<String, ChatMessage> record) {
     long seq = context.recordMetadata().map(RecordMetadata::offset).orElse(-1L);
     recallOverwrite = null;
+    if (record.value() != null && isMembership(record.value().getType())) {
+      // A control record: not a message, so history shows nothing at its seq, and a join takes effect after it.
+      clock.unaccepted(seq);
+      try {
+        applyMembership(record, seq);
+      } finally {
+        nothingInHistory(record.key(), seq, record);
+      }
+      return;
+    }
     try {
       if (!fanOut(record, seq)) {
         clock.unaccepted(seq);
@@ -78,6 +97,37 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
       clock.unaccepted(seq);
       nothingInHistory(record.key(), seq, record);
       throw e;
+    }
+  }
+
+  private static boolean isMembership(dev.impipe.avro.MessageType type) {
+    return type == dev.impipe.avro.MessageType.JOIN || type == dev.impipe.avro.MessageType.LEAVE;
+  }
+
+  /**
+   * A JOIN / LEAVE written into the conversation's log (by ingest, for a user's request): applied in the log's order,
+   * so a message acknowledged after it is fanned out after it, whatever the producers' clocks say. An applied change
+   * is also written to {@code im.group-members} (header {@link MembershipProcessor#DERIVED_HEADER}) for the consumers
+   * of that topic; this processor's own membership input skips it.
+   */
+  private void applyMembership(Record<String, ChatMessage> record, long seq) {
+    ChatMessage m = record.value();
+    validate(record.key(), m);
+    MembershipChange change = MembershipChange.newBuilder()
+        .setGroupId(m.getGroupId())
+        .setUserId(m.getMemberId())
+        .setOp(m.getType() == dev.impipe.avro.MessageType.JOIN ? MembershipOp.JOIN : MembershipOp.LEAVE)
+        .setAt(m.getSentAt())
+        .setActorId(m.getSenderId())
+        .setClientMsgId(m.getClientMsgId())
+        .build();
+    boolean changed = membership.apply(change, seq, record.timestamp(), (user, entry) ->
+        context.forward(record.withKey(user).withValue(entry), FanoutTopology.INBOX_SINK));
+    if (changed) {
+      Headers headers = new RecordHeaders().add(MembershipProcessor.DERIVED_HEADER,
+          Long.toString(seq).getBytes(StandardCharsets.UTF_8));
+      context.forward(record.withKey(m.getGroupId()).withValue((SpecificRecord) change).withHeaders(headers),
+          FanoutTopology.GROUP_MEMBERS_SINK);
     }
   }
 
@@ -114,7 +164,7 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
         case MESSAGE -> messageRecipients(m);
         case READ -> readRecipients(m);
         case RECALL -> recallRecipients(m, timestamp);
-        case UNKNOWN -> throw new IllegalStateException("validated: " + m.getType());
+        case UNKNOWN, JOIN, LEAVE -> throw new IllegalStateException("validated: " + m.getType());
       };
     } catch (Refused refused) {
       // The sender's devices learn of it; then the dead letter (same transaction, see RejectedRecordException).
@@ -133,7 +183,7 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
       case MESSAGE -> InboxEntryType.MESSAGE;
       case READ -> InboxEntryType.READ;
       case RECALL -> InboxEntryType.RECALL;
-      case UNKNOWN -> throw new IllegalStateException("validated: " + m.getType());
+      case UNKNOWN, JOIN, LEAVE -> throw new IllegalStateException("validated: " + m.getType());
     };
     List<String> users = m.getConversationType() == ConversationType.GROUP
         ? groupMode(record, m, seq, recipients) : recipients.get();
@@ -234,6 +284,14 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
           throw reject("RECALL needs refMessageId");
         }
       }
+      case JOIN, LEAVE -> {
+        if (m.getConversationType() != ConversationType.GROUP) {
+          throw reject(m.getType() + " needs a group conversation");
+        }
+        if (!Ids.valid(m.getMemberId())) {
+          throw reject(m.getType() + " needs a valid memberId, got '" + m.getMemberId() + "'");
+        }
+      }
       default -> { }
     }
   }
@@ -284,9 +342,10 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
       List<String> users = distinct(m.getRecipientId(), m.getSenderId());
       return () -> users;
     }
-    // Everyone who received the original and is still a member (a member who left receives nothing later).
+    // Everyone who received the original and is still a member (a member who left receives nothing later), also
+    // when they left and came back since: their inbox still holds the original.
     long sentAtClock = Long.parseLong(parts[2]);
-    return () -> groupMembers(m.getGroupId(), sentAtClock);
+    return () -> recallRecipients(m.getGroupId(), sentAtClock, from);
   }
 
   /**
@@ -309,6 +368,35 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
         .setAttributes(java.util.Map.of(RECALLED_ATTRIBUTE, recall.getMessageId()))
         .build();
     return KeyValue.pair(HistoryKey.of(recall.getConversationId(), seq), stub);
+  }
+
+  /**
+   * Current members who received the message sent at clock {@code sentAtClock}: joined before it, or joined since
+   * but were members then (a past membership, remembered from {@code from}, the start of the recall window).
+   */
+  private List<String> recallRecipients(String groupId, long sentAtClock, long from) {
+    List<String> users = new ArrayList<>();
+    try (KeyValueIterator<Bytes, byte[]> it =
+        members.prefixScan(MemberKeys.groupPrefix(groupId), Serdes.Bytes().serializer())) {
+      while (it.hasNext()) {
+        KeyValue<Bytes, byte[]> member = it.next();
+        if (MemberKeys.joinedAt(member.value) < sentAtClock || wasMemberAt(member.key, sentAtClock, from)) {
+          users.add(MemberKeys.userId(member.key));
+        }
+      }
+    }
+    return users;
+  }
+
+  private boolean wasMemberAt(Bytes member, long clockAt, long from) {
+    try (WindowStoreIterator<byte[]> it = pastMembers.fetch(member, from, Long.MAX_VALUE)) {
+      while (it.hasNext()) {
+        if (MemberKeys.covers(it.next().value, clockAt)) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   private List<String> groupMembers(String groupId, long joinedBefore) {

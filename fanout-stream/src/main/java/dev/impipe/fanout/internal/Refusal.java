@@ -34,13 +34,16 @@ record Refusal(String code, String reason) {
         .build();
   }
 
-  /** The REJECTED entry for the actor of a refused membership change (never null here: operators are not refused). */
-  InboxEntry entryFor(MembershipChange change) {
+  /**
+   * The REJECTED entry for the actor of a refused membership change (never null here: operators are not refused);
+   * {@code seq} is the change's conversation seq when it came through {@code im.messages}, else -1.
+   */
+  InboxEntry entryFor(MembershipChange change, long seq) {
     return InboxEntry.newBuilder()
         .setUserId(change.getActorId())
         .setType(InboxEntryType.REJECTED)
         .setConversationId(change.getGroupId())
-        .setConversationSeq(-1L)
+        .setConversationSeq(seq)
         .setClientMsgId(change.getClientMsgId())
         .setSenderId(change.getActorId())
         .setTimestamp(change.getAt())

@@ -58,6 +58,11 @@ public final class JsonViews {
     putIfSet(json, "targetUserId", entry.getTargetUserId());
     putIfSet(json, "reasonCode", entry.getReasonCode());
     putIfSet(json, "reason", entry.getReason());
+    // A recalled MESSAGE: served without its body, marked.
+    if (entry.getRecalledBy() != null) {
+      json.put("recalled", true);
+      json.put("recalledBy", entry.getRecalledBy());
+    }
     return json;
   }
 
@@ -81,6 +86,7 @@ public final class JsonViews {
         .setTargetUserId(text(json, "targetUserId"))
         .setReasonCode(text(json, "reasonCode"))
         .setReason(text(json, "reason"))
+        .setRecalledBy(text(json, "recalledBy"))
         .build();
   }
 

@@ -69,6 +69,11 @@ public final class StoreKeys {
     return cursor(user, group);
   }
 
+  /** The key of the recall index: which inbox seq of {@code owner} holds message {@code messageId}. */
+  public static Bytes received(String owner, String messageId) {
+    return cursor(owner, messageId);
+  }
+
   /** Inclusive lower bound of every large-group key of {@code user}: the bare {@code id(user)} sorts first. */
   public static Bytes largeGroupsFrom(String user) {
     return owner(user);

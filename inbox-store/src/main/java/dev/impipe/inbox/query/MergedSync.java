@@ -150,7 +150,8 @@ public final class MergedSync {
         }
         boolean leave = e.value().getType() == InboxEntryType.CONVERSATION_LEFT;
         if (leave && user.equals(e.value().getSenderId())
-            && group.intervals().indexOf(e.value().getConversationSeq()) >= 0) {
+            && group.intervals().indexOf(e.value().getConversationSeq()) >= 0
+            && !leaveApplied(group.intervals(), e.value().getConversationSeq())) {
           hasMore = false;
           break;
         }
@@ -164,6 +165,15 @@ public final class MergedSync {
       this.page = new Page<>(shown, page.next(), hasMore);
       this.position = group.position();
       this.skippedTail = skipped;
+    }
+
+    /**
+     * Whether the user's inbox has applied a LEFT at {@code conversationSeq}: an interval closed there. Then a LEFT
+     * marker at that seq inside an interval is not news but the start of a rejoin at the same seq (a leave and a
+     * join with no message in between): skipped like other members' leaves, not a stop.
+     */
+    private static boolean leaveApplied(ReadIntervals intervals, long conversationSeq) {
+      return intervals.intervals().stream().anyMatch(i -> !i.open() && i.to() == conversationSeq);
     }
 
     /**

@@ -19,8 +19,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The offline BACKWARD gate the build runs at process-classes: the repo's own schemas pass, and an incompatible
- * edit makes {@link CompatibilityCheck#main} throw, which is what fails {@code ./mvnw verify}.
+ * The offline FULL gate the build runs at process-classes: the repo's own schemas pass, and an edit incompatible
+ * in either direction (new readers of old data, old readers of new data) makes {@link CompatibilityCheck#main}
+ * throw, which is what fails {@code ./mvnw verify}.
  */
 class CompatibilityCheckTest {
 
@@ -58,10 +59,10 @@ class CompatibilityCheckTest {
 
     List<String> problems = CompatibilityCheck.check(current, released);
 
-    assertThat(problems).singleElement().asString()
-        .startsWith("ChatMessage:")
-        .contains("priority")
-        .contains("v1.avsc");
+    // Today's schema cannot read what v1 or v2 wrote (no priority there)
+    assertThat(problems).hasSize(2).allSatisfy(p -> assertThat(p).startsWith("ChatMessage: current")
+        .contains("priority")).anySatisfy(p -> assertThat(p).contains("v1.avsc"))
+        .anySatisfy(p -> assertThat(p).contains("v2.avsc"));
     assertBuildFails("ChatMessage");
   }
 
@@ -69,9 +70,9 @@ class CompatibilityCheckTest {
   void changingAFieldTypeFailsTheBuild() throws IOException {
     editFields("ChatMessage", fields -> ((ObjectNode) find(fields, "senderId")).put("type", "int"));
 
-    // Avro locates the field by position (senderId is field 5), and names both types.
-    assertThat(CompatibilityCheck.check(current, released)).singleElement().asString()
-        .startsWith("ChatMessage:").contains("/fields/5/type").contains("INT").contains("STRING");
+    // Avro locates the field by position (senderId is field 5), and names both types; both directions, both versions
+    assertThat(CompatibilityCheck.check(current, released)).hasSize(4).allSatisfy(p -> assertThat(p)
+        .startsWith("ChatMessage:").contains("/fields/5/type").contains("INT").contains("STRING"));
     assertBuildFails("ChatMessage");
   }
 
@@ -87,8 +88,8 @@ class CompatibilityCheckTest {
       }
     });
 
-    assertThat(CompatibilityCheck.check(current, released)).singleElement().asString()
-        .startsWith("InboxEntry:").contains("CONVERSATION_LEFT");
+    assertThat(CompatibilityCheck.check(current, released)).isNotEmpty().allSatisfy(p -> assertThat(p)
+        .startsWith("InboxEntry:").contains("CONVERSATION_LEFT"));
     assertBuildFails("InboxEntry");
   }
 
@@ -107,7 +108,6 @@ class CompatibilityCheckTest {
     editFields("Delivery", fields -> ((ObjectNode) find(fields, "seq")).put("type", "string"));
 
     assertThat(CompatibilityCheck.check(current, released))
-        .hasSize(2)
         .anySatisfy(p -> assertThat(p).startsWith("ChatMessage:"))
         .anySatisfy(p -> assertThat(p).startsWith("Delivery:"));
   }
@@ -119,8 +119,8 @@ class CompatibilityCheckTest {
     ((ObjectNode) find((ArrayNode) v2.get("fields"), "seq")).put("type", "string");
     Files.writeString(released.resolve("Ack/v2.avsc"), v2.toPrettyString());
 
-    assertThat(CompatibilityCheck.check(current, released)).singleElement().asString()
-        .startsWith("Ack:").contains("v2.avsc").doesNotContain("v1.avsc");
+    assertThat(CompatibilityCheck.check(current, released)).isNotEmpty()
+        .allSatisfy(p -> assertThat(p).startsWith("Ack:").contains("v2.avsc").doesNotContain("v1.avsc"));
   }
 
   @Test
@@ -134,12 +134,65 @@ class CompatibilityCheckTest {
   }
 
   @Test
-  void wideningIntToLongAndAddingAnEnumSymbolPass() throws IOException {
-    editFields("AckTimeout", fields -> ((ObjectNode) find(fields, "attempts")).put("type", "long"));
+  void addingASymbolToAnEnumWithDefaultPasses() throws IOException {
     editFields("MembershipChange",
         fields -> ((ArrayNode) find(fields, "op").get("type").get("symbols")).add("BAN"));
 
     assertThat(CompatibilityCheck.check(current, released)).isEmpty();
+  }
+
+  @Test
+  void wideningIntToLongFailsBecauseOldReadersCannotReadALong() throws IOException {
+    editFields("AckTimeout", fields -> ((ObjectNode) find(fields, "attempts")).put("type", "long"));
+
+    assertThat(CompatibilityCheck.check(current, released)).singleElement().asString()
+        .startsWith("AckTimeout: AckTimeout/v1.avsc (readers not upgraded yet)");
+  }
+
+  @Test
+  void removingARequiredFieldFailsTheBuildBecauseReadersNotUpgradedYetNeedIt() throws IOException {
+    // Today's schema could still read old data (it would ignore senderId), but a released reader cannot read new data
+    editFields("ChatMessage", fields -> {
+      for (int i = 0; i < fields.size(); i++) {
+        if (fields.get(i).get("name").asText().equals("senderId")) {
+          fields.remove(i);
+          break;
+        }
+      }
+    });
+
+    assertThat(CompatibilityCheck.check(current, released)).hasSize(2).allSatisfy(p -> assertThat(p)
+        .startsWith("ChatMessage:").contains("readers not upgraded yet").contains("senderId"));
+    assertBuildFails("ChatMessage");
+  }
+
+  @Test
+  void aNewSymbolInAnEnumWithoutDefaultFailsAgainstTheLatestReleasedVersion() throws IOException {
+    // ConversationType has no default: a reader of the latest release would fail on CHANNEL
+    editFields("ChatMessage",
+        fields -> ((ArrayNode) find(fields, "conversationType").get("type").get("symbols")).add("CHANNEL"));
+
+    assertThat(CompatibilityCheck.check(current, released)).singleElement().asString()
+        .startsWith("ChatMessage: ChatMessage/v2.avsc (readers not upgraded yet)").contains("CHANNEL");
+    assertBuildFails("ChatMessage");
+  }
+
+  @Test
+  void newSymbolsAreReadAsTheDefaultByTheLatestReleaseAndToleratedOnlyForSupersededVersionsWithoutDefault()
+      throws IOException {
+    // v1 of InboxEntry had no default (its readers fail on CONVERSATION_MODE: why v2 exists); v2 has UNKNOWN
+    editFields("InboxEntry",
+        fields -> ((ArrayNode) find(fields, "type").get("type").get("symbols")).add("CONVERSATION_RENAMED"));
+    assertThat(CompatibilityCheck.check(current, released)).isEmpty();
+
+    // Without v2 (v1 the latest), the same change fails: nothing is tolerated against the latest release
+    try (Stream<Path> v2s = Files.list(released).map(d -> d.resolve("v2.avsc")).filter(Files::exists)) {
+      for (Path v2 : v2s.toList()) {
+        Files.delete(v2);
+      }
+    }
+    assertThat(CompatibilityCheck.check(current, released))
+        .anySatisfy(p -> assertThat(p).startsWith("InboxEntry: InboxEntry/v1.avsc (readers not upgraded yet)"));
   }
 
   @Test
@@ -156,7 +209,7 @@ class CompatibilityCheckTest {
   private void assertBuildFails(String record) {
     assertThatThrownBy(() -> CompatibilityCheck.main(args()))
         .isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("not BACKWARD compatible")
+        .hasMessageContaining("not FULL (BACKWARD and FORWARD) compatible")
         .hasMessageContaining(record);
   }
 

@@ -83,7 +83,7 @@ class PlainJsonTest {
     assertThatThrownBy(() -> PlainJson.fromJson(bad, ChatMessage.class))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("'type'")
-        .hasMessageContaining("[MESSAGE, READ, RECALL]")
+        .hasMessageContaining("[MESSAGE, READ, RECALL, JOIN, LEAVE]")
         .hasMessageContaining("SHOUT");
   }
 
