@@ -23,6 +23,7 @@ import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.Stores;
 import org.apache.kafka.streams.test.TestRecord;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -47,6 +48,7 @@ class RetentionSweepBacklogTest {
   private final AtomicLong writes = new AtomicLong();
 
   @Test
+  @Tag("slow") // a million entries: run by verify's unit tests, not once per mutant by PIT
   void aMillionExpiredEntriesDrainWithinTheThreadBudgetPerTransaction() {
     // The time bound is generous here (a loaded machine would make the step count vary); PunctuationBudgetTest
     // covers it.
