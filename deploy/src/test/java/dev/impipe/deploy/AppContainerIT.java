@@ -81,7 +81,7 @@ class AppContainerIT {
     PipelineClient client = new PipelineClient(baseUrl(docker));
     List<String> expected = new ArrayList<>();
     for (int i = 1; i <= 10; i++) {
-      assertThat(client.send("alice", "bob", "m" + i, "c" + i)).isEqualTo(202);
+      assertThat(client.sendUntilAnswered("alice", "bob", "m" + i, "c" + i, Duration.ofMinutes(2))).isEqualTo(202);
       expected.add("m" + i);
     }
     await().atMost(Duration.ofMinutes(1)).untilAsserted(() ->
@@ -89,7 +89,7 @@ class AppContainerIT {
 
     // Sends 11..20 accepted, then the container is killed (SIGKILL, no shutdown hook) and started again.
     for (int i = 11; i <= 20; i++) {
-      assertThat(client.send("alice", "bob", "m" + i, "c" + i)).isEqualTo(202);
+      assertThat(client.sendUntilAnswered("alice", "bob", "m" + i, "c" + i, Duration.ofMinutes(2))).isEqualTo(202);
       expected.add("m" + i);
     }
     docker.killContainerCmd(app.getContainerId()).exec();
@@ -99,7 +99,8 @@ class AppContainerIT {
 
     // A client that never saw its answers retries everything from 11 with the same clientMsgIds, then goes on.
     for (int i = 11; i <= 30; i++) {
-      assertThat(restarted.send("alice", "bob", "m" + i, "c" + i)).isEqualTo(202);
+      assertThat(restarted.sendUntilAnswered("alice", "bob", "m" + i, "c" + i, Duration.ofMinutes(2)))
+          .isEqualTo(202);
       if (i > 20) {
         expected.add("m" + i);
       }

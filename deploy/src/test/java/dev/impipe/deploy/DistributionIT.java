@@ -81,7 +81,8 @@ class DistributionIT {
       throw new AssertionError("bin/im run from the tarball never became healthy; its output:\n"
           + Files.readString(unpacked.resolve("im.log")), e);
     }
-    assertThat(client.send("alice", "bob", "from the tarball", "dist-1")).isEqualTo(202);
+    assertThat(client.sendUntilAnswered("alice", "bob", "from the tarball", "dist-1", Duration.ofMinutes(2)))
+        .isEqualTo(202);
     await().atMost(Duration.ofMinutes(1)).untilAsserted(() ->
         assertThat(client.messageBodies("bob")).containsExactly("from the tarball"));
     assertThat(Files.readString(unpacked.resolve("im.log"))).doesNotContain("[im] building");

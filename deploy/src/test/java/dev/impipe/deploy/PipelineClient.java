@@ -54,9 +54,23 @@ final class PipelineClient {
         .put("to", to).put("body", body).put("clientMsgId", clientMsgId));
     HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(base + "/v1/messages"))
             .header("Authorization", TestTokens.bearer(from)).header("Content-Type", "application/json")
-            .timeout(Duration.ofSeconds(10)).POST(HttpRequest.BodyPublishers.ofString(json)).build(),
+            .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofString(json)).build(),
         HttpResponse.BodyHandlers.ofString());
     return response.statusCode();
+  }
+
+  /**
+   * Sends like a client that retries until it gets an answer: on a timeout or a 5xx it sends again with the same
+   * clientMsgId (delivered once whatever happens). Returns the first non-5xx status.
+   */
+  int sendUntilAnswered(String from, String to, String body, String clientMsgId, Duration within) {
+    java.util.concurrent.atomic.AtomicInteger status = new java.util.concurrent.atomic.AtomicInteger();
+    await().atMost(within).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(500)).ignoreExceptions()
+        .until(() -> {
+          status.set(send(from, to, body, clientMsgId));
+          return status.get() < 500;
+        });
+    return status.get();
   }
 
   /** Every entry of {@code user}'s inbox from the start, paging through {@code GET /v1/users/{u}/inbox}. */
