@@ -63,7 +63,9 @@ class DistributionIT {
         "IM_TOPIC_PREFIX", ItEnvironment.unique("dist") + ".",
         "IM_HTTP_PORT", Integer.toString(port),
         "IM_STATE_DIR", unpacked.resolve("state").toString(),
-        "IM_JAVA_OPTS", "-Xms64m -Xmx512m -XX:TieredStopAtLevel=1")));
+        "IM_JAVA_OPTS", "-Xms64m -Xmx512m -XX:TieredStopAtLevel=1",
+        // What send + sync need: fewer Streams apps to start keeps this test short.
+        "IM_COMPONENTS", "ingest,fanout,inbox-store")));
     // Only a JRE: this JVM's java.home, and a PATH without Maven.
     vars.put("JAVA_HOME", System.getProperty("java.home"));
     vars.put("PATH", "/usr/bin:/bin");
