@@ -15,7 +15,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the JVM exits. Pluggable with {@code -Dim.it.env=} (or env {@code IM_IT_ENV}):
  * <ul>
  *   <li>{@code embedded} (default): the real Kafka broker in-process (KRaft) and Apicurio Registry in a child JVM;
- *   <li>{@code testcontainers}: {@code apache/kafka} and Confluent Schema Registry containers; tests are skipped
+ *   <li>{@code testcontainers}: the project's own Kafka and Apicurio images (deploy/images/build.sh); tests are skipped
  *       with a clear message when Docker is not available.
  * </ul>
  */
