@@ -111,7 +111,7 @@ public final class LocalCluster implements AutoCloseable {
     /** Starts the process again with the same command, ports and data, and waits until it serves. */
     public void restart() throws Exception {
       launch();
-      awaitReady(this, Duration.ofMinutes(5));
+      awaitReady(this, Duration.ofMinutes(10));
       step(describe() + " (restarted)");
     }
 
@@ -154,7 +154,8 @@ public final class LocalCluster implements AutoCloseable {
   private Map<String, String> env = Map.of();
   private Optional<Path> secretFile = Optional.empty();
 
-  private LocalCluster(PrintStream log, boolean autoRestart) {
+  /** Not started yet: {@link #boot}; {@link #close()} stops whatever boot started so far. */
+  LocalCluster(PrintStream log, boolean autoRestart) {
     this.log = log;
     this.autoRestart = autoRestart;
   }
@@ -178,7 +179,7 @@ public final class LocalCluster implements AutoCloseable {
     }
   }
 
-  private void boot(Map<String, String> rawEnv, Optional<Path> dataDir, int brokerCount, int instanceCount)
+  void boot(Map<String, String> rawEnv, Optional<Path> dataDir, int brokerCount, int instanceCount)
       throws Exception {
     Path root;
     if (dataDir.isPresent()) {
@@ -223,7 +224,8 @@ public final class LocalCluster implements AutoCloseable {
             "--node-id", Integer.toString(i), "--nodes", Integer.toString(brokerCount),
             "--data-dir", root.resolve("broker-" + i).toString(), "--port", brokerPorts.get(i - 1).toString(),
             "--controller-port", voters.get(i - 1).substring(voters.get(i - 1).lastIndexOf(':') + 1),
-            "--voters", String.join(",", voters), "--cluster-id", clusterId));
+            "--voters", String.join(",", voters), "--cluster-id", clusterId,
+            "--parent-pid", Long.toString(ProcessHandle.current().pid())));
         brokers.add(new Child(Role.BROKER, i, brokerPorts.get(i - 1), command, Map.of(),
             root.resolve("logs").resolve("broker-" + i + ".log")));
       }
@@ -276,6 +278,7 @@ public final class LocalCluster implements AutoCloseable {
       e.put(ImConfig.IM_REPLICATION_FACTOR, Integer.toString(replication));
       e.put(PipelineRuntime.IM_STANDBY_REPLICAS, standby);
       e.put(Endpoints.IM_LOCAL_ENDPOINTS_FILE, dir.resolve("endpoints.properties").toString());
+      e.put(LocalCommand.IM_PARENT_PID, Long.toString(ProcessHandle.current().pid()));
       List<String> command = new ArrayList<>();
       command.add(java);
       command.addAll(List.of(rawEnv.getOrDefault("IM_INSTANCE_JAVA_OPTS", INSTANCE_JAVA_OPTS).trim().split("\\s+")));
@@ -287,7 +290,7 @@ public final class LocalCluster implements AutoCloseable {
       c.launch();
     }
     for (Child c : instances) {
-      awaitReady(c, Duration.ofMinutes(5));
+      awaitReady(c, Duration.ofMinutes(10));
       step(c.describe());
     }
     step("healthy: " + instanceCount + " instance(s), every Streams app RUNNING (standby replicas " + standby + ")");

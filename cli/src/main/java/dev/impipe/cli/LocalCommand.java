@@ -10,7 +10,18 @@ import java.util.concurrent.CountDownLatch;
 /** {@code bin/im local [--data-dir DIR]}: runs until Ctrl-C / SIGTERM, then stops everything it started. */
 final class LocalCommand {
 
+  /** Set by {@code bin/im local --instances}: the instance stops when that process is gone (even after SIGKILL). */
+  static final String IM_PARENT_PID = "IM_PARENT_PID";
+
   private LocalCommand() {}
+
+  private static void exitWithParent(Map<String, String> env) {
+    String parent = env.get(IM_PARENT_PID);
+    if (parent != null && !parent.isBlank()) {
+      ProcessHandle.of(Long.parseLong(parent.trim())).ifPresentOrElse(
+          p -> p.onExit().thenRun(() -> System.exit(0)), () -> System.exit(0));
+    }
+  }
 
   /**
    * {@code bin/im run}: the same process without embedded infrastructure, for production: the broker and registry
@@ -57,6 +68,7 @@ final class LocalCommand {
       }
       return runCluster(env, dataDir, brokers, instances, out);
     }
+    exitWithParent(env);
     CountDownLatch stopped = new CountDownLatch(1);
     LocalLauncher launcher = LocalLauncher.start(env, dataDir, out);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -65,7 +77,9 @@ final class LocalCommand {
       out.println("[im] stopped");
       stopped.countDown();
     }, "im-local-shutdown"));
-    launcher.awaitHealthy(Duration.ofMinutes(3));
+    // bin/im run is a long-lived service: a slow first rebalance (a loaded machine, a big restore) is no reason to
+    // exit, /health says DOWN meanwhile.
+    launcher.awaitHealthy(local ? Duration.ofMinutes(3) : Duration.ofMinutes(30));
     Endpoints e = launcher.endpoints();
     out.println();
     out.println("  Kafka bootstrap     " + e.bootstrapServers());
@@ -108,8 +122,14 @@ final class LocalCommand {
       out.println("[im] stopped");
       stopped.countDown();
     }, "im-local-shutdown"));
-    LocalCluster cluster = LocalCluster.start(env, dataDir, brokers, instances, out, true);
+    LocalCluster cluster = new LocalCluster(out, true);
     running.set(cluster);
+    try {
+      cluster.boot(env, dataDir, brokers, instances);
+    } catch (Exception | Error e) {
+      cluster.close();
+      throw e;
+    }
     out.println();
     out.println("  Kafka bootstrap     " + cluster.bootstrapServers());
     out.println("  Schema registry     " + cluster.schemaRegistryUrl());

@@ -52,6 +52,11 @@ public final class ClusterNodeMain {
       }
       a.put(args[i].substring(2), args[i + 1]);
     }
+    if (a.containsKey("parent-pid")) {
+      // The launcher is gone (even by SIGKILL): stop too (the shutdown hook closes the broker in order).
+      ProcessHandle.of(Long.parseLong(a.get("parent-pid"))).ifPresentOrElse(
+          p -> p.onExit().thenRun(() -> System.exit(0)), () -> System.exit(0));
+    }
     int nodes = Integer.parseInt(a.getOrDefault("nodes", "3"));
     EmbeddedKafka kafka = EmbeddedKafka.start(Path.of(a.get("data-dir")), false,
         Integer.parseInt(a.get("node-id")), Integer.parseInt(a.get("port")),

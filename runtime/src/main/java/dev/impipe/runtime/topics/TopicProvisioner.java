@@ -74,7 +74,7 @@ public final class TopicProvisioner {
    * The spec's configs, plus {@code min.insync.replicas=2} from a replication factor of 3 on: an acknowledged
    * (acks=all, transactional) write is then on two brokers at least, so losing one broker loses nothing.
    */
-  Map<String, String> configs(TopicSpec spec) {
+  public Map<String, String> configs(TopicSpec spec) {
     Map<String, String> configs = new HashMap<>(spec.configs());
     if (replicationFactor >= 3) {
       configs.putIfAbsent("min.insync.replicas", "2");
