@@ -59,7 +59,7 @@ import org.junit.jupiter.api.Timeout;
  * <p>Modest scale by default so the build stays fast; bigger: {@code -Dim.fault.messages=2000 -Dim.fault.senders=8}
  * (messages per sender per fault).
  */
-@Timeout(value = 15, unit = TimeUnit.MINUTES)
+@Timeout(value = 40, unit = TimeUnit.MINUTES)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 class ClusterFaultIT {
