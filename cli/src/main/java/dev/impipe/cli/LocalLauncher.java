@@ -194,14 +194,14 @@ public final class LocalLauncher implements AutoCloseable {
     log.flush();
   }
 
-  private static int port(Properties ports, String name, int preferred) {
+  static int port(Properties ports, String name, int preferred) {
     String saved = ports.getProperty(name);
     int port = FreePorts.preferred(saved != null ? Integer.parseInt(saved) : preferred);
     ports.setProperty(name, Integer.toString(port));
     return port;
   }
 
-  private static Properties loadPorts(Path root) throws IOException {
+  static Properties loadPorts(Path root) throws IOException {
     Properties p = new Properties();
     Path file = root.resolve("ports.properties");
     if (Files.exists(file)) {
@@ -212,7 +212,7 @@ public final class LocalLauncher implements AutoCloseable {
     return p;
   }
 
-  private static void savePorts(Path root, Properties ports) throws IOException {
+  static void savePorts(Path root, Properties ports) throws IOException {
     try (OutputStream out = Files.newOutputStream(root.resolve("ports.properties"))) {
       ports.store(out, "ports chosen by bin/im local; reused on restart when free");
     }

@@ -16,6 +16,10 @@ public final class Main {
                                       (unless KAFKA_BOOTSTRAP_SERVERS / SCHEMA_REGISTRY_URL are set), topics,
                                       every Streams app and the HTTP API. Without --data-dir all data lives in
                                       a temp dir removed on exit; with it, a restart resumes where it stopped.
+        local --brokers N --instances M [--data-dir DIR]
+                                      the same as separate processes: N Kafka brokers (replication factor 3,
+                                      min.insync.replicas 2 from 3 brokers on) and M pipeline instances, HTTP
+                                      ports from IM_HTTP_PORT upwards; prints every pid with its role and port
         run [--data-dir DIR]          production: the same against an existing broker and registry
                                       (KAFKA_BOOTSTRAP_SERVERS, SCHEMA_REGISTRY_URL required); IM_COMPONENTS
                                       picks components (e.g. fanout or inbox-store,ingest; default all)

@@ -22,6 +22,10 @@ public final class StreamsDefaults {
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
     props.put(StreamsConfig.STATE_DIR_CONFIG, config.stateDir().toString());
     props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, (int) config.replicationFactor());
+    if (config.replicationFactor() >= 3) {
+      // Changelogs and repartition topics as durable as the pipeline's own topics (TopicProvisioner).
+      props.put(StreamsConfig.topicPrefix("min.insync.replicas"), "2");
+    }
     props.put(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, names.rejected());
     props.put(StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, LogAndContinueExceptionHandler.class);
     props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG,

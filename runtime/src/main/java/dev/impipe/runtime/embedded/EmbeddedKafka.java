@@ -63,11 +63,26 @@ public final class EmbeddedKafka implements AutoCloseable {
       Map<String, String> overrides) {
     int port = brokerPort > 0 ? brokerPort : FreePorts.next();
     int cport = controllerPort > 0 ? controllerPort : FreePorts.next();
+    return start(dataDir, deleteOnClose, 1, port, cport, "1@127.0.0.1:" + cport, Uuid.randomUuid().toString(),
+        overrides);
+  }
+
+  /**
+   * Starts one node of a multi-node cluster (combined broker+controller, static quorum): every node of the cluster
+   * gets the same {@code voters} and {@code clusterId}; replication settings come in {@code overrides}
+   * ({@link ClusterNodeMain} passes those of a three-node cluster). Blocks until a quorum of controllers answers,
+   * so start the nodes concurrently.
+   *
+   * @param voters {@code id@127.0.0.1:controllerPort,...} of every node
+   * @param clusterId used to format new storage only
+   */
+  public static EmbeddedKafka start(Path dataDir, boolean deleteOnClose, int nodeId, int port, int cport,
+      String voters, String clusterId, Map<String, String> overrides) {
     Path logDir = dataDir.resolve("kafka-logs");
     Properties props = new Properties();
     props.put("process.roles", "broker,controller");
-    props.put("node.id", "1");
-    props.put("controller.quorum.voters", "1@127.0.0.1:" + cport);
+    props.put("node.id", Integer.toString(nodeId));
+    props.put("controller.quorum.voters", voters);
     props.put("listeners", "PLAINTEXT://127.0.0.1:" + port + ",CONTROLLER://127.0.0.1:" + cport);
     props.put("advertised.listeners", "PLAINTEXT://127.0.0.1:" + port);
     props.put("controller.listener.names", "CONTROLLER");
@@ -93,8 +108,8 @@ public final class EmbeddedKafka implements AutoCloseable {
       if (!Files.exists(logDir.resolve("meta.properties"))) {
         new Formatter()
             .setPrintStream(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()))
-            .setNodeId(1)
-            .setClusterId(Uuid.randomUuid().toString())
+            .setNodeId(nodeId)
+            .setClusterId(clusterId)
             .setDirectories(List.of(logDir.toString()))
             .setMetadataLogDirectory(config.metadataLogDir())
             .setControllerListenerName("CONTROLLER")
@@ -104,7 +119,7 @@ public final class EmbeddedKafka implements AutoCloseable {
       KafkaRaftServer server = new KafkaRaftServer(config, Time.SYSTEM);
       server.startup();
       EmbeddedKafka kafka = new EmbeddedKafka(server, dataDir, deleteOnClose, port);
-      kafka.awaitReady(Duration.ofSeconds(60));
+      kafka.awaitReady(Duration.ofSeconds(120));
       LOG.info("Embedded Kafka {} ready on {} (data in {})", kafkaVersion(), kafka.bootstrapServers(), dataDir);
       return kafka;
     } catch (Exception e) {

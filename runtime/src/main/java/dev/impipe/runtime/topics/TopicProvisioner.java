@@ -41,7 +41,7 @@ public final class TopicProvisioner {
       List<NewTopic> missing = new ArrayList<>();
       for (TopicSpec spec : specs) {
         if (!existing.contains(spec.name())) {
-          missing.add(new NewTopic(spec.name(), spec.partitions(), replicationFactor).configs(spec.configs()));
+          missing.add(new NewTopic(spec.name(), spec.partitions(), replicationFactor).configs(configs(spec)));
         }
       }
       if (!missing.isEmpty()) {
@@ -68,6 +68,18 @@ public final class TopicProvisioner {
     } catch (ExecutionException | TimeoutException e) {
       throw new TopicMismatchException("Cannot list topics: " + e);
     }
+  }
+
+  /**
+   * The spec's configs, plus {@code min.insync.replicas=2} from a replication factor of 3 on: an acknowledged
+   * (acks=all, transactional) write is then on two brokers at least, so losing one broker loses nothing.
+   */
+  public Map<String, String> configs(TopicSpec spec) {
+    Map<String, String> configs = new HashMap<>(spec.configs());
+    if (replicationFactor >= 3) {
+      configs.putIfAbsent("min.insync.replicas", "2");
+    }
+    return configs;
   }
 
   /** {@link #verify}, retried for a while when a broker does not know a topic yet (metadata still propagating). */

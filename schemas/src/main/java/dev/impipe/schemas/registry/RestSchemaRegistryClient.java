@@ -25,6 +25,10 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private final String baseUrl;
+  /** {@link #baseUrl} without credentials: what requests go to and what messages name. */
+  private final String endpoint;
+  /** {@code Basic ...} from the URL's user info, or null. */
+  private final String authorization;
   private final HttpClient http;
   private final Duration requestTimeout;
   private final Map<String, Map<Schema, Integer>> idsBySubject = new ConcurrentHashMap<>();
@@ -34,10 +38,32 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
     this(baseUrl, Duration.ofSeconds(5), Duration.ofSeconds(15));
   }
 
+  /**
+   * A client for {@code baseUrl}. Credentials in the URL ({@code https://user:password@host/...}, Confluent's
+   * {@code basic.auth.credentials.source=URL}) are sent as HTTP basic auth and never appear in messages; an
+   * {@code https} URL uses the JVM's TLS settings ({@code javax.net.ssl.trustStore} for a private CA,
+   * {@code javax.net.ssl.keyStore} for a client certificate).
+   */
   public RestSchemaRegistryClient(String baseUrl, Duration connectTimeout, Duration requestTimeout) {
-    this.baseUrl = baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl;
+    String given = baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl;
+    this.baseUrl = given;
     this.requestTimeout = requestTimeout;
     this.http = HttpClient.newBuilder().connectTimeout(connectTimeout).build();
+    String userInfo = null;
+    String endpoint = given;
+    try {
+      URI parsed = URI.create(given);
+      userInfo = parsed.getRawUserInfo();
+      if (userInfo != null) {
+        endpoint = new URI(parsed.getScheme(), null, parsed.getHost(), parsed.getPort(), parsed.getRawPath(), null,
+            null).toString();
+      }
+    } catch (IllegalArgumentException | java.net.URISyntaxException e) {
+      // reported with the first request (uri())
+    }
+    this.endpoint = endpoint;
+    this.authorization = userInfo == null ? null : "Basic " + java.util.Base64.getEncoder().encodeToString(
+        java.net.URLDecoder.decode(userInfo, StandardCharsets.UTF_8).getBytes(StandardCharsets.UTF_8));
   }
 
   @Override
@@ -58,7 +84,7 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
         .POST(HttpRequest.BodyPublishers.ofString(body)), "register a schema under subject " + subject);
     JsonNode id = reply.get("id");
     if (id == null || !id.canConvertToInt()) {
-      throw new SchemaRegistryException("Registry " + baseUrl + " answered registration of subject " + subject
+      throw new SchemaRegistryException("Registry " + endpoint + " answered registration of subject " + subject
           + " without an id: " + reply);
     }
     int value = id.intValue();
@@ -76,7 +102,7 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
     JsonNode reply = call(HttpRequest.newBuilder(uri("/schemas/ids/" + id)).GET(), "look up schema id " + id);
     JsonNode text = reply.get("schema");
     if (text == null || !text.isTextual()) {
-      throw new SchemaRegistryException("Registry " + baseUrl + " returned no schema for id " + id + ": " + reply);
+      throw new SchemaRegistryException("Registry " + endpoint + " returned no schema for id " + id + ": " + reply);
     }
     Schema schema = new Schema.Parser().parse(text.asText());
     Schema raced = schemasById.putIfAbsent(id, schema);
@@ -90,39 +116,42 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
 
   private URI uri(String path) {
     try {
-      return URI.create(baseUrl + path);
+      return URI.create(endpoint + path);
     } catch (IllegalArgumentException e) {
-      throw new SchemaRegistryException("Invalid schema registry URL " + baseUrl, e);
+      throw new SchemaRegistryException("Invalid schema registry URL " + endpoint, e);
     }
   }
 
   private JsonNode call(HttpRequest.Builder request, String what) {
-    HttpRequest built = request.timeout(requestTimeout)
+    request.timeout(requestTimeout)
         .header("Content-Type", CONTENT_TYPE)
-        .header("Accept", CONTENT_TYPE + ", application/json")
-        .build();
+        .header("Accept", CONTENT_TYPE + ", application/json");
+    if (authorization != null) {
+      request.header("Authorization", authorization);
+    }
+    HttpRequest built = request.build();
     HttpResponse<String> response;
     try {
       response = http.send(built, HttpResponse.BodyHandlers.ofString());
     } catch (IOException e) {
-      throw new SchemaRegistryException("Schema registry " + baseUrl + " is unreachable (" + what + "): " + e, e);
+      throw new SchemaRegistryException("Schema registry " + endpoint + " is unreachable (" + what + "): " + e, e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new SchemaRegistryException("Interrupted while trying to " + what + " at " + baseUrl, e);
+      throw new SchemaRegistryException("Interrupted while trying to " + what + " at " + endpoint, e);
     }
     int status = response.statusCode();
     if (status == 404) {
-      throw new SchemaRegistryException("Schema registry " + baseUrl + " could not " + what
+      throw new SchemaRegistryException("Schema registry " + endpoint + " could not " + what
           + ": not found (" + response.body() + ")");
     }
     if (status / 100 != 2) {
-      throw new SchemaRegistryException("Schema registry " + baseUrl + " refused to " + what + ": HTTP "
+      throw new SchemaRegistryException("Schema registry " + endpoint + " refused to " + what + ": HTTP "
           + status + " " + response.body());
     }
     try {
       return JSON.readTree(response.body());
     } catch (IOException e) {
-      throw new SchemaRegistryException("Schema registry " + baseUrl + " sent an unreadable answer to " + what
+      throw new SchemaRegistryException("Schema registry " + endpoint + " sent an unreadable answer to " + what
           + ": " + response.body(), e);
     }
   }

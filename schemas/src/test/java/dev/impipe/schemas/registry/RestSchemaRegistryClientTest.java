@@ -44,6 +44,7 @@ class RestSchemaRegistryClientTest {
   record Reply(int status, String body) {}
 
   private final List<Seen> requests = new CopyOnWriteArrayList<>();
+  private final List<String> authorizations = new CopyOnWriteArrayList<>();
   private final CountDownLatch releaseHungRequests = new CountDownLatch(1);
   private volatile Function<Seen, Reply> answer = seen -> new Reply(500, "{\"message\": \"no answer set\"}");
   private HttpServer server;
@@ -73,6 +74,7 @@ class RestSchemaRegistryClientTest {
           exchange.getRequestHeaders().getFirst("Content-Type"),
           new String(exchange.getRequestBody().readAllBytes(), StandardCharsets.UTF_8));
       requests.add(seen);
+      authorizations.add(String.valueOf(exchange.getRequestHeaders().getFirst("Authorization")));
       Reply reply = answer.apply(seen);
       byte[] body = reply.body().getBytes(StandardCharsets.UTF_8);
       exchange.getResponseHeaders().set("Content-Type", "application/vnd.schemaregistry.v1+json");
@@ -104,6 +106,27 @@ class RestSchemaRegistryClientTest {
     assertThat(body.size()).as("only the schema field: %s", body).isEqualTo(1);
     assertThat(body.get("schema").isTextual()).as("schema is a JSON string, not an object").isTrue();
     assertThat(new Schema.Parser().parse(body.get("schema").asText())).isEqualTo(ChatMessage.getClassSchema());
+  }
+
+  @Test
+  void credentialsInTheUrlAreSentAsBasicAuthAndNeverShownInMessages() {
+    answer = seen -> new Reply(401, "{\"message\": \"who are you\"}");
+    String withCredentials = url.replace("http://", "http://fanout:s%40cret@");
+    RestSchemaRegistryClient client = new RestSchemaRegistryClient(withCredentials);
+
+    assertThatThrownBy(() -> client.getById(7)).isInstanceOf(SchemaRegistryException.class)
+        .hasMessageContaining("HTTP 401").hasMessageContaining(url).hasMessageNotContaining("s@cret")
+        .hasMessageNotContaining("s%40cret");
+    assertThat(authorizations).containsExactly("Basic " + java.util.Base64.getEncoder()
+        .encodeToString("fanout:s@cret".getBytes(StandardCharsets.UTF_8)));
+    assertThat(requests.get(0).path()).isEqualTo("/schemas/ids/7");
+  }
+
+  @Test
+  void noCredentialsNoAuthorizationHeader() {
+    answer = seen -> new Reply(200, schemaReply(ChatMessage.getClassSchema()));
+    new RestSchemaRegistryClient(url).getById(3);
+    assertThat(authorizations).containsExactly("null");
   }
 
   @Test

@@ -1,0 +1,457 @@
+package dev.impipe.cli;
+
+import dev.impipe.runtime.app.PipelineRuntime;
+import dev.impipe.runtime.config.Env;
+import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.embedded.ClusterNodeMain;
+import dev.impipe.runtime.embedded.Dirs;
+import dev.impipe.runtime.embedded.EmbeddedSchemaRegistry;
+import dev.impipe.runtime.embedded.FreePorts;
+import dev.impipe.runtime.topics.TopicCatalog;
+import dev.impipe.runtime.topics.TopicNames;
+import dev.impipe.runtime.topics.TopicProvisioner;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.common.Uuid;
+
+/**
+ * {@code bin/im local --brokers N --instances M}: N Kafka nodes (KRaft, combined broker+controller) and M pipeline
+ * instances (every component, {@code bin/im run}), each in a JVM of its own started with this JVM's class path, so
+ * an operator or a test can kill any one of them. The schema registry runs as in single-process local mode. Every
+ * process id is printed with its role and port; a child that dies is started again (same ports, same data) unless
+ * restarts are off (tests restart by hand). Closing stops the instances, the registry, then the brokers.
+ */
+public final class LocalCluster implements AutoCloseable {
+
+  /** Heap of a Kafka node / pipeline instance child (override: {@code IM_BROKER_JAVA_OPTS}, {@code IM_INSTANCE_JAVA_OPTS}). */
+  static final String BROKER_JAVA_OPTS = "-Xms128m -Xmx512m";
+  static final String INSTANCE_JAVA_OPTS = "-Xms128m -Xmx1g";
+  static final Duration RESTART_DELAY = Duration.ofSeconds(3);
+
+  /** What a child process is. */
+  public enum Role { BROKER, INSTANCE }
+
+  /** One child JVM: its role, number (1-based), port, and the process currently running it. */
+  public final class Child {
+    private final Role role;
+    private final int number;
+    private final int port;
+    private final List<String> command;
+    private final Map<String, String> env;
+    private final Path log;
+    private volatile Process process;
+    /** Length of the log when the current process started: its ready line comes after. */
+    private volatile long readyFrom;
+
+    Child(Role role, int number, int port, List<String> command, Map<String, String> env, Path log) {
+      this.role = role;
+      this.number = number;
+      this.port = port;
+      this.command = List.copyOf(command);
+      this.env = Map.copyOf(env);
+      this.log = log;
+    }
+
+    public Role role() {
+      return role;
+    }
+
+    public int number() {
+      return number;
+    }
+
+    public int port() {
+      return port;
+    }
+
+    public long pid() {
+      return process.pid();
+    }
+
+    public Path log() {
+      return log;
+    }
+
+    public boolean alive() {
+      return process != null && process.isAlive();
+    }
+
+    /** SIGKILL: a crash (no controlled shutdown, no final commit); waits until the process is gone. */
+    public void kill() throws InterruptedException {
+      process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+    }
+
+    /** SIGTERM: an orderly stop; waits up to {@code timeout}, then kills. */
+    public void stop(Duration timeout) throws InterruptedException {
+      Process p = process;
+      p.destroy();
+      if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+        p.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+      }
+    }
+
+    /** Starts the process again with the same command, ports and data, and waits until it serves. */
+    public void restart() throws Exception {
+      launch();
+      awaitReady(this, Duration.ofMinutes(10));
+      step(describe() + " (restarted)");
+    }
+
+    String describe() {
+      return role == Role.BROKER
+          ? String.format(Locale.ROOT, "broker %d pid %d at 127.0.0.1:%d (log %s)", number, pid(), port, log)
+          : String.format(Locale.ROOT, "instance %d pid %d at http://127.0.0.1:%d (all components, log %s)",
+              number, pid(), port, log);
+    }
+
+    synchronized void launch() throws IOException {
+      Files.createDirectories(log.getParent());
+      readyFrom = Files.exists(log) ? Files.size(log) : 0;
+      ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
+          .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+      builder.environment().putAll(env);
+      process = builder.start();
+      Process started = process;
+      started.onExit().thenRun(() -> onExit(this, started));
+    }
+
+    @Override
+    public String toString() {
+      return role.name().toLowerCase(Locale.ROOT) + " " + number;
+    }
+  }
+
+  private final PrintStream log;
+  private final boolean autoRestart;
+  private final long t0 = System.nanoTime();
+  private final List<Child> brokers = new ArrayList<>();
+  private final List<Child> instances = new ArrayList<>();
+  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+  private volatile boolean closing;
+  private Path tempDir;
+  private EmbeddedSchemaRegistry registry;
+  private String bootstrap;
+  private String registryUrl;
+  private Endpoints endpoints;
+  private Map<String, String> env = Map.of();
+  private Optional<Path> secretFile = Optional.empty();
+
+  /** Not started yet: {@link #boot}; {@link #close()} stops whatever boot started so far. */
+  LocalCluster(PrintStream log, boolean autoRestart) {
+    this.log = log;
+    this.autoRestart = autoRestart;
+  }
+
+  /**
+   * Starts the cluster and waits until every instance is healthy.
+   *
+   * @param brokers Kafka nodes to start (0: use {@code KAFKA_BOOTSTRAP_SERVERS})
+   * @param instances pipeline processes; HTTP ports from {@code IM_HTTP_PORT} (default 8080) upwards
+   * @param autoRestart start a child that exits again after {@link #RESTART_DELAY}
+   */
+  public static LocalCluster start(Map<String, String> env, Optional<Path> dataDir, int brokers, int instances,
+      PrintStream log, boolean autoRestart) throws Exception {
+    LocalCluster cluster = new LocalCluster(log, autoRestart);
+    try {
+      cluster.boot(env, dataDir, brokers, instances);
+      return cluster;
+    } catch (Exception | Error e) {
+      cluster.close();
+      throw e;
+    }
+  }
+
+  void boot(Map<String, String> rawEnv, Optional<Path> dataDir, int brokerCount, int instanceCount)
+      throws Exception {
+    Path root;
+    if (dataDir.isPresent()) {
+      root = dataDir.get().toAbsolutePath();
+      Files.createDirectories(root);
+      step("data dir " + root + " (kept across restarts)");
+    } else {
+      tempDir = Files.createTempDirectory("im-cluster-");
+      root = tempDir;
+      step("data dir " + root + " (temporary, removed on exit)");
+    }
+    this.env = Map.copyOf(rawEnv);
+    Map<String, String> childEnv = new HashMap<>(rawEnv);
+    ImConfig config = ImConfig.fromEnv(childEnv);
+    LocalAuth.Setup auth = LocalAuth.configure(childEnv, root);
+    secretFile = auth.secretFile();
+    step(auth.describe());
+    Properties ports = LocalLauncher.loadPorts(root);
+    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    String classPath = System.getProperty("java.class.path");
+
+    int replication;
+    if (config.bootstrapServers().isPresent()) {
+      bootstrap = config.bootstrapServers().get();
+      replication = config.replicationFactor();
+      step("using Kafka at " + bootstrap + " (KAFKA_BOOTSTRAP_SERVERS)");
+    } else {
+      replication = Math.min(3, brokerCount);
+      String clusterId = clusterId(root);
+      List<Integer> brokerPorts = new ArrayList<>();
+      List<String> voters = new ArrayList<>();
+      for (int i = 1; i <= brokerCount; i++) {
+        brokerPorts.add(LocalLauncher.port(ports, "broker." + i, 0));
+        voters.add(i + "@127.0.0.1:" + LocalLauncher.port(ports, "controller." + i, 0));
+      }
+      LocalLauncher.savePorts(root, ports);
+      for (int i = 1; i <= brokerCount; i++) {
+        List<String> command = new ArrayList<>();
+        command.add(java);
+        command.addAll(List.of(rawEnv.getOrDefault("IM_BROKER_JAVA_OPTS", BROKER_JAVA_OPTS).trim().split("\\s+")));
+        command.addAll(List.of("-cp", classPath, ClusterNodeMain.class.getName(),
+            "--node-id", Integer.toString(i), "--nodes", Integer.toString(brokerCount),
+            "--data-dir", root.resolve("broker-" + i).toString(), "--port", brokerPorts.get(i - 1).toString(),
+            "--controller-port", voters.get(i - 1).substring(voters.get(i - 1).lastIndexOf(':') + 1),
+            "--voters", String.join(",", voters), "--cluster-id", clusterId,
+            "--parent-pid", Long.toString(ProcessHandle.current().pid())));
+        brokers.add(new Child(Role.BROKER, i, brokerPorts.get(i - 1), command, Map.of(),
+            root.resolve("logs").resolve("broker-" + i + ".log")));
+      }
+      // Concurrently: a node is ready only once a quorum of controllers answers.
+      for (Child b : brokers) {
+        b.launch();
+      }
+      for (Child b : brokers) {
+        awaitReady(b, Duration.ofMinutes(3));
+        step(b.describe());
+      }
+      bootstrap = brokerPorts.stream().map(p -> "127.0.0.1:" + p).collect(Collectors.joining(","));
+      step("Kafka " + org.apache.kafka.common.utils.AppInfoParser.getVersion() + " cluster: " + brokerCount
+          + " brokers (KRaft), replication factor " + replication + ", min.insync.replicas "
+          + ClusterNodeMain.minInsyncReplicas(replication));
+    }
+
+    if (config.schemaRegistryUrl().isPresent()) {
+      registryUrl = config.schemaRegistryUrl().get();
+      step("using schema registry at " + registryUrl + " (SCHEMA_REGISTRY_URL)");
+    } else {
+      int registryPort = LocalLauncher.port(ports, "registry", 0);
+      registry = EmbeddedSchemaRegistry.start(registryPort,
+          dataDir.isPresent() ? Optional.of(bootstrap) : Optional.empty(), root.resolve("registry"));
+      registryUrl = registry.url();
+      step("schema registry (Apicurio " + (dataDir.isPresent() ? "kafkasql" : "in-memory") + ") at " + registryUrl);
+    }
+
+    ImConfig clusterConfig = config.withEndpoints(bootstrap, registryUrl);
+    TopicNames names = TopicNames.withPrefix(clusterConfig.topicPrefix());
+    try (Admin admin = Admin.create(clusterConfig.clientProperties())) {
+      List<String> created = new TopicProvisioner(admin, (short) replication)
+          .ensure(TopicCatalog.specs(names, clusterConfig));
+      step("topics ready (" + created.size() + " created, prefix '" + clusterConfig.topicPrefix()
+          + "', replication factor " + replication + ")");
+    }
+
+    int httpBase = rawEnv.get(ImConfig.IM_HTTP_PORT) != null ? config.httpPort()
+        : Integer.parseInt(ports.getProperty("http.1", Integer.toString(FreePorts.preferred(config.httpPort()))));
+    ports.setProperty("http.1", Integer.toString(httpBase));
+    LocalLauncher.savePorts(root, ports);
+    String standby = Integer.toString(standbyDefault(rawEnv, instanceCount));
+    for (int i = 1; i <= instanceCount; i++) {
+      Path dir = root.resolve("instance-" + i);
+      Map<String, String> e = new HashMap<>(childEnv);
+      e.put(ImConfig.KAFKA_BOOTSTRAP_SERVERS, bootstrap);
+      e.put(ImConfig.SCHEMA_REGISTRY_URL, registryUrl);
+      e.put(ImConfig.IM_HTTP_PORT, Integer.toString(httpBase + i - 1));
+      e.put(ImConfig.IM_STATE_DIR, dir.resolve("streams").toString());
+      e.put(ImConfig.IM_REPLICATION_FACTOR, Integer.toString(replication));
+      e.put(PipelineRuntime.IM_STANDBY_REPLICAS, standby);
+      e.put(Endpoints.IM_LOCAL_ENDPOINTS_FILE, dir.resolve("endpoints.properties").toString());
+      e.put(LocalCommand.IM_PARENT_PID, Long.toString(ProcessHandle.current().pid()));
+      List<String> command = new ArrayList<>();
+      command.add(java);
+      command.addAll(List.of(rawEnv.getOrDefault("IM_INSTANCE_JAVA_OPTS", INSTANCE_JAVA_OPTS).trim().split("\\s+")));
+      command.addAll(List.of("-cp", classPath, Main.class.getName(), "run", "--data-dir", dir.toString()));
+      instances.add(new Child(Role.INSTANCE, i, httpBase + i - 1, command, e,
+          root.resolve("logs").resolve("instance-" + i + ".log")));
+    }
+    for (Child c : instances) {
+      c.launch();
+    }
+    for (Child c : instances) {
+      awaitReady(c, Duration.ofMinutes(10));
+      step(c.describe());
+    }
+    step("healthy: " + instanceCount + " instance(s), every Streams app RUNNING (standby replicas " + standby + ")");
+    endpoints = new Endpoints(bootstrap, registryUrl, httpUrl(1), ProcessHandle.current().pid(), secretFile);
+    endpoints.write(env);
+  }
+
+  private static String clusterId(Path root) throws IOException {
+    Path file = root.resolve("kafka-cluster.id");
+    if (Files.exists(file)) {
+      return Files.readString(file, StandardCharsets.US_ASCII).trim();
+    }
+    String id = Uuid.randomUuid().toString();
+    Files.writeString(file, id, StandardCharsets.US_ASCII);
+    return id;
+  }
+
+  /** Waits until a broker printed its ready line or an instance's {@code /health} says 200. */
+  void awaitReady(Child child, Duration timeout) throws Exception {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (System.nanoTime() < deadline) {
+      if (!child.process.isAlive()) {
+        throw new IllegalStateException(child + " exited with " + child.process.exitValue() + " while starting; "
+            + "its log: " + child.log + "\n" + tail(child.log));
+      }
+      if (child.role == Role.BROKER ? logSince(child).contains(ClusterNodeMain.READY) : healthy(child.port)) {
+        return;
+      }
+      Thread.sleep(200); // polling a child process: its log file / its health endpoint
+    }
+    throw new IllegalStateException(child + " not ready after " + timeout.toSeconds() + " s; log " + child.log);
+  }
+
+  private static String logSince(Child child) throws IOException {
+    if (!Files.exists(child.log)) {
+      return "";
+    }
+    byte[] all = Files.readAllBytes(child.log);
+    int from = (int) Math.min(child.readyFrom, all.length);
+    return new String(all, from, all.length - from, StandardCharsets.UTF_8);
+  }
+
+  private static String tail(Path file) {
+    try {
+      List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+      return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
+    } catch (IOException e) {
+      return "(unreadable: " + e + ")";
+    }
+  }
+
+  boolean healthy(int port) {
+    try {
+      HttpResponse<Void> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health"))
+          .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.discarding());
+      return r.statusCode() == 200;
+    } catch (IOException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  private void onExit(Child child, Process exited) {
+    if (closing || child.process != exited) {
+      return;
+    }
+    if (!autoRestart) {
+      step(child + " (pid " + exited.pid() + ") exited with " + exited.exitValue());
+      return;
+    }
+    step(child + " (pid " + exited.pid() + ") exited with " + exited.exitValue() + "; starting it again in "
+        + RESTART_DELAY.toSeconds() + " s");
+    Thread restarter = new Thread(() -> {
+      try {
+        Thread.sleep(RESTART_DELAY.toMillis()); // give an operator's kill a moment to be seen before the restart
+        if (!closing) {
+          child.restart();
+        }
+      } catch (Exception e) {
+        step("could not restart " + child + ": " + e.getMessage());
+      }
+    }, "im-restart-" + child.role + "-" + child.number);
+    restarter.setDaemon(true);
+    restarter.start();
+  }
+
+  public List<Child> brokers() {
+    return List.copyOf(brokers);
+  }
+
+  public List<Child> instances() {
+    return List.copyOf(instances);
+  }
+
+  public String bootstrapServers() {
+    return bootstrap;
+  }
+
+  public String schemaRegistryUrl() {
+    return registryUrl;
+  }
+
+  /** The HTTP base URL of instance {@code number} (1-based). */
+  public String httpUrl(int number) {
+    return "http://127.0.0.1:" + instances.get(number - 1).port;
+  }
+
+  public Optional<Path> secretFile() {
+    return secretFile;
+  }
+
+  public Endpoints endpoints() {
+    return endpoints;
+  }
+
+  void step(String message) {
+    synchronized (log) {
+      log.printf(Locale.ROOT, "[im] %6.1fs  %s%n", (System.nanoTime() - t0) / 1e9, message);
+      log.flush();
+    }
+  }
+
+  @Override
+  public synchronized void close() {
+    closing = true;
+    if (endpoints != null) {
+      endpoints.remove(env);
+    }
+    // Instances first (each commits and leaves its groups), then the registry, then the brokers one by one.
+    List<Child> running = instances.stream().filter(Child::alive).toList();
+    running.forEach(c -> c.process.destroy());
+    for (Child c : running) {
+      stopQuietly(c, Duration.ofSeconds(60));
+    }
+    if (registry != null) {
+      registry.close();
+    }
+    for (int i = brokers.size() - 1; i >= 0; i--) {
+      if (brokers.get(i).alive()) {
+        stopQuietly(brokers.get(i), Duration.ofSeconds(30));
+      }
+    }
+    if (tempDir != null) {
+      Dirs.deleteRecursively(tempDir);
+      tempDir = null;
+    }
+  }
+
+  private void stopQuietly(Child c, Duration timeout) {
+    try {
+      c.stop(timeout);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      c.process.destroyForcibly();
+    }
+  }
+
+  /** {@code IM_STANDBY_REPLICAS}, else 1 with several instances (README "Running in production"), else 0. */
+  static int standbyDefault(Map<String, String> env, int instances) {
+    return new Env(env).integer(PipelineRuntime.IM_STANDBY_REPLICAS, instances > 1 ? 1 : 0, 0, 16);
+  }
+}

@@ -1,0 +1,514 @@
+package dev.impipe.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.impipe.avro.InboxEntry;
+import dev.impipe.avro.InboxEntryType;
+import dev.impipe.runtime.auth.TestTokens;
+import dev.impipe.runtime.embedded.Dirs;
+import dev.impipe.runtime.embedded.FreePorts;
+import dev.impipe.runtime.topics.ImTopics;
+import dev.impipe.runtime.topics.TopicNames;
+import dev.impipe.schemas.registry.SchemaRegistryClients;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Faults on {@code bin/im local --brokers 3 --instances 2} (LocalCluster: every broker and instance a JVM of its
+ * own) while traffic runs: a SIGKILLed broker (the one leading most {@code im.inbox} partitions), a SIGKILLed
+ * instance, then a rolling SIGTERM restart of every instance. A {@code read_committed} checker reads
+ * {@code im.inbox} all along: every message reaches its recipient exactly once and in order, and every sync answer
+ * given meanwhile is right (a 503 with {@code Retry-After} is allowed, wrong data never).
+ *
+ * <p>Modest scale by default so the build stays fast; bigger: {@code -Dim.fault.messages=2000 -Dim.fault.senders=8}
+ * (messages per sender per fault).
+ */
+@Timeout(value = 40, unit = TimeUnit.MINUTES)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ClusterFaultIT {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final int MESSAGES = Integer.getInteger("im.fault.messages", 45);
+  private static final int SENDERS = Integer.getInteger("im.fault.senders", 3);
+
+  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
+  private final ByteArrayOutputStream clusterLog = new ByteArrayOutputStream();
+  private Path dir;
+  private LocalCluster cluster;
+  private Checker checker;
+
+  @BeforeAll
+  void startCluster() throws Exception {
+    dir = Files.createTempDirectory("im-cluster-it-");
+    Map<String, String> env = TestTokens.env(Map.of(
+        "IM_HTTP_PORT", Integer.toString(FreePorts.next()),
+        "IM_CONVERSATION_PARTITIONS", "6", "IM_USER_PARTITIONS", "6",
+        "IM_INSTANCE_JAVA_OPTS", "-Xms64m -Xmx512m", "IM_BROKER_JAVA_OPTS", "-Xms64m -Xmx384m",
+        Endpoints.IM_LOCAL_ENDPOINTS_FILE, dir.resolve("endpoints.properties").toString()));
+    cluster = LocalCluster.start(env, Optional.empty(), 3, 2, new PrintStream(clusterLog, true,
+        StandardCharsets.UTF_8), false);
+    checker = new Checker(cluster);
+    checker.start();
+  }
+
+  @AfterAll
+  void stopCluster() {
+    if (checker != null) {
+      checker.close();
+    }
+    if (cluster != null) {
+      cluster.close();
+    }
+    System.out.println(clusterLog.toString(StandardCharsets.UTF_8));
+    Dirs.deleteRecursively(dir);
+  }
+
+  @Test
+  @Order(1)
+  void killingTheBrokerThatLeadsMostInboxPartitionsLosesNothing() throws Exception {
+    LocalCluster.Child victim = brokerLeadingMostInboxPartitions();
+    Outcome outcome = underTraffic("broker", () -> {
+      victim.kill();
+      return victim;
+    });
+    outcome.assertExactlyOnceInOrderAndSyncNeverWrong();
+    System.out.printf("FAULT broker %d SIGKILL: %s%n", victim.number(), outcome.summary());
+  }
+
+  @Test
+  @Order(2)
+  void killingOneOfTwoInstancesLosesNothingAndTheOtherKeepsServing() throws Exception {
+    LocalCluster.Child victim = cluster.instances().get(1);
+    Outcome outcome = underTraffic("instance", () -> {
+      outOfRotation.add(victim.number());
+      victim.kill();
+      return victim;
+    });
+    outcome.assertExactlyOnceInOrderAndSyncNeverWrong();
+    System.out.printf("FAULT instance %d SIGKILL: %s%n", victim.number(), outcome.summary());
+  }
+
+  @Test
+  @Order(3)
+  void rollingSigtermRestartOfEveryInstanceLosesNothing() throws Exception {
+    String tag = "roll" + System.nanoTime();
+    Traffic traffic = new Traffic(tag);
+    SyncProbe probe = new SyncProbe(tag);
+    traffic.start();
+    probe.start();
+    long t0 = System.nanoTime();
+    int n = cluster.instances().size();
+    for (LocalCluster.Child instance : cluster.instances()) {
+      // the i-th stop once i/(n+1) of the traffic is out (a slow restart may let the traffic finish first)
+      awaitSent(traffic, instance.number() * SENDERS * MESSAGES / (n + 1));
+      outOfRotation.add(instance.number());
+      instance.stop(Duration.ofSeconds(60));
+      restartInstance(instance);
+    }
+    Outcome outcome = finish(tag, traffic, probe, t0);
+    outcome.assertExactlyOnceInOrderAndSyncNeverWrong();
+    System.out.printf("FAULT rolling SIGTERM restart: %s%n", outcome.summary());
+  }
+
+  // ------------------------------------------------------------------------------------------------------------
+
+  /** Sends, injects the fault a third of the way in, restarts the victim two thirds in, and checks. */
+  private Outcome underTraffic(String what, FaultAction fault) throws Exception {
+    String tag = what + System.nanoTime();
+    Traffic traffic = new Traffic(tag);
+    SyncProbe probe = new SyncProbe(tag);
+    traffic.start();
+    probe.start();
+    awaitSent(traffic, SENDERS * MESSAGES / 3);
+    long t0 = System.nanoTime();
+    LocalCluster.Child victim = fault.inject();
+    probe.faultAt(t0);
+    awaitSent(traffic, 2 * SENDERS * MESSAGES / 3);
+    if (victim.role() == LocalCluster.Role.INSTANCE) {
+      restartInstance(victim);
+    } else {
+      victim.restart();
+    }
+    return finish(tag, traffic, probe, t0);
+  }
+
+  private Outcome finish(String tag, Traffic traffic, SyncProbe probe, long faultAt) throws Exception {
+    traffic.join(Duration.ofMinutes(5));
+    await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(200))
+        .until(() -> checker.count(tag) >= SENDERS * MESSAGES);
+    probe.stop();
+    return new Outcome(tag, traffic, probe, faultAt);
+  }
+
+  private void awaitSent(Traffic traffic, int n) {
+    await().atMost(Duration.ofMinutes(4)).pollInterval(Duration.ofMillis(50)).until(() -> {
+      traffic.rethrow();
+      return traffic.sent() >= n;
+    });
+  }
+
+  private LocalCluster.Child brokerLeadingMostInboxPartitions() throws Exception {
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", cluster.bootstrapServers()))) {
+      Map<Integer, Integer> leaders = new HashMap<>();
+      admin.describeTopics(List.of("im.inbox")).allTopicNames().get(30, TimeUnit.SECONDS).get("im.inbox")
+          .partitions().forEach(p -> leaders.merge(p.leader().id(), 1, Integer::sum));
+      int node = Collections.max(leaders.entrySet(), Map.Entry.comparingByValue()).getKey();
+      return cluster.brokers().get(node - 1);
+    }
+  }
+
+  @FunctionalInterface
+  private interface FaultAction {
+    LocalCluster.Child inject() throws Exception;
+  }
+
+  /**
+   * The instances a load balancer would send to: not killed or stopping, and not restarting (an instance is in
+   * rotation again once its {@code /health} is 200, as a readiness probe would have it).
+   */
+  private List<String> liveUrls() {
+    return cluster.instances().stream().filter(c -> c.alive() && !outOfRotation.contains(c.number()))
+        .map(c -> cluster.httpUrl(c.number())).toList();
+  }
+
+  private final java.util.Set<Integer> outOfRotation = ConcurrentHashMap.newKeySet();
+
+  private void restartInstance(LocalCluster.Child instance) throws Exception {
+    instance.restart();
+    outOfRotation.remove(instance.number());
+  }
+
+  private static String sender(String tag, int i) {
+    return "s" + i + tag;
+  }
+
+  private static String recipient(String tag, int i) {
+    return "r" + i + tag;
+  }
+
+  /** One thread per sender: direct messages 0..MESSAGES-1 to its recipient, each retried until accepted. */
+  private final class Traffic {
+    private final String tag;
+    private final List<Thread> threads = new ArrayList<>();
+    private final AtomicInteger sent = new AtomicInteger();
+    private final AtomicInteger retries = new AtomicInteger();
+    private final AtomicLong longestOutageNanos = new AtomicLong();
+    private final List<Throwable> errors = new CopyOnWriteArrayList<>();
+
+    Traffic(String tag) {
+      this.tag = tag;
+    }
+
+    void start() {
+      for (int i = 0; i < SENDERS; i++) {
+        int s = i;
+        Thread t = new Thread(() -> {
+          try {
+            for (int n = 0; n < MESSAGES; n++) {
+              send(s, n);
+              sent.incrementAndGet();
+            }
+          } catch (Throwable e) {
+            errors.add(e);
+          }
+        }, "traffic-" + i);
+        t.start();
+        threads.add(t);
+      }
+    }
+
+    private void send(int s, int n) throws Exception {
+      String body = "{\"to\":\"" + recipient(tag, s) + "\",\"body\":\"" + tag + ":" + n
+          + "\",\"clientMsgId\":\"" + tag + "-" + n + "\"}";
+      long firstFailure = 0;
+      for (int attempt = 0; ; attempt++) {
+        List<String> urls = liveUrls();
+        String url = urls.get((n + attempt) % urls.size());
+        int status;
+        try {
+          status = http.send(HttpRequest.newBuilder(URI.create(url + "/v1/messages"))
+              .timeout(Duration.ofSeconds(20))
+              .header("Authorization", TestTokens.bearer(sender(tag, s)))
+              .header("Content-Type", "application/json")
+              .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.discarding())
+              .statusCode();
+        } catch (java.io.IOException e) {
+          status = -1;
+        }
+        if (status == 202) {
+          if (firstFailure != 0) {
+            longestOutageNanos.accumulateAndGet(System.nanoTime() - firstFailure, Math::max);
+          }
+          return;
+        }
+        if (status >= 400 && status < 500) {
+          throw new AssertionError("send " + body + " refused with " + status);
+        }
+        // 5xx or no answer: the same clientMsgId again (the fan-out delivers it once), maybe via another instance
+        firstFailure = firstFailure == 0 ? System.nanoTime() : firstFailure;
+        retries.incrementAndGet();
+        if (attempt > 600) {
+          throw new AssertionError("send " + body + " not accepted after " + attempt + " attempts");
+        }
+        Thread.sleep(100); // back-off between retries of a failed send
+      }
+    }
+
+    int sent() {
+      return sent.get();
+    }
+
+    void rethrow() {
+      if (!errors.isEmpty()) {
+        throw new AssertionError("traffic failed", errors.get(0));
+      }
+    }
+
+    void join(Duration timeout) throws InterruptedException {
+      for (Thread t : threads) {
+        t.join(timeout.toMillis());
+      }
+      rethrow();
+    }
+  }
+
+  /** Syncs every recipient's inbox round after round through the live instances; keeps every answer. */
+  private final class SyncProbe {
+    private final String tag;
+    private final AtomicBoolean running = new AtomicBoolean(true);
+    private final List<JsonNode> answers = new CopyOnWriteArrayList<>();
+    private final List<String> wrong = new CopyOnWriteArrayList<>();
+    private final AtomicInteger unavailable = new AtomicInteger();
+    private final AtomicLong faultAt = new AtomicLong();
+    private final AtomicLong lastUnavailableAfterFault = new AtomicLong();
+    private Thread thread;
+
+    SyncProbe(String tag) {
+      this.tag = tag;
+    }
+
+    void faultAt(long nanos) {
+      faultAt.set(nanos);
+    }
+
+    void start() {
+      thread = new Thread(() -> {
+        int round = 0;
+        while (running.get()) {
+          for (int s = 0; s < SENDERS && running.get(); s++) {
+            probe(recipient(tag, s), round++);
+          }
+        }
+      }, "sync-probe");
+      thread.start();
+    }
+
+    private void probe(String user, int round) {
+      List<String> urls = liveUrls();
+      String url = urls.get(round % urls.size()) + "/v1/users/" + user + "/inbox?limit=1000";
+      try {
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url)).timeout(Duration.ofSeconds(20))
+            .header("Authorization", TestTokens.bearer(user)).GET().build(), HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() == 200) {
+          answers.add(JSON.readTree(r.body()));
+        } else if (r.statusCode() == 503 && r.headers().firstValue("Retry-After").isPresent()) {
+          noteUnavailable();
+        } else {
+          wrong.add(url + " -> " + r.statusCode() + " " + r.body());
+        }
+      } catch (java.io.IOException e) {
+        noteUnavailable(); // the instance died under the request: a client sees a dropped connection and retries
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        running.set(false);
+      }
+    }
+
+    private void noteUnavailable() {
+      unavailable.incrementAndGet();
+      if (faultAt.get() != 0) {
+        lastUnavailableAfterFault.set(System.nanoTime() - faultAt.get());
+      }
+    }
+
+    void stop() throws InterruptedException {
+      running.set(false);
+      thread.join(30_000);
+    }
+  }
+
+  /** What the checker saw for one fault, and what the probes and senders recorded. */
+  private final class Outcome {
+    private final String tag;
+    private final Traffic traffic;
+    private final SyncProbe probe;
+    private final long faultAt;
+
+    Outcome(String tag, Traffic traffic, SyncProbe probe, long faultAt) {
+      this.tag = tag;
+      this.traffic = traffic;
+      this.probe = probe;
+      this.faultAt = faultAt;
+    }
+
+    void assertExactlyOnceInOrderAndSyncNeverWrong() {
+      for (int s = 0; s < SENDERS; s++) {
+        List<Integer> seen = checker.numbers(recipient(tag, s), tag);
+        // every message exactly once (no loss, no duplicate) and in conversation order
+        assertThat(seen).as("inbox of %s", recipient(tag, s))
+            .containsExactlyElementsOf(java.util.stream.IntStream.range(0, MESSAGES).boxed().toList());
+      }
+      assertThat(probe.wrong).as("sync answers other than 200 or 503+Retry-After").isEmpty();
+      int checked = 0;
+      for (JsonNode answer : probe.answers) {
+        String user = answer.get("userId").asText();
+        List<Integer> numbers = new ArrayList<>();
+        for (JsonNode e : answer.get("entries")) {
+          String body = e.path("body").asText("");
+          if (!body.startsWith(tag + ":")) {
+            continue;
+          }
+          // the entry at this seq is exactly the one the inbox topic holds at that offset
+          assertThat(checker.bodyAt(user, e.get("seq").asLong())).as("%s seq %s", user, e.get("seq"))
+              .isEqualTo(body);
+          numbers.add(Integer.parseInt(body.substring(tag.length() + 1)));
+          checked++;
+        }
+        // a prefix of the conversation: no holes, no repeats
+        assertThat(numbers).as("sync of %s", user)
+            .containsExactlyElementsOf(java.util.stream.IntStream.range(0, numbers.size()).boxed().toList());
+      }
+      assertThat(checked).as("sync answers with entries").isPositive();
+    }
+
+    String summary() {
+      return String.format(java.util.Locale.ROOT, "%d messages, %d send retries, longest send outage %d ms, "
+          + "%d sync answers (%d unavailable, last %d ms after the fault), longest delivery delay after the fault "
+          + "%d ms", SENDERS * MESSAGES, traffic.retries.get(), traffic.longestOutageNanos.get() / 1_000_000,
+          probe.answers.size(), probe.unavailable.get(), probe.lastUnavailableAfterFault.get() / 1_000_000,
+          checker.longestDelayAfter(tag, faultAt) / 1_000_000);
+    }
+  }
+
+  /** A read_committed consumer of im.inbox over the whole run: each recipient's entries with their offsets. */
+  private static final class Checker implements AutoCloseable {
+    private final KafkaConsumer<String, InboxEntry> consumer;
+    private final Map<String, Map<Long, String>> byUser = new ConcurrentHashMap<>();
+    private final Map<String, Long> firstSeenNanos = new ConcurrentHashMap<>();
+    private final Map<String, List<String>> ordered = new ConcurrentHashMap<>();
+    private final AtomicBoolean running = new AtomicBoolean(true);
+    private final Thread thread;
+
+    Checker(LocalCluster cluster) {
+      ImTopics topics = new ImTopics(TopicNames.withPrefix("im."),
+          SchemaRegistryClients.create(cluster.schemaRegistryUrl()));
+      Map<String, Object> props = new HashMap<>();
+      props.put("bootstrap.servers", cluster.bootstrapServers());
+      props.put("isolation.level", "read_committed");
+      props.put("enable.auto.commit", "false");
+      consumer = new KafkaConsumer<>(props, new StringDeserializer(),
+          topics.valueSerde(InboxEntry.class).deserializer());
+      List<TopicPartition> partitions = consumer.partitionsFor("im.inbox").stream()
+          .map(p -> new TopicPartition(p.topic(), p.partition())).toList();
+      consumer.assign(partitions);
+      consumer.seekToBeginning(partitions);
+      thread = new Thread(this::run, "inbox-checker");
+    }
+
+    void start() {
+      thread.start();
+    }
+
+    private void run() {
+      while (running.get()) {
+        for (ConsumerRecord<String, InboxEntry> r : consumer.poll(Duration.ofMillis(200))) {
+          InboxEntry e = r.value();
+          if (e == null || e.getType() != InboxEntryType.MESSAGE || e.getBody() == null) {
+            continue;
+          }
+          byUser.computeIfAbsent(r.key(), k -> new ConcurrentHashMap<>()).put(r.offset(), e.getBody());
+          ordered.computeIfAbsent(r.key(), k -> new CopyOnWriteArrayList<>()).add(e.getBody());
+          firstSeenNanos.putIfAbsent(r.key() + "|" + e.getBody(), System.nanoTime());
+        }
+      }
+      consumer.close();
+    }
+
+    /** Entries of {@code tag} seen so far in the recipients' inboxes (duplicates included). */
+    int count(String tag) {
+      int n = 0;
+      for (int s = 0; s < SENDERS; s++) {
+        n += numbers(recipient(tag, s), tag).size();
+      }
+      return n;
+    }
+
+    /** The message numbers of {@code tag} in {@code user}'s inbox, in inbox order. */
+    List<Integer> numbers(String user, String tag) {
+      return ordered.getOrDefault(user, List.of()).stream().filter(b -> b.startsWith(tag + ":"))
+          .map(b -> Integer.parseInt(b.substring(tag.length() + 1))).toList();
+    }
+
+    String bodyAt(String user, long offset) {
+      return byUser.getOrDefault(user, Map.of()).get(offset);
+    }
+
+    /** Longest wait, among entries of {@code tag} first seen after {@code since}, between two first sightings. */
+    long longestDelayAfter(String tag, long since) {
+      List<Long> times = firstSeenNanos.entrySet().stream().filter(e -> e.getKey().contains("|" + tag + ":"))
+          .map(Map.Entry::getValue).filter(t -> t >= since).sorted().toList();
+      long longest = times.isEmpty() ? 0 : times.get(0) - since;
+      for (int i = 1; i < times.size(); i++) {
+        longest = Math.max(longest, times.get(i) - times.get(i - 1));
+      }
+      return longest;
+    }
+
+    @Override
+    public void close() {
+      running.set(false);
+      try {
+        thread.join(10_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+}
