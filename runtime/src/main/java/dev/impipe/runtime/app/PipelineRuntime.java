@@ -176,6 +176,12 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
     props.putAll(config.clientProperties());
     props.putAll(StreamsDefaults.properties(config, topics.names(), name));
     props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, applicationServer());
+    long rocksDbMemory = SharedRocksDBMemory.bytesFromEnv(env);
+    if (rocksDbMemory > 0) {
+      props.put(SharedRocksDBMemory.CONFIG_BYTES, Long.toString(rocksDbMemory));
+    } else {
+      props.remove(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG);
+    }
     props.putAll(overrides);
     return props;
   }
