@@ -209,7 +209,11 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
 
   /** The due time {@code id} is filed under if it is still undelivered, else null. */
   private Long pendingDue(byte[] id) {
-    try (WindowStoreIterator<byte[]> it = index.fetch(Bytes.wrap(id), 0, Long.MAX_VALUE)) {
+    // Only the segments an undelivered entry can be in: filed at or after the sweep position's millisecond, at
+    // most at the maximum delay from now (or at fileFromMs); not the delivered ones, not the position's own.
+    long from = ScheduleCodec.dueOf(resumeFrom);
+    long to = Math.max(context.currentSystemTimeMs() + config.maxDelayMs(), fileFromMs);
+    try (WindowStoreIterator<byte[]> it = index.fetch(Bytes.wrap(id), from, to)) {
       while (it.hasNext()) {
         long due = ScheduleCodec.indexDue(it.next().value);
         if (Arrays.compareUnsigned(ScheduleCodec.scheduleKey(due, id), resumeFrom) >= 0) {
