@@ -19,9 +19,15 @@ import org.apache.kafka.streams.StreamsConfig;
  *     existing topic (internal and Streams-internal topics and the delayed topic itself are never allowed)
  * @param topicCacheMs how long the list of existing topics is trusted before it is fetched again
  * @param threads Kafka Streams threads of the app
+ * @param segmentMs time span of one segment of the schedule and index stores (by due time); a segment is dropped
+ *     whole, without a tombstone per record, once the sweep has passed it (so delivered records stay on disk for
+ *     at most about two segments)
+ * @param sweepTimeMs longest time the punctuations of one stream thread spend delivering before they hand over to
+ *     a commit (the other bound is {@code batch} records per thread)
  */
 public record DelayConfig(
-    long tickMs, long maxDelayMs, int batch, long drainTickMs, List<String> targets, long topicCacheMs, int threads) {
+    long tickMs, long maxDelayMs, int batch, long drainTickMs, List<String> targets, long topicCacheMs, int threads,
+    long segmentMs, long sweepTimeMs) {
 
   public static final String IM_DELAY_TICK = "IM_DELAY_TICK";
   public static final String IM_DELAY_MAX = "IM_DELAY_MAX";
@@ -30,6 +36,8 @@ public record DelayConfig(
   public static final String IM_DELAY_TARGETS = "IM_DELAY_TARGETS";
   public static final String IM_DELAY_TOPIC_CACHE = "IM_DELAY_TOPIC_CACHE";
   public static final String IM_DELAY_THREADS = "IM_DELAY_THREADS";
+  public static final String IM_DELAY_SEGMENT = "IM_DELAY_SEGMENT";
+  public static final String IM_DELAY_SWEEP_TIME = "IM_DELAY_SWEEP_TIME";
 
   public static final long DEFAULT_TICK_MS = 1_000;
   /** Two years, the seed's upper bound. */
@@ -37,6 +45,14 @@ public record DelayConfig(
   public static final int DEFAULT_BATCH = 5_000;
   public static final long DEFAULT_DRAIN_TICK_MS = 20;
   public static final long DEFAULT_TOPIC_CACHE_MS = 30_000;
+  /** One hour per segment, the seed's slot. */
+  public static final long DEFAULT_SEGMENT_MS = Duration.ofHours(1).toMillis();
+  public static final long DEFAULT_SWEEP_TIME_MS = 1_000;
+  /**
+   * How long the schedule changelog keeps a record beyond the maximum delay: a schedule must still be in the
+   * changelog when it falls due, even if the app was down for that long.
+   */
+  public static final long CHANGELOG_GRACE_MS = Duration.ofDays(30).toMillis();
 
   public DelayConfig {
     targets = List.copyOf(targets);
@@ -71,18 +87,38 @@ public record DelayConfig(
     long cache = env.durationMs(IM_DELAY_TOPIC_CACHE, DEFAULT_TOPIC_CACHE_MS, 1_000,
         Duration.ofHours(1).toMillis());
     int threads = env.integer(IM_DELAY_THREADS, 1, 1, 64);
-    return new DelayConfig(tick, max, batch, drain, targets, cache, threads);
+    long segment = env.durationMs(IM_DELAY_SEGMENT, DEFAULT_SEGMENT_MS, 60_000, Duration.ofDays(7).toMillis());
+    long sweepTime = env.durationMs(IM_DELAY_SWEEP_TIME, DEFAULT_SWEEP_TIME_MS, 10, Duration.ofSeconds(30).toMillis());
+    return new DelayConfig(tick, max, batch, drain, targets, cache, threads, segment, sweepTime);
   }
 
   /** A copy with another batch size and drain tick (tests). */
   public DelayConfig withBatch(int newBatch, long newDrainTickMs) {
-    return new DelayConfig(tickMs, maxDelayMs, newBatch, newDrainTickMs, targets, topicCacheMs, threads);
+    return new DelayConfig(tickMs, maxDelayMs, newBatch, newDrainTickMs, targets, topicCacheMs, threads, segmentMs,
+        sweepTimeMs);
   }
 
   /** A copy with another tick (tests). */
   public DelayConfig withTick(long newTickMs) {
     return new DelayConfig(newTickMs, maxDelayMs, batch, Math.min(drainTickMs, newTickMs), targets, topicCacheMs,
-        threads);
+        threads, segmentMs, sweepTimeMs);
+  }
+
+  /** A copy with another segment span (tests). */
+  public DelayConfig withSegment(long newSegmentMs) {
+    return new DelayConfig(tickMs, maxDelayMs, batch, drainTickMs, targets, topicCacheMs, threads, newSegmentMs,
+        sweepTimeMs);
+  }
+
+  /** A copy with another per-thread time bound of the punctuations (tests). */
+  public DelayConfig withSweepTime(long newSweepTimeMs) {
+    return new DelayConfig(tickMs, maxDelayMs, batch, drainTickMs, targets, topicCacheMs, threads, segmentMs,
+        newSweepTimeMs);
+  }
+
+  /** Retention of the schedule and index changelogs: the maximum delay plus {@link #CHANGELOG_GRACE_MS}. */
+  public long changelogRetentionMs() {
+    return maxDelayMs + CHANGELOG_GRACE_MS;
   }
 
   /** Streams properties this app adds to the pipeline's defaults. */

@@ -5,15 +5,22 @@ import dev.impipe.avro.InboxEntryType;
 import dev.impipe.delay.internal.CancelRefusals;
 import dev.impipe.delay.internal.DelayProcessor;
 import dev.impipe.delay.internal.Outgoing;
+import dev.impipe.delay.internal.SweepBudget;
 import dev.impipe.runtime.topics.ImTopics;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
+import java.util.Map;
 import java.util.function.Predicate;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.state.Stores;
+import org.apache.kafka.streams.state.WindowBytesStoreSupplier;
+import org.apache.kafka.streams.state.internals.RocksDbWindowBytesStoreSupplier;
 
 /**
  * The delay topology: {@code im.delayed} (bytes) -> {@link DelayProcessor} with the schedule and index stores ->
@@ -26,10 +33,26 @@ public final class DelayTopology {
   public static final String SOURCE = "delay-source";
   public static final String PROCESSOR = "delay-scheduler";
   public static final String SINK = "delay-sink";
-  /** Schedule id -> due time (changelogged). */
-  public static final String INDEX_STORE = "delay-index";
-  /** Due bucket + id -> the record to deliver (changelogged); see {@code ScheduleCodec} for the layouts. */
-  public static final String SCHEDULE_STORE = "delay-schedule";
+  /**
+   * Schedule id -> due time, segmented by due time like {@link #SCHEDULE_STORE} (changelogged). An entry whose
+   * schedule has been delivered stays until its segment is dropped; the sweep position says it is gone.
+   */
+  public static final String INDEX_STORE = "delay-index-segments";
+  /**
+   * Due bucket + id -> the record to deliver, in time segments by due time (a window store, changelogged with
+   * time retention): a delivered record costs its output and nothing else; its segment is dropped whole once the
+   * sweep has passed it. See {@code ScheduleCodec} for the layouts.
+   */
+  public static final String SCHEDULE_STORE = "delay-schedule-segments";
+  /** The key-value stores of releases before the segmented stores; emptied into them at startup. */
+  public static final String LEGACY_INDEX_STORE = "delay-index";
+  public static final String LEGACY_SCHEDULE_STORE = "delay-schedule";
+  /**
+   * The segmented stores' retention as Kafka Streams sees it: far beyond any due time, so only the sweep's
+   * position record (filed at its segment + this) expires segments. The changelog's own retention is
+   * {@link DelayConfig#changelogRetentionMs()}.
+   */
+  public static final long STORE_RETENTION_MS = Duration.ofDays(36_500).toMillis();
 
   private DelayTopology() {}
 
@@ -74,15 +97,33 @@ public final class DelayTopology {
     topology.addSource(SOURCE, Serdes.ByteArray().deserializer(), Serdes.ByteArray().deserializer(),
         topics.names().delayed());
     CancelRefusals refusals = inboxNotices(topics);
+    // One budget per stream thread, shared by its tasks (they punctuate in one transaction).
+    ThreadLocal<SweepBudget> budgets = ThreadLocal.withInitial(
+        () -> new SweepBudget(config.batch(), config.sweepTimeMs(), config.drainTickMs(), System::nanoTime));
     topology.addProcessor(PROCESSOR, () -> new DelayProcessor(topics.names().delayed(), topics.names().rejected(),
-        SCHEDULE_STORE, INDEX_STORE, config, targets, metrics, topics.delayed().valueSerde().deserializer(),
-        refusals), SOURCE);
-    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(SCHEDULE_STORE),
-        Serdes.Bytes(), Serdes.ByteArray()), PROCESSOR);
-    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(INDEX_STORE),
-        Serdes.Bytes(), Serdes.ByteArray()), PROCESSOR);
+        new DelayProcessor.StoreNames(SCHEDULE_STORE, INDEX_STORE, LEGACY_SCHEDULE_STORE, LEGACY_INDEX_STORE),
+        config, targets, metrics, topics.delayed().valueSerde().deserializer(), refusals, budgets::get), SOURCE);
+    Map<String, String> changelog = Map.of(TopicConfig.RETENTION_MS_CONFIG,
+        Long.toString(config.changelogRetentionMs()));
+    for (String name : List.of(SCHEDULE_STORE, INDEX_STORE)) {
+      topology.addStateStore(Stores.windowStoreBuilder(segmented(name, config.segmentMs()), Serdes.Bytes(),
+          Serdes.ByteArray()).withLoggingEnabled(changelog), PROCESSOR);
+    }
+    for (String name : List.of(LEGACY_SCHEDULE_STORE, LEGACY_INDEX_STORE)) {
+      topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(name), Serdes.Bytes(),
+          Serdes.ByteArray()), PROCESSOR);
+    }
     topology.addSink(SINK, Outgoing.EXTRACTOR, Serdes.ByteArray().serializer(), new Outgoing.ValueSerializer(),
         PROCESSOR);
     return topology;
+  }
+
+  /**
+   * A RocksDB window store with the given segment span. The public factory ties the segment to half the
+   * retention; Kafka Streams' own supplier takes it as a parameter (an internal class, stable since 2.x).
+   */
+  static WindowBytesStoreSupplier segmented(String name, long segmentMs) {
+    return new RocksDbWindowBytesStoreSupplier(name, STORE_RETENTION_MS, segmentMs, 1, false,
+        RocksDbWindowBytesStoreSupplier.WindowStoreTypes.DEFAULT_WINDOW_STORE);
   }
 }

@@ -31,6 +31,7 @@ import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.WindowStore;
 import org.apache.kafka.streams.test.TestRecord;
 import org.apache.kafka.common.utils.Bytes;
 import org.junit.jupiter.api.AfterEach;
@@ -438,12 +439,6 @@ class DelayTopologyTest {
     assertThat(meters.get("im.delay.delivered").counter().count()).isEqualTo(7);
     // ... seven records over the two seconds since the first punctuation
     assertThat(meters.get("im.delay.drain.rate").gauge().value()).isEqualTo(3.5);
-    KeyValueStore<Bytes, byte[]> schedule = driver.getKeyValueStore(DelayTopology.SCHEDULE_STORE);
-    KeyValueStore<Bytes, byte[]> index = driver.getKeyValueStore(DelayTopology.INDEX_STORE);
-    try (var all = schedule.all(); var ids = index.all()) {
-      assertThat(all.hasNext()).isFalse();
-      assertThat(ids.hasNext()).isFalse();
-    }
   }
 
   @Test
@@ -479,6 +474,133 @@ class DelayTopologyTest {
     // Then: nothing twice
     assertThat(messages.isEmpty()).isTrue();
     assertThat(meters.get("im.delay.delivered").counter().count()).isEqualTo(6);
+  }
+
+  @Test
+  void aDeliveryWritesItsOutputAndNoTombstoneAndDeliveredSegmentsAreDroppedWhole() {
+    // Given: one-minute segments; 100 schedules due at 12:00:01.250 and one due at 12:05:00.250
+    start(DelayConfig.defaults().withSegment(60_000));
+    for (int i = 0; i < 100; i++) {
+      send(schedule("r" + i, T0.plusSeconds(1)));
+    }
+    send(schedule("later", T0.plusSeconds(300)));
+    TestOutputTopic<byte[], byte[]> scheduleLog = changelog(DelayTopology.SCHEDULE_STORE);
+    TestOutputTopic<byte[], byte[]> indexLog = changelog(DelayTopology.INDEX_STORE);
+    assertThat(scheduleLog.readRecordsToList()).hasSize(101);
+    assertThat(indexLog.readRecordsToList()).hasSize(101);
+
+    // When: 12:00:02.250, the hundred are delivered
+    advance(Duration.ofSeconds(2));
+    // Then: a hundred outputs, and only the sweep position in each changelog (no tombstone per delivery)
+    assertThat(messages.readRecordsToList()).hasSize(100);
+    assertThat(scheduleLog.readRecordsToList()).singleElement().satisfies(r -> assertThat(r.value()).isNotNull());
+    assertThat(indexLog.readRecordsToList()).singleElement().satisfies(r -> assertThat(r.value()).isNotNull());
+    // ... the delivered entries are still on disk in their segment, but count as gone: a re-schedule of r1 is new
+    assertThat(storedIds()).contains("r0", "r99", "later");
+
+    // When: 12:02:02.250, the sweep is two segments further on
+    advance(Duration.ofMinutes(2));
+    // Then: the delivered segment was dropped whole; the undelivered one is kept
+    assertThat(storedIds()).containsExactly("later");
+    assertThat(messages.isEmpty()).isTrue();
+
+    // When: 12:05:00.250 passes
+    advance(Duration.ofMinutes(3));
+    assertThat(messages.readRecordsToList()).map(DelayTopologyTest::delivered)
+        .containsExactly(expected("later", T0.plusSeconds(300)));
+  }
+
+  @Test
+  void aDeliveredIdCanBeScheduledAgainAndCancelledExactly() {
+    start();
+    // Given: A delivered at 12:00:01.250
+    send(schedule("a", T0.plusSeconds(1)));
+    advance(Duration.ofSeconds(2));
+    assertThat(messages.readRecordsToList()).hasSize(1);
+
+    // When: A is scheduled again (12:00:05.250), a CANCEL of it arrives, and it is scheduled a third time
+    delayed.pipeInput("a", schedule("a", T0.plusSeconds(5)), T0.plusSeconds(2));
+    delayed.pipeInput("a", cancel("a"), T0.plusSeconds(2));
+    delayed.pipeInput("a", schedule("a", T0.plusSeconds(6)), T0.plusSeconds(2));
+    advance(Duration.ofSeconds(10));
+
+    // Then: the first was new (not a replace of the delivered one), the cancel removed it, the third is delivered
+    assertThat(messages.readRecordsToList()).map(DelayTopologyTest::delivered)
+        .containsExactly(expected("a", T0.plusSeconds(6)));
+    assertThat(counter("im.delay.cancels", "result", "removed")).isEqualTo(1);
+    assertThat(meters.get("im.delay.scheduled").gauge().value()).isZero();
+  }
+
+  @Test
+  void aStoredEntryThatCannotBeDecodedIsQuarantinedWithItsBytesAndTheRestIsDelivered() {
+    start();
+    // Given: A and C due at 12:00:01.250, and between them a stored entry B whose bytes are not a schedule
+    send(schedule("a", T0.plusSeconds(1)));
+    send(schedule("c", T0.plusSeconds(1)));
+    long due = T0.plusSeconds(1).toEpochMilli();
+    WindowStore<Bytes, byte[]> store = driver.getWindowStore(DelayTopology.SCHEDULE_STORE);
+    store.put(Bytes.wrap(dev.impipe.delay.internal.ScheduleCodec.scheduleKey(due, utf8("b"))), utf8("garbage"), due);
+
+    // When: 12:00:02.250, and again a tick later
+    advance(Duration.ofSeconds(2));
+    advance(Duration.ofSeconds(1));
+
+    // Then: A and C are delivered once, B goes to the rejected topic once, with its stored bytes and its id
+    assertThat(messages.readRecordsToList()).map(r -> text(r.key())).containsExactly("conv-a", "conv-c");
+    assertThat(rejected.readRecordsToList()).singleElement().satisfies(r -> {
+      assertThat(text(r.key())).isEqualTo("b");
+      assertThat(text(r.value())).isEqualTo("garbage");
+      assertThat(header(r, DelayHeaders.SCHEDULE_ID)).isEqualTo("b");
+      assertThat(header(r, DelayHeaders.REJECT_REASON)).contains("undecodable");
+    });
+    assertThat(counter("im.delay.rejected", "reason", "undecodable")).isEqualTo(1);
+  }
+
+  @Test
+  void schedulesOfTheEarlierKeyValueStoresAreMovedAndDeliveredOnTime() {
+    start();
+    // Given: the key-value stores of an earlier release hold A, due at 12:00:03.250, and B, overdue
+    KeyValueStore<Bytes, byte[]> legacy = driver.getKeyValueStore(DelayTopology.LEGACY_SCHEDULE_STORE);
+    KeyValueStore<Bytes, byte[]> legacyIndex = driver.getKeyValueStore(DelayTopology.LEGACY_INDEX_STORE);
+    for (var e : Map.of("a", T0.plusSeconds(3), "b", T0.minusSeconds(60)).entrySet()) {
+      long due = e.getValue().toEpochMilli();
+      legacy.put(Bytes.wrap(dev.impipe.delay.internal.ScheduleCodec.scheduleKey(due, utf8(e.getKey()))),
+          dev.impipe.delay.internal.ScheduleCodec.encodeEntry(new dev.impipe.delay.internal.ScheduledEntry(due,
+              "im.messages", utf8("conv-" + e.getKey()), utf8("value-" + e.getKey()), Map.of())));
+      legacyIndex.put(Bytes.wrap(utf8(e.getKey())), dev.impipe.delay.internal.ScheduleCodec.indexValue(due));
+    }
+
+    // When: 12:00:01.250, a tick
+    advance(Duration.ofSeconds(1));
+    // Then: B (overdue) is delivered, A not yet; the old stores are empty
+    assertThat(messages.readRecordsToList()).map(DelayTopologyTest::delivered)
+        .containsExactly(expected("b", T0.minusSeconds(60)));
+    try (var all = legacy.all()) {
+      assertThat(all.hasNext()).isFalse();
+    }
+    // When: 12:00:04.250
+    advance(Duration.ofSeconds(3));
+    assertThat(messages.readRecordsToList()).map(DelayTopologyTest::delivered)
+        .containsExactly(expected("a", T0.plusSeconds(3)));
+  }
+
+  private TestOutputTopic<byte[], byte[]> changelog(String store) {
+    return driver.createOutputTopic("delay-test-" + store + "-changelog", new ByteArrayDeserializer(),
+        new ByteArrayDeserializer());
+  }
+
+  private List<String> storedIds() {
+    WindowStore<Bytes, byte[]> store = driver.getWindowStore(DelayTopology.SCHEDULE_STORE);
+    List<String> ids = new java.util.ArrayList<>();
+    try (var all = store.all()) {
+      all.forEachRemaining(kv -> {
+        byte[] key = kv.key.key().get();
+        if (key[0] != -1) {
+          ids.add(text(dev.impipe.delay.internal.ScheduleCodec.idOf(key)));
+        }
+      });
+    }
+    return ids;
   }
 
   @Test

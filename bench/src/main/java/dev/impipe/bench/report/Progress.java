@@ -115,6 +115,13 @@ public final class Progress implements AutoCloseable {
     timer.shutdownNow();
     long d = done.getAsLong();
     double seconds = (System.nanoTime() - start) / 1e9;
+    if (series != null && seconds > 0) {
+      // A phase shorter than a tick would otherwise leave its series empty (and invisible in the chart): its
+      // average rate over the phase is the last point.
+      long now = System.nanoTime();
+      double tail = (d - lastDone) / Math.max(1e-3, (now - lastAt) / 1e9);
+      series.add(result.elapsedSeconds(), series.points().isEmpty() ? d / seconds : tail);
+    }
     out.print((terminal ? "\r" : "") + line(d, seconds > 0 ? d / seconds : 0).replace("/s ", "/s avg ")
         + (terminal ? "\u001b[K\n" : "\n"));
     out.flush();

@@ -68,6 +68,13 @@ final class SvgChart {
     maxY = niceCeil(maxY);
     svg.append(text(LEFT, top + 14, esc(title), "font-weight=\"bold\""));
     axes(svg, plotTop, plotH, plotW);
+    // Axis units: seconds since the scenario started; the series' own units on y (listed in the legend).
+    List<String> units = series.stream().map(Series::unit).distinct().toList();
+    svg.append(text(LEFT + plotW / 2, plotTop + plotH + 32, "time since the scenario started (s)",
+        "text-anchor=\"middle\""));
+    svg.append(String.format(Locale.ROOT, "<text x=\"%d\" y=\"%d\" transform=\"rotate(-90 %d %d)\" "
+        + "text-anchor=\"middle\">%s</text>%n", 16, plotTop + plotH / 2, 16, plotTop + plotH / 2,
+        esc(String.join(", ", units))));
     for (int i = 0; i <= 4; i++) {
       double v = maxY * i / 4;
       int yy = plotTop + plotH - (int) (plotH * i / 4.0);
@@ -91,6 +98,13 @@ final class SvgChart {
       }
       svg.append("<polyline fill=\"none\" stroke-width=\"1.5\" stroke=\"").append(color).append("\" points=\"")
           .append(pts.toString().trim()).append("\"/>\n");
+      if (s.points().size() <= 3) {
+        // A line of one point draws nothing: mark each point so a short series is still seen.
+        for (double[] p : s.points()) {
+          svg.append(String.format(Locale.ROOT, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" fill=\"%s\"/>\n",
+              LEFT + plotW * p[0] / maxX, plotTop + plotH - plotH * p[1] / maxY, color));
+        }
+      }
       String label = esc(s.name() + " (" + s.unit() + ")");
       svg.append(String.format(Locale.ROOT, "<rect x=\"%d\" y=\"%d\" width=\"10\" height=\"10\" fill=\"%s\"/>\n",
           legendX, plotTop + 4 + k * 16, color));

@@ -36,17 +36,24 @@ public final class AckWheelScenario implements Scenario {
 
   static final String PENDING_METRIC = "im.ack.pending.entries";
 
+  /** Deliveries sent per loop in --rate max mode (ACKs that fell due are sent between chunks). */
+  static final long MAX_RATE_CHUNK = 1_000;
+
   private record PendingAck(long at, String user, String device, long seq) {}
 
   @Override
   public void run(BenchOptions options, BenchCluster cluster, Result result, PrintStream log) throws Exception {
-    long rate = options.fixed("rate", options.small() ? 1_000 : 5_000);
+    // --rate max: deliveries (and their ACKs) as fast as the producer gets them to the broker; the wheel keeps up
+    // or lags, and the figures say which.
+    boolean maxRate = "max".equalsIgnoreCase(options.settings().getOrDefault("rate", "").trim());
+    long rate = maxRate ? 0 : options.fixed("rate", options.small() ? 1_000 : 5_000);
     long seconds = options.fixed("duration", options.small() ? 8 : 60);
     double neverShare = options.fraction("never-acked", 0.1);
     long tickMs = durationMs(options, "tick", options.small() ? 200 : 1_000);
     long timeoutMs = durationMs(options, "timeout", options.small() ? 2_000 : 10_000);
     int users = (int) options.count("users", 100_000, 1_000);
-    result.setup("deliveries", rate + "/s for " + seconds + " s to " + users + " users");
+    result.setup("deliveries", (maxRate ? "as fast as the broker takes them (--rate max)" : rate + "/s") + " for "
+        + seconds + " s to " + users + " users");
     result.setup("never ACKed", neverShare + " of deliveries (on a device that never ACKs)");
     result.setup("ACK delay", "uniform 20 ms .. " + (timeoutMs * 8 / 10) + " ms (80% of the timeout)");
     result.setup("IM_ACK_TICK / IM_ACK_TIMEOUT", tickMs + " ms / " + timeoutMs + " ms");
@@ -96,14 +103,15 @@ public final class AckWheelScenario implements Scenario {
       long seq = 0;
       long expectedTimeouts = 0;
       AtomicLong sent = new AtomicLong();
-      Support.Pacer pacer = new Support.Pacer(rate);
+      Support.Pacer pacer = new Support.Pacer(maxRate ? MAX_RATE_CHUNK : rate);
       long nextSample = 0;
+      long lagAtEnd = 0;
       try (Progress p = Progress.start(log, result, "deliveries", "records", rate * seconds, sent::get,
           () -> "timeouts " + timedOut.get(), "deliveries sent")) {
         while (pacer.elapsedSeconds() < seconds || !due.isEmpty()) {
           long now = System.currentTimeMillis();
           if (pacer.elapsedSeconds() < seconds) {
-            for (long k = pacer.due(); k > 0; k--) {
+            for (long k = maxRate ? MAX_RATE_CHUNK : pacer.due(); k > 0; k--) {
               String user = "u" + random.nextInt(users);
               long s = ++seq;
               boolean never = random.nextDouble() < neverShare;
@@ -135,10 +143,13 @@ public final class AckWheelScenario implements Scenario {
             pendingSeries.add(result.elapsedSeconds(), pending);
             lagSeries.add(result.elapsedSeconds(), lag);
           }
-          pacer.pause();
+          if (!maxRate) {
+            pacer.pause();
+          }
         }
         dp.flush();
         ap.flush();
+        lagAtEnd = cluster.lag(AckTimeoutComponent.NAME, Set.of(deliveriesTopic, acksTopic));
       }
       errors.check();
       long want = expectedTimeouts;
@@ -156,6 +167,10 @@ public final class AckWheelScenario implements Scenario {
       result.figure("deliveries sustained", deliveries / (double) seconds, "deliveries/s");
       result.figure("ACKs sustained", acks / (double) seconds, "acks/s");
       result.figure("input records / ceiling", (deliveries + acks) / (double) seconds / ceiling, "ratio");
+      double processed = (deliveries + acks - lagAtEnd) / (double) seconds;
+      result.figure("input records processed by the wheel during the load", processed, "records/s");
+      result.figure("processed / ceiling", processed / ceiling, "ratio", ">= 0.25", processed / ceiling >= 0.25);
+      result.figure("input lag when the load stopped", lagAtEnd, "records");
       result.figure("peak input lag (deliveries + acks not yet committed)", peakLag, "records");
       result.figure("timeouts expected (never-ACKed seqs)", want, "seqs");
       result.figure("timeouts received", timedOut.get(), "seqs", "= expected", timedOut.get() == want);

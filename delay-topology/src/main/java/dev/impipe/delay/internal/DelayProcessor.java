@@ -5,6 +5,7 @@ import dev.impipe.avro.ScheduleOp;
 import dev.impipe.delay.DelayConfig;
 import dev.impipe.delay.DelayHeaders;
 import dev.impipe.delay.DelayMetrics;
+import dev.impipe.delay.DelayTopology;
 import dev.impipe.delay.TargetTopics;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -13,11 +14,13 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Supplier;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.kstream.Windowed;
 import org.apache.kafka.streams.processor.Cancellable;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
@@ -25,65 +28,117 @@ import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.WindowStore;
+import org.apache.kafka.streams.state.WindowStoreIterator;
 
 /**
  * Files SCHEDULE commands under their due time, removes them on CANCEL, and on a wall-clock punctuator forwards
- * what is due — oldest first, at most one batch per punctuation — and deletes it. Forward and delete are in the
- * same exactly-once transaction, so a crash delivers neither twice nor never.
+ * what is due — oldest first, within the stream thread's {@link SweepBudget} — and records how far it got. Forward
+ * and position are in the same exactly-once transaction, so a crash delivers neither twice nor never.
  *
- * <p>The sweep position is memory only: {@link #resumeFrom}, the smallest key any undelivered entry can have, and
- * {@link #fileFromMs}, the earliest due time a new entry may be filed under (its prefix is at or after
- * {@code resumeFrom}). Both start at 0 after every (re)start, so whatever fell due while the app was down is found
- * by the first sweeps. A sweep that stops at its batch limit resumes right after the last key it delivered, so a
- * million records due in one millisecond are not re-read (as tombstones) by every batch. Records that arrive already
- * due are filed at {@code fileFromMs} rather than their own past due time, so they are never filed behind the
- * sweep; they keep their requested time for the scheduled-at header and the lateness metric.
+ * <p>One write per delivery: the schedule and index stores are segmented by due time (window stores), a delivered
+ * entry is not deleted but left behind the sweep {@link ScheduleCodec.Position position}, which is written once per
+ * punctuation that moved it (in both stores, filed at its segment + {@link DelayTopology#STORE_RETENTION_MS}). Kafka
+ * Streams drops every segment older than the position's segment whole, locally and on restore, without a tombstone
+ * per record; the changelog's time retention drops them on the broker. An entry below the position counts as gone
+ * for CANCEL and replace, so the index stays exact.
+ *
+ * <p>{@link ScheduleCodec.Position#resumeFrom()} is the smallest key any undelivered entry can have and
+ * {@code fileFromMs} the earliest due time a new entry may be filed under. A sweep that stops at its budget
+ * resumes right after the last key it delivered. Records that arrive already due are filed at {@code fileFromMs}
+ * rather than their own past due time, so they are never filed behind the sweep; they keep their requested time
+ * for the scheduled-at header and the lateness metric. Schedule ids must not contain NUL: the window store orders
+ * its keys as id + timestamp bytes, which equals id order only without NUL bytes.
  */
 public final class DelayProcessor implements Processor<byte[], byte[], byte[], Outgoing> {
 
+  /** Names of the stores the processor uses. */
+  public record StoreNames(String schedule, String index, String legacySchedule, String legacyIndex) {}
+
   private final String inputTopic;
   private final String rejectedTopic;
-  private final String scheduleStoreName;
-  private final String indexStoreName;
+  private final StoreNames stores;
   private final DelayConfig config;
   private final TargetTopics targets;
   private final DelayMetrics metrics;
   private final Deserializer<ScheduleCommand> commands;
   private final CancelRefusals refusals;
+  private final Supplier<SweepBudget> budgets;
 
   private ProcessorContext<byte[], Outgoing> context;
-  private KeyValueStore<Bytes, byte[]> schedule;
-  private KeyValueStore<Bytes, byte[]> index;
+  private WindowStore<Bytes, byte[]> schedule;
+  private WindowStore<Bytes, byte[]> index;
+  private KeyValueStore<Bytes, byte[]> legacySchedule;
+  private KeyValueStore<Bytes, byte[]> legacyIndex;
+  /** Null until the old stores were first looked at (lazily: the first command or sweep). */
+  private Boolean legacyEmpty;
   private DelayMetrics.TaskGauges gauges;
   private byte[] resumeFrom;
   private long fileFromMs;
+  /** The time the stored position record is filed under (Long.MIN_VALUE: none written by this instance). */
+  private long positionTs = Long.MIN_VALUE;
   private Cancellable drain;
 
-  public DelayProcessor(String inputTopic, String rejectedTopic, String scheduleStoreName, String indexStoreName,
-      DelayConfig config, TargetTopics targets, DelayMetrics metrics, Deserializer<ScheduleCommand> commands,
-      CancelRefusals refusals) {
+  public DelayProcessor(String inputTopic, String rejectedTopic, StoreNames stores, DelayConfig config,
+      TargetTopics targets, DelayMetrics metrics, Deserializer<ScheduleCommand> commands, CancelRefusals refusals,
+      Supplier<SweepBudget> budgets) {
     this.inputTopic = inputTopic;
     this.rejectedTopic = rejectedTopic;
-    this.scheduleStoreName = scheduleStoreName;
-    this.indexStoreName = indexStoreName;
+    this.stores = stores;
     this.config = config;
     this.targets = targets;
     this.metrics = metrics;
     this.commands = commands;
     this.refusals = refusals;
+    this.budgets = budgets;
   }
 
   @Override
   public void init(ProcessorContext<byte[], Outgoing> ctx) {
     this.context = ctx;
-    this.schedule = ctx.getStateStore(scheduleStoreName);
-    this.index = ctx.getStateStore(indexStoreName);
+    this.schedule = ctx.getStateStore(stores.schedule());
+    this.index = ctx.getStateStore(stores.index());
+    this.legacySchedule = ctx.getStateStore(stores.legacySchedule());
+    this.legacyIndex = ctx.getStateStore(stores.legacyIndex());
     this.gauges = metrics.task(ctx.taskId());
-    // Stores are restored before init, so this counts what survived a restart (an estimate for RocksDB).
-    gauges.pending(index.approximateNumEntries());
-    this.resumeFrom = ScheduleCodec.duePrefix(0);
-    this.fileFromMs = 0;
+    // Stores are restored before init: the last committed position says where the sweep was.
+    ScheduleCodec.Position stored = storedPosition();
+    if (stored == null) {
+      resumeFrom = ScheduleCodec.duePrefix(0);
+      fileFromMs = 0;
+    } else {
+      resumeFrom = stored.resumeFrom();
+      fileFromMs = stored.fileFromMs();
+      positionTs = positionTs(stored.resumeFrom());
+      gauges.pending(stored.pending());
+    }
     ctx.schedule(Duration.ofMillis(config.tickMs()), PunctuationType.WALL_CLOCK_TIME, now -> sweep(now, true));
+  }
+
+  /** Whether the key-value stores of an earlier release are empty (looked at once, then tracked). */
+  private boolean legacyEmpty() {
+    if (legacyEmpty == null) {
+      try (KeyValueIterator<Bytes, byte[]> any = legacySchedule.all()) {
+        legacyEmpty = !any.hasNext();
+      }
+      if (!legacyEmpty) {
+        gauges.pending(gauges.pending() + legacyIndex.approximateNumEntries());
+      }
+    }
+    return legacyEmpty;
+  }
+
+  private ScheduleCodec.Position storedPosition() {
+    try (WindowStoreIterator<byte[]> it = schedule.backwardFetch(Bytes.wrap(ScheduleCodec.POSITION_KEY), 0,
+        Long.MAX_VALUE)) {
+      return it.hasNext() ? ScheduleCodec.decodePosition(it.next().value) : null;
+    }
+  }
+
+  /** Where the position record for {@code resume} is filed: its segment's start + the stores' retention. */
+  private long positionTs(byte[] resume) {
+    long due = ScheduleCodec.dueOf(resume);
+    return due - Math.floorMod(due, config.segmentMs()) + DelayTopology.STORE_RETENTION_MS - 1;
   }
 
   @Override
@@ -102,6 +157,10 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
     String id = record.key() == null ? "" : new String(record.key(), StandardCharsets.UTF_8);
     if (id.isEmpty()) {
       reject(record, "invalid", "missing key: a schedule command is keyed by its schedule id");
+      return;
+    }
+    if (id.indexOf('\0') >= 0) {
+      reject(record, "invalid", "schedule id contains a NUL character");
       return;
     }
     if (!id.equals(command.getId())) {
@@ -132,15 +191,52 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
       return;
     }
     boolean replaced = remove(record.key());
-    long fileAt = Math.max(dueMs, fileFromMs);
     byte[] entry = ScheduleCodec.encodeEntry(new ScheduledEntry(dueMs, command.getTargetTopic(),
         bytes(command.getKey()), bytes(command.getValue()), headers(command.getHeaders())));
-    schedule.put(Bytes.wrap(ScheduleCodec.scheduleKey(fileAt, record.key())), entry);
-    index.put(Bytes.wrap(record.key()), ScheduleCodec.indexValue(fileAt));
+    file(record.key(), dueMs, entry);
     if (!replaced) {
       gauges.pending(gauges.pending() + 1);
     }
     metrics.scheduled();
+  }
+
+  /** Files {@code entry} for {@code id} at its due time, or at {@link #fileFromMs} if that is later. */
+  private void file(byte[] id, long dueMs, byte[] entry) {
+    long fileAt = Math.max(Math.max(0, dueMs), fileFromMs);
+    schedule.put(Bytes.wrap(ScheduleCodec.scheduleKey(fileAt, id)), entry, fileAt);
+    index.put(Bytes.wrap(id), ScheduleCodec.indexValue(fileAt), fileAt);
+  }
+
+  /** The due time {@code id} is filed under if it is still undelivered, else null. */
+  private Long pendingDue(byte[] id) {
+    // Only the segments an undelivered entry can be in: filed at or after the sweep position's millisecond, at
+    // most at the maximum delay from now (or at fileFromMs); not the delivered ones, not the position's own.
+    long from = ScheduleCodec.dueOf(resumeFrom);
+    long to = Math.max(context.currentSystemTimeMs() + config.maxDelayMs(), fileFromMs);
+    try (WindowStoreIterator<byte[]> it = index.fetch(Bytes.wrap(id), from, to)) {
+      while (it.hasNext()) {
+        long due = ScheduleCodec.indexDue(it.next().value);
+        if (Arrays.compareUnsigned(ScheduleCodec.scheduleKey(due, id), resumeFrom) >= 0) {
+          return due;
+        }
+      }
+    }
+    return null;
+  }
+
+  /** The stored bytes of {@code id}'s undelivered schedule, or null. */
+  private byte[] storedEntry(byte[] id) {
+    Long due = pendingDue(id);
+    if (due != null) {
+      return schedule.fetch(Bytes.wrap(ScheduleCodec.scheduleKey(due, id)), due);
+    }
+    if (!legacyEmpty()) {
+      byte[] legacyDue = legacyIndex.get(Bytes.wrap(id));
+      if (legacyDue != null) {
+        return legacySchedule.get(Bytes.wrap(ScheduleCodec.scheduleKey(ScheduleCodec.indexDue(legacyDue), id)));
+      }
+    }
+    return null;
   }
 
   /**
@@ -154,15 +250,17 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
     if (requesterHeader == null) {
       return false;
     }
-    byte[] due = index.get(Bytes.wrap(record.key()));
-    if (due == null) {
-      return false;
-    }
-    byte[] stored = schedule.get(Bytes.wrap(ScheduleCodec.scheduleKey(ScheduleCodec.indexDue(due), record.key())));
+    byte[] stored = storedEntry(record.key());
     if (stored == null) {
       return false;
     }
-    ScheduledEntry entry = ScheduleCodec.decodeEntry(stored);
+    ScheduledEntry entry;
+    try {
+      entry = ScheduleCodec.decodeEntry(stored);
+    } catch (RuntimeException e) {
+      // Undecodable: its sender is unknown, as for an operator's schedule; the sweep quarantines it.
+      return false;
+    }
     byte[] sender = entry.headers().get(DelayHeaders.SENDER);
     String requester = new String(bytes(requesterHeader), StandardCharsets.UTF_8);
     if (sender == null || requester.equals(new String(sender, StandardCharsets.UTF_8))) {
@@ -177,26 +275,72 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
     return true;
   }
 
-  /** Removes the schedule of {@code id}; true if there was one. */
+  /** Removes the undelivered schedule of {@code id}; true if there was one. */
   private boolean remove(byte[] id) {
-    byte[] due = index.get(Bytes.wrap(id));
-    if (due == null) {
+    Long due = pendingDue(id);
+    if (due != null) {
+      schedule.put(Bytes.wrap(ScheduleCodec.scheduleKey(due, id)), null, due);
+      index.put(Bytes.wrap(id), null, due);
+      gauges.pending(gauges.pending() - 1);
+      return true;
+    }
+    if (legacyEmpty()) {
       return false;
     }
-    schedule.delete(Bytes.wrap(ScheduleCodec.scheduleKey(ScheduleCodec.indexDue(due), id)));
-    index.delete(Bytes.wrap(id));
+    byte[] legacyDue = legacyIndex.get(Bytes.wrap(id));
+    if (legacyDue == null) {
+      return false;
+    }
+    legacySchedule.delete(Bytes.wrap(ScheduleCodec.scheduleKey(ScheduleCodec.indexDue(legacyDue), id)));
+    legacyIndex.delete(Bytes.wrap(id));
     gauges.pending(gauges.pending() - 1);
     return true;
   }
 
   /**
-   * Delivers what is due at {@code now}, oldest first, at most one batch. While more is due, a short drain
+   * Moves up to {@code limit} schedules of the key-value stores of an earlier release into the segmented stores
+   * (filed no earlier than {@link #fileFromMs}, so never behind the sweep); returns how many it moved.
+   */
+  private int migrateLegacy(int limit) {
+    int moved = 0;
+    try (KeyValueIterator<Bytes, byte[]> all = legacySchedule.all()) {
+      while (moved < limit && all.hasNext()) {
+        KeyValue<Bytes, byte[]> next = all.next();
+        byte[] id = ScheduleCodec.idOf(next.key.get());
+        file(id, ScheduleCodec.dueOf(next.key.get()), next.value);
+        legacySchedule.delete(next.key);
+        legacyIndex.delete(Bytes.wrap(id));
+        moved++;
+      }
+      legacyEmpty = !all.hasNext();
+    }
+    return moved;
+  }
+
+  /**
+   * Delivers what is due at {@code now}, oldest first, within the thread's budget. While more is due, a short drain
    * punctuator keeps the batches coming; it cancels itself once the backlog is gone.
    */
   private void sweep(long now, boolean mainTick) {
+    SweepBudget budget = budgets.get();
+    int allowance = budget.allowance(now);
     byte[] upTo = ScheduleCodec.duePrefix(now + 1);
+    if (allowance == 0) {
+      // The thread's round is used up: wait for its commit, then the next round.
+      ensureDrain();
+      metrics.punctuated(0, now);
+      return;
+    }
+    long started = budget.start();
+    if (!legacyEmpty()) {
+      allowance -= migrateLegacy(allowance);
+    }
     if (Arrays.compareUnsigned(resumeFrom, upTo) >= 0) {
       // Nothing can be due yet (or the wall clock stepped back): never deliver early.
+      if (!legacyEmpty()) {
+        budget.spent(started, 0, now);
+        ensureDrain();
+      }
       metrics.punctuated(0, now);
       return;
     }
@@ -204,17 +348,28 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
     byte[] lastKey = null;
     boolean more = false;
     long remaining = 0;
-    Bytes from = Bytes.wrap(resumeFrom);
-    Bytes to = Bytes.wrap(upTo);
-    try (KeyValueIterator<Bytes, byte[]> due = schedule.range(from, to)) {
+    long fromTs = ScheduleCodec.dueOf(resumeFrom);
+    try (KeyValueIterator<Windowed<Bytes>, byte[]> due = schedule.fetch(Bytes.wrap(resumeFrom),
+        Bytes.wrap(upTo), fromTs, now)) {
       while (due.hasNext()) {
-        if (delivered == config.batch()) {
+        if (delivered >= allowance || !budget.timeLeft(started)) {
           more = true;
           break;
         }
-        KeyValue<Bytes, byte[]> next = due.next();
-        byte[] key = next.key.get();
-        ScheduledEntry entry = ScheduleCodec.decodeEntry(next.value);
+        KeyValue<Windowed<Bytes>, byte[]> next = due.next();
+        byte[] key = next.key.key().get();
+        if (Arrays.compareUnsigned(key, resumeFrom) < 0) {
+          continue;
+        }
+        ScheduledEntry entry;
+        try {
+          entry = ScheduleCodec.decodeEntry(next.value);
+        } catch (RuntimeException e) {
+          quarantine(key, next.value, "undecodable stored schedule: " + e, now);
+          lastKey = key;
+          delivered++;
+          continue;
+        }
         if (targets.undecided(entry.topic())) {
           // Whether the target exists is not known yet (the topic list is being fetched, or the broker could not
           // be asked): stop here, in due order, and try again on the next drain tick. Never reject for that.
@@ -222,8 +377,6 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
           break;
         }
         deliver(ScheduleCodec.idOf(key), entry, now);
-        schedule.delete(next.key);
-        index.delete(Bytes.wrap(ScheduleCodec.idOf(key)));
         lastKey = key;
         delivered++;
       }
@@ -242,21 +395,62 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
         resumeFrom = Arrays.copyOf(lastKey, lastKey.length + 1);
         fileFromMs = ScheduleCodec.dueOf(lastKey) + 1;
       }
-      gauges.backlog(mainTick || drain == null ? remaining : gauges.backlog() - delivered);
-      if (drain == null) {
-        drain = context.schedule(Duration.ofMillis(config.drainTickMs()), PunctuationType.WALL_CLOCK_TIME,
-            t -> sweep(t, false));
-      }
+      gauges.backlog(mainTick || drain == null ? remaining : Math.max(0, gauges.backlog() - delivered));
+      ensureDrain();
     } else {
       resumeFrom = upTo;
       fileFromMs = now + 1;
       gauges.backlog(0);
-      if (drain != null) {
+      if (drain != null && legacyEmpty()) {
         drain.cancel();
         drain = null;
       }
     }
+    writePosition(delivered > 0);
+    if (budget.spent(started, delivered, now) || delivered > 0) {
+      // The thread's next punctuations start a new transaction: one round per commit.
+      context.commit();
+    }
     metrics.punctuated(delivered, now);
+  }
+
+  private void ensureDrain() {
+    if (drain == null) {
+      drain = context.schedule(Duration.ofMillis(config.drainTickMs()), PunctuationType.WALL_CLOCK_TIME,
+          t -> sweep(t, false));
+    }
+  }
+
+  /**
+   * Stores the sweep position (in both stores, so both drop the segments behind it) if something was delivered
+   * or the position moved into another segment; otherwise re-sweeping from the older stored position after a
+   * crash finds nothing new, so it need not be written.
+   */
+  private void writePosition(boolean delivered) {
+    long ts = positionTs(resumeFrom);
+    if (!delivered && ts == positionTs) {
+      return;
+    }
+    byte[] value = ScheduleCodec.encodePosition(new ScheduleCodec.Position(resumeFrom, fileFromMs,
+        gauges.pending()));
+    Bytes key = Bytes.wrap(ScheduleCodec.POSITION_KEY);
+    schedule.put(key, value, ts);
+    index.put(key, value, ts);
+    if (positionTs != Long.MIN_VALUE && positionTs != ts) {
+      schedule.put(key, null, positionTs);
+      index.put(key, null, positionTs);
+    }
+    positionTs = ts;
+  }
+
+  /** An entry that cannot be decoded goes to the rejected topic with its stored bytes, keyed by its id. */
+  private void quarantine(byte[] scheduleKey, byte[] stored, String reason, long now) {
+    Headers headers = new RecordHeaders();
+    headers.add(DelayHeaders.SCHEDULE_ID, ScheduleCodec.idOf(scheduleKey));
+    addRejectHeaders(headers, reason, stores.schedule());
+    context.forward(new Record<>(ScheduleCodec.idOf(scheduleKey), new Outgoing(rejectedTopic, stored), now,
+        headers));
+    metrics.rejected("undecodable");
   }
 
   private void deliver(byte[] id, ScheduledEntry entry, long now) {

@@ -17,6 +17,9 @@ import java.util.Map;
  *   <li>index key: {@code [schedule id: UTF-8]}; index value: {@code [due epoch millis of the schedule key: 8]}.
  *   <li>schedule value: {@code [version 1: 1][deliverAt millis: 8][target topic: 2 + UTF-8][key: 4 + bytes, -1 =
  *       null][value: 4 + bytes, -1 = null][header count: 4]{[name: 2 + UTF-8][value: 4 + bytes, -1 = null]}}.
+ *   <li>position (the sweep's progress, one per task, kept in both segmented stores): key {@link #POSITION_KEY}
+ *       (0xFF bytes: after every schedule key, and never a UTF-8 id); value {@code [version 1: 1][fileFromMs:
+ *       8][pending: 8][resumeFrom: rest]}.
  * </ul>
  * Due times before the epoch are filed at the epoch (they are past due anyway).
  */
@@ -26,6 +29,34 @@ public final class ScheduleCodec {
   public static final int DUE_BYTES = 10;
 
   private static final byte VERSION = 1;
+
+  /** The key of the sweep position record; see {@link Position}. */
+  public static final byte[] POSITION_KEY = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+
+  /**
+   * The sweep's progress: every schedule key below {@code resumeFrom} has been delivered, none at or above it;
+   * new schedules are filed at {@code fileFromMs} or later (so never below {@code resumeFrom}); {@code pending} is
+   * the task's count of undelivered schedules when it was written (an estimate after a crash).
+   */
+  public record Position(byte[] resumeFrom, long fileFromMs, long pending) {}
+
+  public static byte[] encodePosition(Position position) {
+    return ByteBuffer.allocate(1 + 8 + 8 + position.resumeFrom().length).put(VERSION).putLong(position.fileFromMs())
+        .putLong(position.pending()).put(position.resumeFrom()).array();
+  }
+
+  public static Position decodePosition(byte[] bytes) {
+    ByteBuffer buf = ByteBuffer.wrap(bytes);
+    byte version = buf.get();
+    if (version != VERSION) {
+      throw new IllegalStateException("Unknown position version " + version);
+    }
+    long fileFrom = buf.getLong();
+    long pending = buf.getLong();
+    byte[] resume = new byte[buf.remaining()];
+    buf.get(resume);
+    return new Position(resume, fileFrom, pending);
+  }
 
   private ScheduleCodec() {}
 

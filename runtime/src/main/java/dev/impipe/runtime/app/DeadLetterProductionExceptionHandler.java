@@ -19,7 +19,8 @@ import org.slf4j.LoggerFactory;
  * the stream thread and be retried forever. This handler sends the input record that produced it to the dead letter
  * queue, with the same headers Kafka Streams uses there, and carries on. Anything else (timeouts, a broker away)
  * still fails, so exactly-once processing retries it after the thread restarts: nothing is dropped for a passing
- * outage.
+ * outage. An output of a punctuation has no input record (the delay topology's deliveries): the failed record
+ * itself, with its key, value and headers, goes to the dead letter queue instead of an empty one.
  */
 public class DeadLetterProductionExceptionHandler implements ProductionExceptionHandler {
 
@@ -40,6 +41,19 @@ public class DeadLetterProductionExceptionHandler implements ProductionException
         || exception instanceof UnknownTopicOrPartitionException || exception instanceof InvalidTopicException;
     if (!permanent || deadLetterTopic == null) {
       return Response.fail();
+    }
+    boolean punctuation = context.sourceRawKey() == null && context.sourceRawValue() == null;
+    if (punctuation) {
+      LOG.warn("Cannot write to {} ({}): the record, written by a punctuation, goes to {}", record.topic(),
+          exception.getMessage(), deadLetterTopic);
+      RecordHeaders headers = record.headers() == null ? new RecordHeaders()
+          : new RecordHeaders(record.headers().toArray());
+      header(headers, "__streams.errors.exception", exception.getClass().getName());
+      header(headers, "__streams.errors.message", "cannot write the output to " + record.topic() + ": "
+          + exception.getMessage());
+      header(headers, "__streams.errors.topic", record.topic());
+      return Response.resume(List.of(new ProducerRecord<>(deadLetterTopic, null, record.key(), record.value(),
+          headers)));
     }
     LOG.warn("Cannot write to {} ({}): the input record {}-{}@{} goes to {}", record.topic(), exception.getMessage(),
         context.topic(), context.partition(), context.offset(), deadLetterTopic);

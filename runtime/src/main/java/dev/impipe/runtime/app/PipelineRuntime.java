@@ -182,6 +182,12 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
     // replaying their changelogs (README "Running in production" has the measured hand-over times).
     props.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG,
         new dev.impipe.runtime.config.Env(env).integer(IM_STANDBY_REPLICAS, 0, 0, 16));
+    long rocksDbMemory = SharedRocksDBMemory.bytesFromEnv(env);
+    if (rocksDbMemory > 0) {
+      props.put(SharedRocksDBMemory.CONFIG_BYTES, Long.toString(rocksDbMemory));
+    } else {
+      props.remove(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG);
+    }
     props.putAll(overrides);
     return props;
   }

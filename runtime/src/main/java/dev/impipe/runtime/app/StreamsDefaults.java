@@ -31,6 +31,8 @@ public final class StreamsDefaults {
     props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG,
         LogAndContinueProcessingExceptionHandler.class);
     props.put(StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetterProductionExceptionHandler.class);
+    // Off-heap memory of all stores bounded by one setting (IM_ROCKSDB_MEMORY, see SharedRocksDBMemory).
+    props.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, SharedRocksDBMemory.class);
     return props;
   }
 

@@ -36,6 +36,27 @@ class DeadLetterProductionExceptionHandlerTest {
   }
 
   @Test
+  void aPunctuationsOutputThatCanNeverBeWrittenGoesToTheDeadLetterQueueAsItself() {
+    handler.configure(Map.of("errors.dead.letter.queue.topic.name", "im.rejected"));
+    RecordHeaders headers = new RecordHeaders();
+    headers.add("im.scheduled-at", "123".getBytes(StandardCharsets.UTF_8));
+    ProducerRecord<byte[], byte[]> delayed = new ProducerRecord<>("im.gone", null, "k".getBytes(StandardCharsets.UTF_8),
+        "v".getBytes(StandardCharsets.UTF_8), headers);
+
+    var response = handler.handleError(punctuationContext(), delayed, new RecordTooLargeException("too big"));
+
+    assertThat(response.result()).isEqualTo(Result.RESUME);
+    assertThat(response.deadLetterQueueRecords()).singleElement().satisfies(r -> {
+      assertThat(r.topic()).isEqualTo("im.rejected");
+      assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo("k");
+      assertThat(new String(r.value(), StandardCharsets.UTF_8)).isEqualTo("v");
+      assertThat(header(r.headers(), "im.scheduled-at")).isEqualTo("123");
+      assertThat(header(r.headers(), "__streams.errors.topic")).isEqualTo("im.gone");
+      assertThat(header(r.headers(), "__streams.errors.message")).contains("too big");
+    });
+  }
+
+  @Test
   void aPassingOutageFailsSoExactlyOnceRetriesInsteadOfDroppingTheRecord() {
     handler.configure(Map.of("errors.dead.letter.queue.topic.name", "im.rejected"));
     assertThat(handler.handleError(context(), output, new TimeoutException("broker away")).result())
@@ -44,6 +65,20 @@ class DeadLetterProductionExceptionHandlerTest {
 
   private static String header(Headers headers, String name) {
     return new String(headers.lastHeader(name).value(), StandardCharsets.UTF_8);
+  }
+
+  private static ErrorHandlerContext punctuationContext() {
+    return new ErrorHandlerContext() {
+      @Override public String topic() { return null; }
+      @Override public int partition() { return -1; }
+      @Override public long offset() { return -1; }
+      @Override public Headers headers() { return new RecordHeaders(); }
+      @Override public String processorNodeId() { return "delay-scheduler"; }
+      @Override public TaskId taskId() { return new TaskId(0, 3); }
+      @Override public long timestamp() { return 0; }
+      @Override public byte[] sourceRawKey() { return null; }
+      @Override public byte[] sourceRawValue() { return null; }
+    };
   }
 
   private static ErrorHandlerContext context() {

@@ -1,0 +1,102 @@
+package dev.impipe.runtime.app;
+
+import dev.impipe.runtime.config.InvalidConfigException;
+import java.util.Locale;
+import java.util.Map;
+import org.apache.kafka.streams.state.RocksDBConfigSetter;
+import org.rocksdb.BlockBasedTableConfig;
+import org.rocksdb.Cache;
+import org.rocksdb.LRUCache;
+import org.rocksdb.Options;
+import org.rocksdb.WriteBufferManager;
+
+/**
+ * Bounds the off-heap memory of every RocksDB store of the process by one setting, {@value #IM_ROCKSDB_MEMORY}
+ * (default {@value #DEFAULT_MEMORY_TEXT}; {@code off} leaves every store with Kafka Streams' own per-store defaults, for
+ * comparison): one LRU block cache shared by all stores (data, index and filter
+ * blocks all count against it) and one write-buffer manager charging every memtable to that same cache. Without
+ * it each store (and each segment of a window store) has its own 50 MB cache and up to 3 x 16 MB memtables, so RSS
+ * grows with the number of stores and with the state held.
+ *
+ * <p>The cache and manager are created by the first store that is configured and shared by every store after it,
+ * across all Streams apps of the JVM; they are never closed (they live as long as the process). Kafka Streams'
+ * default whole-key Bloom filter stays on (point lookups); the pipeline's range scans seek on variable-length
+ * prefixes (ids, user ids), for which a fixed-length prefix extractor would not apply.
+ */
+public class SharedRocksDBMemory implements RocksDBConfigSetter {
+
+  public static final String IM_ROCKSDB_MEMORY = "IM_ROCKSDB_MEMORY";
+  /** The Streams property carrying the size in bytes (set by the runtime from {@link #IM_ROCKSDB_MEMORY}). */
+  public static final String CONFIG_BYTES = "im.rocksdb.memory.bytes";
+  public static final String DEFAULT_MEMORY_TEXT = "256m";
+  public static final long DEFAULT_MEMORY_BYTES = 256L << 20;
+  /** Share of the memory that memtables may take (the rest is block cache). */
+  static final double WRITE_BUFFER_SHARE = 0.5;
+  /** Share of the cache kept for index and filter blocks (high priority). */
+  static final double HIGH_PRIORITY_SHARE = 0.1;
+
+  private static Cache cache;
+  private static WriteBufferManager writeBuffers;
+  private static long configuredBytes;
+
+  /** The memory bound in bytes: plain bytes or a k / m / g suffix (binary units); 16 MiB to 1 TiB. */
+  public static long parseBytes(String text) {
+    String t = text.trim().toLowerCase(Locale.ROOT);
+    long unit = 1;
+    if (t.endsWith("k") || t.endsWith("m") || t.endsWith("g")) {
+      char suffix = t.charAt(t.length() - 1);
+      unit = suffix == 'k' ? 1L << 10 : suffix == 'm' ? 1L << 20 : 1L << 30;
+      t = t.substring(0, t.length() - 1);
+    }
+    long bytes;
+    try {
+      bytes = Math.multiplyExact(Long.parseLong(t), unit);
+    } catch (NumberFormatException | ArithmeticException e) {
+      throw new InvalidConfigException(IM_ROCKSDB_MEMORY + "='" + text + "' is not a size such as 256m or 1g");
+    }
+    if (bytes < (16L << 20) || bytes > (1L << 40)) {
+      throw new InvalidConfigException(IM_ROCKSDB_MEMORY + "='" + text + "' must be between 16m and 1024g");
+    }
+    return bytes;
+  }
+
+  /** The size from the environment, or the default; 0 for {@code off} (each store keeps RocksDB's own defaults). */
+  public static long bytesFromEnv(Map<String, String> env) {
+    String raw = env.get(IM_ROCKSDB_MEMORY);
+    if (raw != null && raw.trim().equalsIgnoreCase("off")) {
+      return 0;
+    }
+    return raw == null || raw.isBlank() ? DEFAULT_MEMORY_BYTES : parseBytes(raw);
+  }
+
+  /** The size the shared cache was created with (0 before any store was configured). */
+  public static synchronized long configuredBytes() {
+    return configuredBytes;
+  }
+
+  private static synchronized void ensureShared(long bytes) {
+    if (cache == null) {
+      cache = new LRUCache(bytes, -1, false, HIGH_PRIORITY_SHARE);
+      writeBuffers = new WriteBufferManager((long) (bytes * WRITE_BUFFER_SHARE), cache);
+      configuredBytes = bytes;
+    }
+  }
+
+  @Override
+  public void setConfig(String storeName, Options options, Map<String, Object> configs) {
+    Object configured = configs.get(CONFIG_BYTES);
+    ensureShared(configured == null ? DEFAULT_MEMORY_BYTES : Long.parseLong(configured.toString()));
+    BlockBasedTableConfig table = (BlockBasedTableConfig) options.tableFormatConfig();
+    table.setBlockCache(cache);
+    table.setCacheIndexAndFilterBlocks(true);
+    table.setCacheIndexAndFilterBlocksWithHighPriority(true);
+    table.setPinTopLevelIndexAndFilter(true);
+    options.setTableFormatConfig(table);
+    options.setWriteBufferManager(writeBuffers);
+  }
+
+  @Override
+  public void close(String storeName, Options options) {
+    // The cache and the write-buffer manager are shared by every store of the process: not closed here.
+  }
+}
