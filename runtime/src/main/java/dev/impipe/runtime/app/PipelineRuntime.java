@@ -119,6 +119,7 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
 
   /** Starts the HTTP server, then every component in order. */
   public void start(List<PipelineComponent> components) throws Exception {
+    http.routesPending(); // until every component has added its routes: 503 + Retry-After, not 404
     http.start();
     for (PipelineComponent component : components.stream()
         .sorted(java.util.Comparator.comparingInt(PipelineComponent::order)).toList()) {
@@ -126,6 +127,7 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
       component.start(this);
       LOG.info("Component {} started in {} ms", component.name(), (System.nanoTime() - t0) / 1_000_000);
     }
+    http.routesComplete();
     started = true;
   }
 

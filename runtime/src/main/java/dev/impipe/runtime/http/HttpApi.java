@@ -108,6 +108,8 @@ public final class HttpApi implements AutoCloseable {
   private volatile String authPrefix;
   private volatile TokenVerifier verifier;
   private volatile int boundPort = -1;
+  /** False between {@link #routesPending()} and {@link #routesComplete()}: routes are still being added. */
+  private volatile boolean routesComplete = true;
 
   public HttpApi(HttpSettings settings) {
     this.settings = settings;
@@ -150,6 +152,19 @@ public final class HttpApi implements AutoCloseable {
   /** A server with default limits on {@code host:port} (0 = any free port). */
   public HttpApi(String host, int port) {
     this(HttpSettings.defaults(host, port));
+  }
+
+  /** Says routes are still being added (components starting): see {@link #routesComplete()}. */
+  public void routesPending() {
+    this.routesComplete = false;
+  }
+
+  /**
+   * Says every route of this instance is registered. Between {@link #routesPending()} and this call, a request no route matches is answered
+   * {@code 503} + {@code Retry-After} (the component that serves it may still be starting), never {@code 404}.
+   */
+  public void routesComplete() {
+    this.routesComplete = true;
   }
 
   /** Requires a verified bearer token on every route under {@code prefix} (e.g. {@code /v1/}). */
@@ -365,6 +380,7 @@ public final class HttpApi implements AutoCloseable {
     }
     if (route == null) {
       Response error = pathMatched ? error(405, "method " + method + " not allowed on " + rawPath)
+          : !routesComplete ? error(503, "starting, retry").withHeader("Retry-After", RETRY_AFTER)
           : error(404, "no such endpoint: " + method + " " + rawPath);
       if (req.isEnded() || "0".equals(length) || length == null && !req.headers().contains("Transfer-Encoding")) {
         drainThenRespond(req, ctx, error);

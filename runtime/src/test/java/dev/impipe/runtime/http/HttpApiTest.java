@@ -153,6 +153,19 @@ class HttpApiTest {
   }
 
   @Test
+  void whileRoutesAreStillBeingAddedAnUnknownPathIs503WithRetryAfterNot404() throws Exception {
+    api.routesPending();
+    try {
+      HttpResponse<String> response = get("/nope/nothing");
+      assertThat(response.statusCode()).isEqualTo(503);
+      assertThat(response.headers().firstValue("Retry-After")).hasValue("1");
+    } finally {
+      api.routesComplete();
+    }
+    assertThat(get("/nope/nothing").statusCode()).isEqualTo(404);
+  }
+
+  @Test
   void wrongMethodIs405() throws Exception {
     HttpResponse<String> response = send("POST", "/users/bob/inbox", "{}");
 
