@@ -181,16 +181,8 @@ public final class LocalCluster implements AutoCloseable {
 
   void boot(Map<String, String> rawEnv, Optional<Path> dataDir, int brokerCount, int instanceCount)
       throws Exception {
-    Path root;
-    if (dataDir.isPresent()) {
-      root = dataDir.get().toAbsolutePath();
-      Files.createDirectories(root);
-      step("data dir " + root + " (kept across restarts)");
-    } else {
-      tempDir = Files.createTempDirectory("im-cluster-");
-      root = tempDir;
-      step("data dir " + root + " (temporary, removed on exit)");
-    }
+    Path root = LocalLauncher.dataRoot(dataDir, "im-cluster-", this::step);
+    tempDir = dataDir.isPresent() ? null : root;
     this.env = Map.copyOf(rawEnv);
     Map<String, String> childEnv = new HashMap<>(rawEnv);
     ImConfig config = ImConfig.fromEnv(childEnv);

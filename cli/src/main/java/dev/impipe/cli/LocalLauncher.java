@@ -73,16 +73,8 @@ public final class LocalLauncher implements AutoCloseable {
   }
 
   private void boot(Map<String, String> rawEnv, Optional<Path> dataDir) throws Exception {
-    Path root;
-    if (dataDir.isPresent()) {
-      root = dataDir.get().toAbsolutePath();
-      Files.createDirectories(root);
-      step("data dir " + root + " (kept across restarts)");
-    } else {
-      tempDir = Files.createTempDirectory("im-local-");
-      root = tempDir;
-      step("data dir " + root + " (temporary, removed on exit)");
-    }
+    Path root = dataRoot(dataDir, "im-local-", this::step);
+    tempDir = dataDir.isPresent() ? null : root;
     Map<String, String> env = new HashMap<>(rawEnv);
     this.env = Map.copyOf(rawEnv);
     env.putIfAbsent(ImConfig.IM_STATE_DIR, root.resolve("streams").toString());
@@ -187,6 +179,20 @@ public final class LocalLauncher implements AutoCloseable {
 
   public PipelineRuntime runtime() {
     return runtime;
+  }
+
+  /** The given data dir (created if missing), or a fresh temporary one that the caller removes on exit. */
+  static Path dataRoot(Optional<Path> dataDir, String tempPrefix, java.util.function.Consumer<String> step)
+      throws IOException {
+    if (dataDir.isPresent()) {
+      Path root = dataDir.get().toAbsolutePath();
+      Files.createDirectories(root);
+      step.accept("data dir " + root + " (kept across restarts)");
+      return root;
+    }
+    Path root = Files.createTempDirectory(tempPrefix);
+    step.accept("data dir " + root + " (temporary, removed on exit)");
+    return root;
   }
 
   void step(String message) {
