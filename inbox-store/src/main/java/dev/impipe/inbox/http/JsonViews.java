@@ -1,11 +1,16 @@
 package dev.impipe.inbox.http;
 
-import dev.impipe.avro.ChatMessage;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.util.ByteArrayBuilder;
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.InboxEntryType;
 import dev.impipe.inbox.query.MergedSync;
 import dev.impipe.runtime.domain.Ids;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.time.Instant;
 import dev.impipe.inbox.query.Page;
 import java.util.ArrayList;
@@ -14,16 +19,30 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 
-/** The JSON bodies of the sync and history API (DESIGN.md's contract): plain maps in a fixed field order. */
+/**
+ * The JSON bodies of the sync and history API, fields in a fixed order. The inbox and sync pages (the hot path) are
+ * streamed straight into bytes; the rest are plain maps.
+ */
 public final class JsonViews {
+
+  private static final JsonFactory FACTORY = new JsonFactory();
 
   private JsonViews() {}
 
-  /** {@code {"userId", "entries": [...], "next", "hasMore"}}. */
-  public static Map<String, Object> inboxPage(String userId, Page<InboxEntry> page) {
-    List<Object> entries = new ArrayList<>(page.entries().size());
-    page.entries().forEach(e -> entries.add(inboxEntry(e.seq(), e.value())));
-    return envelope("userId", userId, entries, page);
+  /** {@code {"userId", "entries": [...], "next", "hasMore"}}, written as it is built (the sync hot path). */
+  public static byte[] inboxPage(String userId, Page<InboxEntry> page) {
+    return write(out -> {
+      out.writeStringField("userId", userId);
+      out.writeArrayFieldStart("entries");
+      for (Page.Entry<InboxEntry> e : page.entries()) {
+        out.writeStartObject();
+        entryFields(e.seq(), e.value(), fieldsOf(out));
+        out.writeEndObject();
+      }
+      out.writeEndArray();
+      out.writeNumberField("next", page.next());
+      out.writeBooleanField("hasMore", page.hasMore());
+    });
   }
 
   /** {@code {"conversationId", "entries": [...], "next", "hasMore"}}, entries newest first. */
@@ -36,6 +55,17 @@ public final class JsonViews {
   /** One inbox entry; absent optional fields are {@code null}, times are epoch milliseconds. */
   public static Map<String, Object> inboxEntry(long seq, InboxEntry entry) {
     Map<String, Object> json = new LinkedHashMap<>();
+    entryFields(seq, entry, json::put);
+    return json;
+  }
+
+  /** Where {@link #entryFields} puts an entry's fields: a map, or a streaming generator (the sync pages). */
+  @FunctionalInterface
+  private interface Fields {
+    void put(String field, Object value);
+  }
+
+  private static void entryFields(long seq, InboxEntry entry, Fields json) {
     json.put("seq", seq);
     json.put("type", entry.getType().name());
     json.put("conversationId", entry.getConversationId());
@@ -63,7 +93,34 @@ public final class JsonViews {
       json.put("recalled", true);
       json.put("recalledBy", entry.getRecalledBy());
     }
-    return json;
+  }
+
+  /** A sink for {@link #entryFields} that writes each field to {@code out}. */
+  private static Fields fieldsOf(JsonGenerator out) {
+    return (field, value) -> {
+      try {
+        write(out, field, value);
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    };
+  }
+
+  /** Writes a field of {@link #entryFields} (its values are strings, numbers, booleans or null). */
+  private static void write(JsonGenerator out, String field, Object value) throws IOException {
+    if (value == null) {
+      out.writeNullField(field);
+    } else if (value instanceof String text) {
+      out.writeStringField(field, text);
+    } else if (value instanceof Long number) {
+      out.writeNumberField(field, number);
+    } else if (value instanceof Integer number) {
+      out.writeNumberField(field, number);
+    } else if (value instanceof Boolean flag) {
+      out.writeBooleanField(field, flag);
+    } else {
+      throw new IllegalArgumentException("not a JSON scalar: " + value.getClass());
+    }
   }
 
   /** The inverse of {@link #inboxEntry(long, InboxEntry)} (without the seq), for pages read from another instance. */
@@ -95,21 +152,39 @@ public final class JsonViews {
    * {@code "source"}: {@code "inbox"} (its {@code seq} is an inbox seq) or {@code "#groupId"} (its {@code seq} is
    * a seq of that group's timeline); {@code next} is the inbox seq, {@code cursor} the whole vector.
    */
-  public static Map<String, Object> syncPage(String userId, MergedSync.SyncPage page) {
-    List<Object> entries = new ArrayList<>(page.entries().size());
-    for (MergedSync.Entry e : page.entries()) {
-      Map<String, Object> json = new LinkedHashMap<>();
-      json.put("source", e.groupId() == null ? "inbox" : Ids.groupTimeline(e.groupId()));
-      json.putAll(inboxEntry(e.seq(), e.value()));
-      entries.add(json);
+  public static byte[] syncPage(String userId, MergedSync.SyncPage page) {
+    return write(out -> {
+      out.writeStringField("userId", userId);
+      out.writeArrayFieldStart("entries");
+      for (MergedSync.Entry e : page.entries()) {
+        out.writeStartObject();
+        out.writeStringField("source", e.groupId() == null ? "inbox" : Ids.groupTimeline(e.groupId()));
+        entryFields(e.seq(), e.value(), fieldsOf(out));
+        out.writeEndObject();
+      }
+      out.writeEndArray();
+      out.writeNumberField("next", page.next());
+      out.writeBooleanField("hasMore", page.hasMore());
+      out.writeStringField("cursor", page.cursor().encode());
+    });
+  }
+
+  @FunctionalInterface
+  private interface Body {
+    void write(JsonGenerator out) throws IOException;
+  }
+
+  /** One JSON object, streamed into bytes: no intermediate maps or trees. */
+  private static byte[] write(Body body) {
+    ByteArrayBuilder bytes = new ByteArrayBuilder(4096);
+    try (JsonGenerator out = FACTORY.createGenerator(bytes)) {
+      out.writeStartObject();
+      body.write(out);
+      out.writeEndObject();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write JSON into memory", e);
     }
-    Map<String, Object> json = new LinkedHashMap<>();
-    json.put("userId", userId);
-    json.put("entries", entries);
-    json.put("next", page.next());
-    json.put("hasMore", page.hasMore());
-    json.put("cursor", page.cursor().encode());
-    return json;
+    return bytes.toByteArray();
   }
 
   private static String text(JsonNode json, String field) {
@@ -155,7 +230,7 @@ public final class JsonViews {
     return json;
   }
 
-  private static void putIfSet(Map<String, Object> json, String field, String value) {
+  private static void putIfSet(Fields json, String field, String value) {
     if (value != null) {
       json.put(field, value);
     }

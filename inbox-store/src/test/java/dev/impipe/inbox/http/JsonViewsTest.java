@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.inbox.TestData;
+import dev.impipe.inbox.query.MergedSync;
 import dev.impipe.inbox.query.Page;
+import dev.impipe.inbox.query.SyncCursor;
 import dev.impipe.runtime.http.Json;
 import java.time.Instant;
 import java.util.List;
@@ -20,7 +22,7 @@ class JsonViewsTest {
     Page<InboxEntry> page = new Page<>(List.of(new Page.Entry<>(42, entry)), 42L, true);
 
     // When rendered
-    JsonNode json = Json.MAPPER.readTree(Json.MAPPER.writeValueAsBytes(JsonViews.inboxPage("bob", page)));
+    JsonNode json = Json.MAPPER.readTree(JsonViews.inboxPage("bob", page));
 
     // Then it is {"userId", "entries": [{"seq", "type", "conversationId", "messageId", "senderId", "body",
     // "timestamp", ...}], "next", "hasMore"} with times in epoch millis
@@ -38,5 +40,40 @@ class JsonViewsTest {
     assertThat(e.get("body").asText()).isEqualTo("hi");
     assertThat(e.get("timestamp").asLong()).isEqualTo(1_700_000_000_123L);
     assertThat(e.get("readUpToSeq").isNull()).isTrue();
+  }
+
+  @Test
+  void aSyncPageStreamsTheSameEntryFieldsAsTheMapViewPlusItsSource() throws Exception {
+    // Given a merged page: one inbox entry, one entry of the large group #g with a timelineFromSeq and a REJECTED
+    // entry with its reason fields
+    InboxEntry message = TestData.message("bob", "d:alice:bob", "hi \"there\"", Instant.ofEpochMilli(1_700_000_000_123L));
+    InboxEntry fromGroup = InboxEntry.newBuilder(message).setConversationId("g:g").setTimelineFromSeq(7L)
+        .setReadDiffusion(true).build();
+    InboxEntry rejected = InboxEntry.newBuilder(message).setType(dev.impipe.avro.InboxEntryType.REJECTED)
+        .setBody(null).setClientMsgId("c-1").setReasonCode("NOT_MEMBER").setReason("not a member").build();
+    MergedSync.SyncPage page = new MergedSync.SyncPage(List.of(new MergedSync.Entry(null, 3, message),
+        new MergedSync.Entry("g", 9, fromGroup), new MergedSync.Entry(null, 4, rejected)), 4L, false,
+        SyncCursor.of(4, java.util.Map.of("g", 9L)));
+
+    // When rendered
+    JsonNode json = Json.MAPPER.readTree(JsonViews.syncPage("bob", page));
+
+    // Then the envelope has the contract's fields, and each entry is "source" followed by exactly the fields of the
+    // map view of that entry, in the same order, with the same values
+    assertThat(json.fieldNames()).toIterable().containsExactly("userId", "entries", "next", "hasMore", "cursor");
+    assertThat(json.get("cursor").asText()).isEqualTo(page.cursor().encode());
+    assertThat(json.get("hasMore").asBoolean()).isFalse();
+    List<String> sources = List.of("inbox", "#g", "inbox");
+    for (int i = 0; i < 3; i++) {
+      MergedSync.Entry e = page.entries().get(i);
+      java.util.Map<String, Object> expected = new java.util.LinkedHashMap<>();
+      expected.put("source", sources.get(i));
+      expected.putAll(JsonViews.inboxEntry(e.seq(), e.value()));
+      assertThat(json.get("entries").get(i)).isEqualTo(Json.MAPPER.readTree(Json.MAPPER.writeValueAsBytes(expected)));
+      assertThat(json.get("entries").get(i).fieldNames()).toIterable()
+          .containsExactlyElementsOf(expected.keySet());
+    }
+    assertThat(json.get("entries").get(2).get("reason").asText()).isEqualTo("not a member");
+    assertThat(json.get("entries").get(0).get("body").asText()).isEqualTo("hi \"there\"");
   }
 }

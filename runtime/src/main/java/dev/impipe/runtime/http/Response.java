@@ -14,6 +14,11 @@ public record Response(int status, String contentType, byte[] body, Map<String, 
     }
   }
 
+  /** A JSON body that is already encoded (written by a streaming generator). */
+  public static Response json(int status, byte[] encoded) {
+    return new Response(status, "application/json", encoded, Map.of());
+  }
+
   public static Response text(int status, String contentType, String body) {
     return new Response(status, contentType, body.getBytes(StandardCharsets.UTF_8), Map.of());
   }
