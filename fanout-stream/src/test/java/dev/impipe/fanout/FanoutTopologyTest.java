@@ -41,6 +41,7 @@ import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 class FanoutTopologyTest {
@@ -365,6 +366,7 @@ class FanoutTopologyTest {
   }
 
   @Test
+  @Tag("slow") // 5,000 joins (seconds): run by verify's unit tests, not once per mutant by PIT
   void largeGroupIsScannedFromTheMembershipStoreNotFromOneBigValue() {
     // Given a group of 5,000 members (each a key of its own in the store)
     for (int i = 0; i < 5_000; i++) {

@@ -1,7 +1,15 @@
 package dev.impipe.runtime.app;
 
 import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.embedded.Dirs;
 import dev.impipe.runtime.topics.TopicNames;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.errors.LogAndContinueExceptionHandler;
@@ -38,17 +46,47 @@ public final class StreamsDefaults {
 
   /** For TopologyTestDriver: the production settings with a dummy bootstrap and a fresh state dir. */
   public static Properties forTests(String appName) {
-    java.nio.file.Path stateDir;
-    try {
-      stateDir = java.nio.file.Files.createTempDirectory("im-ttd-" + appName + "-");
-      stateDir.toFile().deleteOnExit();
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    }
-    ImConfig config = ImConfig.fromEnv(java.util.Map.of(ImConfig.IM_STATE_DIR, stateDir.toString()))
+    String stateDir = TestStateDirs.next(appName).toString();
+    ImConfig config = ImConfig.fromEnv(Map.of(ImConfig.IM_STATE_DIR, stateDir))
         .withEndpoints("dummy:9092", "mock://" + appName);
     Properties props = properties(config, TopicNames.withPrefix(config.topicPrefix()), appName);
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "dummy:9092");
     return props;
+  }
+
+  /**
+   * The state dirs of test drivers. A closed TopologyTestDriver leaves its RocksDB files behind (about 25 MB
+   * allocated per driver, mostly preallocated manifests), and a mutation-testing run creates thousands of drivers:
+   * so one root per JVM, deleted at exit, of which only the {@value #KEPT} newest driver dirs are kept (a test closes
+   * its drivers long before that many more are made). The root is on {@code /dev/shm} where there is one: opening
+   * and closing a store syncs several files, which on a disk is most of a driver test's time.
+   */
+  static final class TestStateDirs {
+    static final int KEPT = 16;
+    private static final Deque<Path> RECENT = new ArrayDeque<>();
+    private static Path root;
+
+    private TestStateDirs() {}
+
+    static synchronized Path next(String appName) {
+      try {
+        if (root == null) {
+          Path shm = Path.of("/dev/shm");
+          root = Files.isDirectory(shm) && Files.isWritable(shm)
+              ? Files.createTempDirectory(shm, "im-ttd-")
+              : Files.createTempDirectory("im-ttd-");
+          Path created = root;
+          Runtime.getRuntime().addShutdownHook(new Thread(() -> Dirs.deleteRecursively(created), "im-ttd-cleanup"));
+        }
+        while (RECENT.size() >= KEPT) {
+          Dirs.deleteRecursively(RECENT.removeFirst());
+        }
+        Path dir = Files.createTempDirectory(root, appName + "-");
+        RECENT.addLast(dir);
+        return dir;
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
   }
 }

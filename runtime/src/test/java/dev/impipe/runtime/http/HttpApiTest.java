@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The router as an HTTP client sees it: real sockets on 127.0.0.1, an ephemeral port. */
@@ -347,6 +348,7 @@ class HttpApiTest {
   }
 
   @Test
+  @Tag("slow") // waits out real header timeouts: run by verify's unit tests, not once per mutant by PIT
   void aClientThatStopsMidHeadersIsCutOff() throws Exception {
     try (java.net.Socket socket = new java.net.Socket("127.0.0.1", api.port())) {
       socket.setSoTimeout(10_000);
@@ -360,6 +362,7 @@ class HttpApiTest {
   }
 
   @Test
+  @Tag("slow") // waits out real header timeouts: run by verify's unit tests, not once per mutant by PIT
   void aKeptAliveConnectionThatTricklesItsNextHeadIsCutOffAtTheHeaderTimeout() throws Exception {
     try (java.net.Socket socket = new java.net.Socket("127.0.0.1", api.port())) {
       socket.setSoTimeout(10_000);
@@ -408,6 +411,7 @@ class HttpApiTest {
   }
 
   @Test
+  @Tag("slow") // reads each answer until the server closes the connection (seconds): not once per mutant by PIT
   void aWebSocketWithoutAValidTokenOrRefusedByItsHandlerGetsPlainHttpAndNoUpgrade() throws Exception {
     // A bad token: 401 with the challenge, before any upgrade
     HttpResponse<String> bad = upgradeRequest("/v1/ws?device=phone&access_token=evil-alice");
