@@ -181,7 +181,7 @@ class LocalModeIT {
   @Test
   void aGroupPushedOverTheThresholdKeepsDeliveringThroughSync() throws Exception {
     Map<String, String> hybrid = new java.util.HashMap<>(env);
-    hybrid.put("IM_LARGE_GROUP_THRESHOLD", "3");
+    hybrid.put("IM_LARGE_GROUP_THRESHOLD", "2");
     try (LocalLauncher local = LocalLauncher.start(hybrid, Optional.empty(), quietLog())) {
       local.awaitHealthy(Duration.ofMinutes(2));
       String base = local.endpoints().httpUrl();
@@ -189,7 +189,7 @@ class LocalModeIT {
       send("PUT", base + "/v1/groups/big/members/ann", "");
       send("PUT", base + "/v1/groups/big/members/ben", "");
       post(base, "ann", "before");
-      // When cat joins (3 = threshold) and more is said, the group is read-diffused
+      // When cat joins (3, above the threshold of 2) and more is said, the group is read-diffused
       send("PUT", base + "/v1/groups/big/members/cat", "");
       post(base, "ben", "after-1");
       post(base, "cat", "after-2");

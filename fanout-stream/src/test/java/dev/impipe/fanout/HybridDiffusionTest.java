@@ -30,7 +30,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Hybrid diffusion with a threshold of 3 members: a large group's messages go once to its timeline ({@code #g});
+ * Hybrid diffusion with a threshold of 2 (large from 3 members): a large group's messages go once to its timeline ({@code #g});
  * members learn the mode from JOINED / MODE entries and, merging both, see every message once.
  */
 class HybridDiffusionTest {
@@ -52,7 +52,7 @@ class HybridDiffusionTest {
     registryUrl = "mock://hybrid-" + UUID.randomUUID();
     ImTopics topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope(registryUrl));
     metrics = new FanoutMetrics(new SimpleMeterRegistry());
-    driver = new TopologyTestDriver(FanoutTopology.build(topics, FanoutConfig.defaults().withLargeGroupThreshold(3),
+    driver = new TopologyTestDriver(FanoutTopology.build(topics, FanoutConfig.defaults().withLargeGroupThreshold(2),
         metrics), StreamsDefaults.forTests("fanout"));
     messages = driver.createInputTopic(topics.messages().name(), topics.messages().keySerde().serializer(),
         topics.messages().valueSerde().serializer(), T0, Duration.ofMillis(1));
@@ -76,7 +76,7 @@ class HybridDiffusionTest {
     String m1 = send("a");
     assertThat(drain()).extracting(kv -> kv.key).containsExactly("a", "b", "a", "b");
 
-    // When c joins (3 members = threshold), nothing switches yet: the switch happens at the next message
+    // When c joins (3 members, above the threshold), nothing switches yet: the switch happens at the next message
     join("c");
     List<KeyValue<String, InboxEntry>> joined = drain();
     assertThat(joined).singleElement().satisfies(kv -> {
@@ -148,7 +148,7 @@ class HybridDiffusionTest {
 
   @Test
   void recallInALargeGroupGoesOnceToTheGroupTimelineAndOnlyFromTheSender() {
-    // Given a large group (threshold 3) and a message from a
+    // Given a large group (threshold 2) and a message from a
     join("a");
     join("b");
     join("c");

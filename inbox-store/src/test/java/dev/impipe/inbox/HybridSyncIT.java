@@ -46,7 +46,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Hybrid diffusion end to end on the real broker: the fan-out (threshold 3) and two inbox-store instances; a group
+ * Hybrid diffusion end to end on the real broker: the fan-out (threshold 2: large from 3 members) and two inbox-store instances; a group
  * goes over the threshold and back while devices sync the merged stream (through either instance, committing the
  * cursor vector through the other) and get every message of their groups exactly once, in conversation order.
  */
@@ -75,7 +75,7 @@ class HybridSyncIT {
     String prefix = ItEnvironment.unique("hybrid") + ".";
     Map<String, String> envMap = new java.util.HashMap<>(TestTokens.env());
     envMap.putAll(Map.of("IM_TOPIC_PREFIX", prefix, "IM_USER_PARTITIONS", "6",
-        "IM_CONVERSATION_PARTITIONS", "2", "IM_INBOX_QUERY_TIMEOUT", "5s", "IM_LARGE_GROUP_THRESHOLD", "3"));
+        "IM_CONVERSATION_PARTITIONS", "2", "IM_INBOX_QUERY_TIMEOUT", "5s", "IM_LARGE_GROUP_THRESHOLD", "2"));
     ImConfig config = ImConfig.fromEnv(envMap).withEndpoints(env.bootstrapServers(), env.schemaRegistryUrl());
     TopicNames names = TopicNames.withPrefix(prefix);
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", env.bootstrapServers()))) {
@@ -116,7 +116,7 @@ class HybridSyncIT {
     for (String u : List.of("a", "b", "c", "d")) {
       phones.put(u, new Device(u, "phone"));
     }
-    // Given a small group {a, b} (threshold 3): write diffusion
+    // Given a small group {a, b} (threshold 2): write diffusion
     join("a");
     join("b");
     send("a");

@@ -51,7 +51,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Hybrid diffusion on the inbox-store side: the large-group store built from membership / mode entries, and the
- * merged device sync, fed by the real fan-out topology (threshold 3) running in its own TopologyTestDriver.
+ * merged device sync, fed by the real fan-out topology (threshold 2: large from 3 members) running in its own TopologyTestDriver.
  */
 class HybridSyncTest {
 
@@ -127,7 +127,7 @@ class HybridSyncTest {
     }
     Runnable syncPhones = () -> phones.values().forEach(Device::syncAll);
 
-    // Given a small group {a, b} (threshold 3) and a direct chat between a and e
+    // Given a small group {a, b} (threshold 2) and a direct chat between a and e
     fanout.join("a");
     fanout.join("b");
     fanout.send("a");
@@ -187,7 +187,7 @@ class HybridSyncTest {
     startStore(InboxStoreConfig.defaults());
     Fanout fanout = new Fanout();
     Device phone = new Device("b", "phone", 2);
-    // Given a large group {a, b, c, d} (threshold 3) with messages b has synced
+    // Given a large group {a, b, c, d} (threshold 2) with messages b has synced
     fanout.join("a");
     fanout.join("b");
     fanout.join("c");
@@ -261,7 +261,7 @@ class HybridSyncTest {
 
     Fanout() {
       driver = new TopologyTestDriver(FanoutTopology.build(topics, FanoutConfig.defaults()
-          .withLargeGroupThreshold(3), new FanoutMetrics(new SimpleMeterRegistry())),
+          .withLargeGroupThreshold(2), new FanoutMetrics(new SimpleMeterRegistry())),
           StreamsDefaults.forTests("fanout"), START);
       messages = driver.createInputTopic(topics.messages().name(), topics.messages().keySerde().serializer(),
           topics.messages().valueSerde().serializer(), START, Duration.ofMillis(1));

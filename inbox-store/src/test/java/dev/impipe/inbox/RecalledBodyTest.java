@@ -57,9 +57,9 @@ class RecalledBodyTest {
 
   @Test
   void aRecallInALargeGroupRemovesTheBodyFromTheGroupsTimeline() {
-    try (FanoutThenStore pipeline = new FanoutThenStore(stateDir, FanoutConfig.defaults().withLargeGroupThreshold(2),
+    try (FanoutThenStore pipeline = new FanoutThenStore(stateDir, FanoutConfig.defaults().withLargeGroupThreshold(1),
         InboxStoreConfig.defaults())) {
-      // Given a large group (2 members, threshold 2) and two messages in its timeline
+      // Given a large group (2 members, threshold 1) and two messages in its timeline
       pipeline.change("alice", "g1", "alice", MembershipOp.JOIN);
       pipeline.change("alice", "g1", "bob", MembershipOp.JOIN);
       ChatMessage kept = message("bob", "g1", "c-1", "stays");

@@ -53,17 +53,19 @@ public record GroupState(long members, boolean large, long lastSeq, String admin
   }
 
   /**
-   * The mode the next message should use: large at or above {@code threshold} members, back to small below 90% of
-   * it (hysteresis, so a group hovering around the threshold does not flip on every join). 0 disables.
+   * The mode the next message should use: large above {@code threshold} members, back to small below 90% of the size
+   * at which it became large (hysteresis, so a group hovering around the threshold does not flip on every join).
+   * 0 disables.
    */
   public boolean wantsLarge(int threshold) {
     if (threshold <= 0) {
       return false;
     }
+    long largeAt = threshold + 1L;
     if (large) {
-      return members * 10 >= threshold * 9L;
+      return members * 10 >= largeAt * 9;
     }
-    return members >= threshold;
+    return members >= largeAt;
   }
 
   public GroupState withMembers(long count) {
