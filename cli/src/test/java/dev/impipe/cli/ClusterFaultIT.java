@@ -103,7 +103,7 @@ class ClusterFaultIT {
   @Test
   @Order(1)
   void killingTheBrokerThatLeadsMostInboxPartitionsLosesNothing() throws Exception {
-    LocalCluster.Child victim = brokerLeadingMostInboxPartitions();
+    LocalCluster.Child victim = brokerLeadingMostPartitionsOf("im.inbox");
     Outcome outcome = underTraffic("broker", () -> {
       victim.kill();
       return victim;
@@ -147,6 +147,171 @@ class ClusterFaultIT {
     System.out.printf("FAULT rolling SIGTERM restart: %s%n", outcome.summary());
   }
 
+  @Test
+  @Order(4)
+  void aBrokerRestartDuringADelayBurstAndAckTimerExpiryLosesAndRepeatsNothingAndFiresNothingEarly()
+      throws Exception {
+    String tag = "delay" + System.nanoTime();
+    LocalCluster.Child victim = brokerLeadingMostPartitionsOf("im.delayed");
+    // A burst of scheduled messages all due at one instant 45 s out, and pushes nobody ACKs whose 15 s ACK timers
+    // (IM_ACK_TIMEOUT default) expire while the broker leading most im.delayed partitions is down: it dies 14 s
+    // after the pushes and comes back 3 s after both the timers and the burst are due.
+    int burst = Math.max(1, MESSAGES / 3);
+    long t0 = System.nanoTime();
+    long dueNanos = t0 + TimeUnit.SECONDS.toNanos(45);
+    java.time.Instant dueAt = java.time.Instant.now().plusSeconds(45); // read after t0: never earlier than dueNanos
+    AtomicInteger retries = new AtomicInteger();
+    List<Thread> schedulers = new ArrayList<>();
+    List<Throwable> failures = new CopyOnWriteArrayList<>();
+    for (int s = 0; s < SENDERS; s++) {
+      int sender = s;
+      Thread t = new Thread(() -> {
+        try {
+          for (int n = 0; n < burst; n++) {
+            postUntilAccepted(sender(tag, sender), "{\"to\":\"" + recipient(tag, sender) + "\",\"body\":\"" + tag
+                + ":" + n + "\",\"clientMsgId\":\"" + tag + "-" + n + "\",\"deliverAt\":\"" + dueAt + "\"}", n,
+                retries);
+          }
+        } catch (Throwable e) {
+          failures.add(e);
+        }
+      }, "schedule-" + s);
+      t.start();
+      schedulers.add(t);
+    }
+    for (Thread t : schedulers) {
+      t.join(TimeUnit.SECONDS.toMillis(60));
+    }
+    assertThat(failures).as("scheduling the burst").isEmpty();
+    long pushedNanos = System.nanoTime();
+    java.time.Instant pushedAt = java.time.Instant.now();
+    try (AckTimers timers = new AckTimers(tag)) {
+      timers.pushUnacked(pushedAt);
+      long killAt = pushedNanos + TimeUnit.SECONDS.toNanos(14);
+      long restartAt = Math.max(dueNanos, pushedNanos + TimeUnit.SECONDS.toNanos(15)) + TimeUnit.SECONDS.toNanos(3);
+      assertThat(killAt).as("set up before the burst is due").isLessThan(dueNanos - TimeUnit.SECONDS.toNanos(1));
+      await().atMost(Duration.ofSeconds(30)).until(() -> System.nanoTime() >= killAt);
+      assertThat(checker.count(tag)).as("delivered before they were due").isZero();
+      victim.kill();
+      await().atMost(Duration.ofSeconds(60)).until(() -> System.nanoTime() >= restartAt);
+      victim.restart();
+      await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(200))
+          .until(() -> checker.count(tag) >= SENDERS * burst && timers.seqs().size() >= AckTimers.PUSHES);
+
+      for (int s = 0; s < SENDERS; s++) {
+        // every scheduled message exactly once (their order among equal due times is not defined)
+        assertThat(checker.numbers(recipient(tag, s), tag)).as("inbox of %s", recipient(tag, s))
+            .containsExactlyInAnyOrderElementsOf(java.util.stream.IntStream.range(0, burst).boxed().toList());
+      }
+      assertThat(checker.firstSeenOf(tag)).as("first sighting of a scheduled message vs its due time")
+          .isGreaterThanOrEqualTo(dueNanos);
+      assertThat(checker.earliestRecordTimeOf(tag)).as("earliest im.inbox record time of a scheduled message")
+          .isGreaterThanOrEqualTo(dueAt.toEpochMilli());
+      // every unACKed push timed out exactly once (max attempts 1: the final timeout), none before its deadline
+      assertThat(timers.seqs()).as("seqs of the AckTimeouts")
+          .containsExactlyInAnyOrderElementsOf(java.util.stream.LongStream.range(0, AckTimers.PUSHES).boxed()
+              .toList());
+      assertThat(timers.firstSeenNanos()).as("first AckTimeout sighting vs the pushes + 15 s")
+          .isGreaterThanOrEqualTo(pushedNanos + TimeUnit.SECONDS.toNanos(15));
+      assertThat(timers.earliestDeadline()).as("earliest AckTimeout deadline")
+          .isGreaterThanOrEqualTo(pushedAt.plusSeconds(15).toEpochMilli());
+      System.out.printf("FAULT broker %d SIGKILL during a delay burst and ACK-timer expiry: %d scheduled messages "
+          + "(%d send retries, last delivered %d ms after the due time), %d ACK timeouts (last seen %d ms after "
+          + "its deadline)%n", victim.number(), SENDERS * burst, retries.get(),
+          (checker.lastSeenOf(tag) - dueNanos) / 1_000_000, AckTimers.PUSHES,
+          (timers.lastSeenNanos() - pushedNanos - TimeUnit.SECONDS.toNanos(15)) / 1_000_000);
+    }
+  }
+
+  /**
+   * Pushes nobody ACKs, written to im.deliveries as a push gateway would, and a read_committed reader of the
+   * AckTimeouts the wheel emits for them.
+   */
+  private final class AckTimers implements AutoCloseable {
+    static final int PUSHES = 60;
+    private final String user;
+    private final ImTopics topics;
+    private final KafkaConsumer<String, dev.impipe.avro.AckTimeout> consumer;
+    private final List<Long> seqs = new CopyOnWriteArrayList<>();
+    private final AtomicLong firstSeen = new AtomicLong(Long.MAX_VALUE);
+    private final AtomicLong lastSeen = new AtomicLong();
+    private final AtomicLong earliestDeadline = new AtomicLong(Long.MAX_VALUE);
+    private final AtomicBoolean running = new AtomicBoolean(true);
+    private final Thread reader;
+
+    AckTimers(String tag) {
+      user = "acker" + tag;
+      topics = new ImTopics(TopicNames.withPrefix("im."), SchemaRegistryClients.create(cluster.schemaRegistryUrl()));
+      Map<String, Object> props = new HashMap<>();
+      props.put("bootstrap.servers", cluster.bootstrapServers());
+      props.put("isolation.level", "read_committed");
+      props.put("enable.auto.commit", "false");
+      consumer = new KafkaConsumer<>(props, new StringDeserializer(),
+          topics.ackTimeouts().valueSerde().deserializer());
+      List<TopicPartition> partitions = consumer.partitionsFor("im.ack-timeouts").stream()
+          .map(p -> new TopicPartition(p.topic(), p.partition())).toList();
+      consumer.assign(partitions);
+      consumer.seekToBeginning(partitions);
+      reader = new Thread(() -> {
+        while (running.get()) {
+          for (ConsumerRecord<String, dev.impipe.avro.AckTimeout> r : consumer.poll(Duration.ofMillis(200))) {
+            if (r.value() != null && user.equals(r.value().getUserId())) {
+              long now = System.nanoTime();
+              firstSeen.accumulateAndGet(now, Math::min);
+              lastSeen.accumulateAndGet(now, Math::max);
+              earliestDeadline.accumulateAndGet(r.value().getDeadline().toEpochMilli(), Math::min);
+              seqs.addAll(r.value().getSeqs());
+            }
+          }
+        }
+        consumer.close();
+      }, "ack-timeout-reader");
+      reader.start();
+    }
+
+    void pushUnacked(java.time.Instant pushedAt) throws Exception {
+      Map<String, Object> props = new HashMap<>();
+      props.put("bootstrap.servers", cluster.bootstrapServers());
+      props.put("enable.idempotence", "true");
+      try (org.apache.kafka.clients.producer.KafkaProducer<String, dev.impipe.avro.Delivery> producer =
+               new org.apache.kafka.clients.producer.KafkaProducer<>(props,
+                   new org.apache.kafka.common.serialization.StringSerializer(),
+                   topics.deliveries().valueSerde().serializer())) {
+        List<java.util.concurrent.Future<?>> sends = new ArrayList<>();
+        for (long seq = 0; seq < PUSHES; seq++) {
+          sends.add(producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>("im.deliveries", null,
+              pushedAt.toEpochMilli(), user, dev.impipe.avro.Delivery.newBuilder().setUserId(user)
+              .setDeviceId("phone").setSeq(seq).setPushedAt(pushedAt).setAttempt(1).build())));
+        }
+        for (java.util.concurrent.Future<?> send : sends) {
+          send.get(30, TimeUnit.SECONDS);
+        }
+      }
+    }
+
+    List<Long> seqs() {
+      return seqs;
+    }
+
+    long firstSeenNanos() {
+      return firstSeen.get();
+    }
+
+    long lastSeenNanos() {
+      return lastSeen.get();
+    }
+
+    long earliestDeadline() {
+      return earliestDeadline.get();
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+      running.set(false);
+      reader.join(10_000);
+    }
+  }
+
   // ------------------------------------------------------------------------------------------------------------
 
   /** Sends, injects the fault a third of the way in, restarts the victim two thirds in, and checks. */
@@ -184,10 +349,10 @@ class ClusterFaultIT {
     });
   }
 
-  private LocalCluster.Child brokerLeadingMostInboxPartitions() throws Exception {
+  private LocalCluster.Child brokerLeadingMostPartitionsOf(String topic) throws Exception {
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", cluster.bootstrapServers()))) {
       Map<Integer, Integer> leaders = new HashMap<>();
-      admin.describeTopics(List.of("im.inbox")).allTopicNames().get(30, TimeUnit.SECONDS).get("im.inbox")
+      admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic)
           .partitions().forEach(p -> leaders.merge(p.leader().id(), 1, Integer::sum));
       int node = Collections.max(leaders.entrySet(), Map.Entry.comparingByValue()).getKey();
       return cluster.brokers().get(node - 1);
@@ -221,6 +386,41 @@ class ClusterFaultIT {
 
   private static String recipient(String tag, int i) {
     return "r" + i + tag;
+  }
+
+  /**
+   * Posts a message through the live instances until one accepts it (202): 5xx or no answer means the same
+   * clientMsgId again, maybe via another instance (the fan-out delivers it once). Returns how long it was refused.
+   */
+  private long postUntilAccepted(String sender, String body, int n, AtomicInteger retries) throws Exception {
+    long firstFailure = 0;
+    for (int attempt = 0; ; attempt++) {
+      List<String> urls = liveUrls();
+      String url = urls.get((n + attempt) % urls.size());
+      int status;
+      try {
+        status = http.send(HttpRequest.newBuilder(URI.create(url + "/v1/messages"))
+            .timeout(Duration.ofSeconds(20))
+            .header("Authorization", TestTokens.bearer(sender))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.discarding())
+            .statusCode();
+      } catch (java.io.IOException e) {
+        status = -1;
+      }
+      if (status == 202) {
+        return firstFailure == 0 ? 0 : System.nanoTime() - firstFailure;
+      }
+      if (status >= 400 && status < 500) {
+        throw new AssertionError("send " + body + " refused with " + status);
+      }
+      firstFailure = firstFailure == 0 ? System.nanoTime() : firstFailure;
+      retries.incrementAndGet();
+      if (attempt > 600) {
+        throw new AssertionError("send " + body + " not accepted after " + attempt + " attempts");
+      }
+      Thread.sleep(100); // back-off between retries of a failed send
+    }
   }
 
   /** One thread per sender: direct messages 0..MESSAGES-1 to its recipient, each retried until accepted. */
@@ -257,38 +457,8 @@ class ClusterFaultIT {
     private void send(int s, int n) throws Exception {
       String body = "{\"to\":\"" + recipient(tag, s) + "\",\"body\":\"" + tag + ":" + n
           + "\",\"clientMsgId\":\"" + tag + "-" + n + "\"}";
-      long firstFailure = 0;
-      for (int attempt = 0; ; attempt++) {
-        List<String> urls = liveUrls();
-        String url = urls.get((n + attempt) % urls.size());
-        int status;
-        try {
-          status = http.send(HttpRequest.newBuilder(URI.create(url + "/v1/messages"))
-              .timeout(Duration.ofSeconds(20))
-              .header("Authorization", TestTokens.bearer(sender(tag, s)))
-              .header("Content-Type", "application/json")
-              .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.discarding())
-              .statusCode();
-        } catch (java.io.IOException e) {
-          status = -1;
-        }
-        if (status == 202) {
-          if (firstFailure != 0) {
-            longestOutageNanos.accumulateAndGet(System.nanoTime() - firstFailure, Math::max);
-          }
-          return;
-        }
-        if (status >= 400 && status < 500) {
-          throw new AssertionError("send " + body + " refused with " + status);
-        }
-        // 5xx or no answer: the same clientMsgId again (the fan-out delivers it once), maybe via another instance
-        firstFailure = firstFailure == 0 ? System.nanoTime() : firstFailure;
-        retries.incrementAndGet();
-        if (attempt > 600) {
-          throw new AssertionError("send " + body + " not accepted after " + attempt + " attempts");
-        }
-        Thread.sleep(100); // back-off between retries of a failed send
-      }
+      long outage = postUntilAccepted(sender(tag, s), body, n, retries);
+      longestOutageNanos.accumulateAndGet(outage, Math::max);
     }
 
     int sent() {
@@ -432,6 +602,7 @@ class ClusterFaultIT {
     private final KafkaConsumer<String, InboxEntry> consumer;
     private final Map<String, Map<Long, String>> byUser = new ConcurrentHashMap<>();
     private final Map<String, Long> firstSeenNanos = new ConcurrentHashMap<>();
+    private final Map<String, Long> recordTimes = new ConcurrentHashMap<>();
     private final Map<String, List<String>> ordered = new ConcurrentHashMap<>();
     private final AtomicBoolean running = new AtomicBoolean(true);
     private final Thread thread;
@@ -466,6 +637,7 @@ class ClusterFaultIT {
           byUser.computeIfAbsent(r.key(), k -> new ConcurrentHashMap<>()).put(r.offset(), e.getBody());
           ordered.computeIfAbsent(r.key(), k -> new CopyOnWriteArrayList<>()).add(e.getBody());
           firstSeenNanos.putIfAbsent(r.key() + "|" + e.getBody(), System.nanoTime());
+          recordTimes.merge(r.key() + "|" + e.getBody(), r.timestamp(), Math::min);
         }
       }
       consumer.close();
@@ -488,6 +660,27 @@ class ClusterFaultIT {
 
     String bodyAt(String user, long offset) {
       return byUser.getOrDefault(user, Map.of()).get(offset);
+    }
+
+    /** When the first entry of {@code tag} was first seen (System.nanoTime), or Long.MAX_VALUE if none was. */
+    long firstSeenOf(String tag) {
+      return sightings(tag).min().orElse(Long.MAX_VALUE);
+    }
+
+    /** When the last entry of {@code tag} was first seen (System.nanoTime), or 0 if none was. */
+    long lastSeenOf(String tag) {
+      return sightings(tag).max().orElse(0);
+    }
+
+    /** The earliest record timestamp (epoch ms) of an im.inbox entry of {@code tag}. */
+    long earliestRecordTimeOf(String tag) {
+      return recordTimes.entrySet().stream().filter(e -> e.getKey().contains("|" + tag + ":"))
+          .mapToLong(Map.Entry::getValue).min().orElse(Long.MAX_VALUE);
+    }
+
+    private java.util.stream.LongStream sightings(String tag) {
+      return firstSeenNanos.entrySet().stream().filter(e -> e.getKey().contains("|" + tag + ":"))
+          .mapToLong(Map.Entry::getValue);
     }
 
     /** Longest wait, among entries of {@code tag} first seen after {@code since}, between two first sightings. */
