@@ -11,6 +11,7 @@ import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.runtime.topics.TopicProvisioner;
+import dev.impipe.schemas.registry.RegistryClientSettings;
 import dev.impipe.schemas.registry.SchemaRegistryClients;
 import java.io.IOException;
 import java.io.InputStream;
@@ -125,7 +126,8 @@ public final class LocalLauncher implements AutoCloseable {
     }
 
     // A client of its own: an earlier launch in this JVM may have met another registry behind the same URL.
-    ImTopics topics = new ImTopics(names, SchemaRegistryClients.create(registryUrl));
+    ImTopics topics = new ImTopics(names, SchemaRegistryClients.create(registryUrl,
+        RegistryClientSettings.fromEnv(env)));
     runtime = new PipelineRuntime(config, env, topics);
     resources.add(runtime);
     List<PipelineComponent> components = selectComponents(env.get(IM_COMPONENTS));
