@@ -17,13 +17,11 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
-import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.TimeUnit;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
 import org.junit.jupiter.api.AfterEach;
@@ -33,7 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Basic auth and TLS of the REST client, configured from the environment, against a JDK HTTP(S) server on
  * 127.0.0.1 (Apicurio in the ITs runs without either): the server checks the Authorization header and answers 401
- * without it; the TLS server has a self-signed certificate made with the JDK's keytool.
+ * without it; the TLS server has a self-signed certificate for 127.0.0.1 (test resources registry-tls/).
  */
 class RegistryClientSettingsTest {
 
@@ -44,12 +42,14 @@ class RegistryClientSettingsTest {
 
   private final List<String> authorizations = new CopyOnWriteArrayList<>();
   private HttpServer server;
+  private final java.util.concurrent.ExecutorService executor = java.util.concurrent.Executors.newCachedThreadPool();
 
   @AfterEach
   void stop() {
     if (server != null) {
       server.stop(0);
     }
+    executor.shutdownNow();
   }
 
   @Test
@@ -75,6 +75,7 @@ class RegistryClientSettingsTest {
   @Test
   void basicAuthFromTheEnvironmentIsSentAndReplacesCredentialsInTheUrl() throws IOException {
     server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+    server.setExecutor(executor);
     server.createContext("/", this::registry);
     server.start();
     String url = "http://127.0.0.1:" + server.getAddress().getPort();
@@ -95,22 +96,14 @@ class RegistryClientSettingsTest {
 
   @Test
   void anHttpsRegistryIsTrustedThroughTheConfiguredTrustStoreInEachFormat() throws Exception {
-    Path keyStore = dir.resolve("server.p12");
-    keytool("-genkeypair", "-alias", "registry", "-keyalg", "EC", "-groupname", "secp256r1", "-validity", "2",
-        "-dname", "CN=127.0.0.1", "-ext", "SAN=ip:127.0.0.1", "-keystore", keyStore.toString(),
-        "-storetype", "PKCS12", "-storepass", PASSWORD, "-keypass", PASSWORD);
-    Path pem = dir.resolve("ca.crt");
-    keytool("-exportcert", "-rfc", "-alias", "registry", "-keystore", keyStore.toString(), "-storepass", PASSWORD,
-        "-file", pem.toString());
-    Path trustP12 = dir.resolve("trust.p12");
-    keytool("-importcert", "-noprompt", "-alias", "ca", "-file", pem.toString(), "-keystore", trustP12.toString(),
-        "-storetype", "PKCS12", "-storepass", PASSWORD);
-    Path trustJks = dir.resolve("trust.jks");
-    keytool("-importcert", "-noprompt", "-alias", "ca", "-file", pem.toString(), "-keystore", trustJks.toString(),
-        "-storetype", "JKS", "-storepass", PASSWORD);
+    Path keyStore = tls("server.p12");
+    Path pem = tls("ca.crt");
+    Path trustP12 = tls("trust.p12");
+    Path trustJks = tls("trust.jks");
 
     HttpsServer https = HttpsServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
     https.setHttpsConfigurator(new HttpsConfigurator(serverContext(keyStore)));
+    https.setExecutor(executor);
     https.createContext("/", this::registry);
     https.start();
     server = https;
@@ -177,13 +170,8 @@ class RegistryClientSettingsTest {
     return context;
   }
 
-  private static void keytool(String... args) throws Exception {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "keytool").toString());
-    command.addAll(List.of(args));
-    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-    String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-    assertThat(p.exitValue()).as("keytool %s: %s", args[0], output).isZero();
+  /** Test TLS material made once with keytool (see registry-tls/README.txt). */
+  private static Path tls(String name) throws Exception {
+    return Path.of(RegistryClientSettingsTest.class.getResource("/registry-tls/" + name).toURI());
   }
 }
