@@ -187,6 +187,9 @@ public final class LocalCluster implements AutoCloseable {
     Map<String, String> childEnv = new HashMap<>(rawEnv);
     Optional<LocalKafkaSecurity> kafkaSecurity = LocalKafkaSecurity.configure(rawEnv, root);
     kafkaSecurity.ifPresent(s -> childEnv.putAll(s.clientEnv()));
+    // The instances connect to the brokers started here with the logins above: they start no brokers to secure
+    // (set, not removed: a child inherits this process's environment).
+    childEnv.put(LocalKafkaSecurity.IM_KAFKA_SECURITY, "none");
     ImConfig config = ImConfig.fromEnv(childEnv);
     LocalAuth.Setup auth = LocalAuth.configure(childEnv, root);
     secretFile = auth.secretFile();
