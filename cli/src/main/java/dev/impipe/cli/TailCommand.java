@@ -64,12 +64,11 @@ final class TailCommand {
     Map.Entry<String, String> endpoints = Endpoints.resolve(env);
     ImTopics topics = new ImTopics(TopicNames.withPrefix(env.getOrDefault("IM_TOPIC_PREFIX", "im.")),
         SchemaRegistryClients.create(endpoints.getValue(), RegistryClientSettings.fromEnv(env)));
-    ProduceCommand.requireTopicExists(endpoints.getKey(), topic);
+    ProduceCommand.requireTopicExists(env, endpoints.getKey(), topic);
     Optional<Deserializer<? extends SpecificRecord>> valueReader =
         topics.valueType(topic).map(type -> topics.valueSerde(type).deserializer());
 
-    Map<String, Object> props = new HashMap<>();
-    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, endpoints.getKey());
+    Map<String, Object> props = ProduceCommand.clientProperties(env, endpoints.getKey());
     props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     long printed = 0;

@@ -75,4 +75,18 @@ class LocalKafkaSecurityTest {
     assertThat(LocalKafkaSecurity.configure(env, other).map(LocalKafkaSecurity::clientEnv))
         .isNotEqualTo(Optional.of(first.clientEnv()));
   }
+
+  @Test
+  void produceAndTailLogInWithTheKafkaPassthrough() throws Exception {
+    LocalKafkaSecurity security = LocalKafkaSecurity.configure(Map.of("IM_KAFKA_SECURITY", "scram"), root)
+        .orElseThrow();
+    Map<String, String> env = new java.util.HashMap<>(Map.of("KAFKA_SECURITY_PROTOCOL", "SASL_PLAINTEXT",
+        "KAFKA_SASL_MECHANISM", "SCRAM-SHA-512", "KAFKA_BOOTSTRAP_SERVERS", "elsewhere:1", "KAFKA_HEAP_OPTS", "-Xmx1g",
+        "IM_FANOUT_KAFKA_ACKS", "1"));
+    env.put("KAFKA_SASL_JAAS_CONFIG", security.adminClientProperties("x:1").get("sasl.jaas.config").toString());
+    assertThat(ProduceCommand.clientProperties(env, "127.0.0.1:9092")).containsOnly(
+        Map.entry("bootstrap.servers", "127.0.0.1:9092"), Map.entry("security.protocol", "SASL_PLAINTEXT"),
+        Map.entry("sasl.mechanism", "SCRAM-SHA-512"), Map.entry("sasl.jaas.config", env.get("KAFKA_SASL_JAAS_CONFIG")));
+    assertThat(ProduceCommand.clientProperties(Map.of(), "b:1")).containsOnly(Map.entry("bootstrap.servers", "b:1"));
+  }
 }
