@@ -185,6 +185,11 @@ public final class LocalCluster implements AutoCloseable {
     tempDir = dataDir.isPresent() ? null : root;
     this.env = Map.copyOf(rawEnv);
     Map<String, String> childEnv = new HashMap<>(rawEnv);
+    Optional<LocalKafkaSecurity> kafkaSecurity = LocalKafkaSecurity.configure(rawEnv, root);
+    kafkaSecurity.ifPresent(s -> childEnv.putAll(s.clientEnv()));
+    // The instances connect to the brokers started here with the logins above: they start no brokers to secure
+    // (set, not removed: a child inherits this process's environment).
+    childEnv.put(LocalKafkaSecurity.IM_KAFKA_SECURITY, "none");
     ImConfig config = ImConfig.fromEnv(childEnv);
     LocalAuth.Setup auth = LocalAuth.configure(childEnv, root);
     secretFile = auth.secretFile();
@@ -218,6 +223,9 @@ public final class LocalCluster implements AutoCloseable {
             "--controller-port", voters.get(i - 1).substring(voters.get(i - 1).lastIndexOf(':') + 1),
             "--voters", String.join(",", voters), "--cluster-id", clusterId,
             "--parent-pid", Long.toString(ProcessHandle.current().pid())));
+        if (kafkaSecurity.isPresent()) {
+          command.addAll(List.of("--admin-password-file", root.resolve(LocalKafkaSecurity.ADMIN_FILE).toString()));
+        }
         brokers.add(new Child(Role.BROKER, i, brokerPorts.get(i - 1), command, Map.of(),
             root.resolve("logs").resolve("broker-" + i + ".log")));
       }
@@ -233,6 +241,7 @@ public final class LocalCluster implements AutoCloseable {
       step("Kafka " + org.apache.kafka.common.utils.AppInfoParser.getVersion() + " cluster: " + brokerCount
           + " brokers (KRaft), replication factor " + replication + ", min.insync.replicas "
           + ClusterNodeMain.minInsyncReplicas(replication));
+      kafkaSecurity.ifPresent(s -> step(s.describe()));
     }
 
     if (config.schemaRegistryUrl().isPresent()) {
@@ -241,18 +250,24 @@ public final class LocalCluster implements AutoCloseable {
     } else {
       int registryPort = LocalLauncher.port(ports, "registry", 0);
       registry = EmbeddedSchemaRegistry.start(registryPort,
-          dataDir.isPresent() ? Optional.of(bootstrap) : Optional.empty(), root.resolve("registry"));
+          dataDir.isPresent() ? Optional.of(bootstrap) : Optional.empty(), root.resolve("registry"),
+          kafkaSecurity.map(s -> s.broker().adminClientProperties()).orElse(Map.of()));
       registryUrl = registry.url();
       step("schema registry (Apicurio " + (dataDir.isPresent() ? "kafkasql" : "in-memory") + ") at " + registryUrl);
     }
 
     ImConfig clusterConfig = config.withEndpoints(bootstrap, registryUrl);
     TopicNames names = TopicNames.withPrefix(clusterConfig.topicPrefix());
-    try (Admin admin = Admin.create(clusterConfig.clientProperties())) {
+    try (Admin admin = Admin.create(kafkaSecurity.isPresent()
+        ? kafkaSecurity.get().adminClientProperties(bootstrap) : clusterConfig.clientProperties())) {
       List<String> created = new TopicProvisioner(admin, (short) replication)
           .ensure(TopicCatalog.specs(names, clusterConfig));
       step("topics ready (" + created.size() + " created, prefix '" + clusterConfig.topicPrefix()
           + "', replication factor " + replication + ")");
+      if (kafkaSecurity.isPresent()) {
+        kafkaSecurity.get().provision(admin, clusterConfig.topicPrefix());
+        step("Kafka principals and ACLs ready (one principal per component, README: Security)");
+      }
     }
 
     int httpBase = rawEnv.get(ImConfig.IM_HTTP_PORT) != null ? config.httpPort()

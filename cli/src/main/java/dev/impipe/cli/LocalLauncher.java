@@ -11,6 +11,7 @@ import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.runtime.topics.TopicProvisioner;
+import dev.impipe.schemas.registry.RegistryClientSettings;
 import dev.impipe.schemas.registry.SchemaRegistryClients;
 import java.io.IOException;
 import java.io.InputStream;
@@ -78,6 +79,8 @@ public final class LocalLauncher implements AutoCloseable {
     Map<String, String> env = new HashMap<>(rawEnv);
     this.env = Map.copyOf(rawEnv);
     env.putIfAbsent(ImConfig.IM_STATE_DIR, root.resolve("streams").toString());
+    Optional<LocalKafkaSecurity> kafkaSecurity = LocalKafkaSecurity.configure(env, root);
+    kafkaSecurity.ifPresent(s -> env.putAll(s.clientEnv()));
     ImConfig config = ImConfig.fromEnv(env);
     // Before the broker starts, so a bad IM_AUTH_* value stops local mode at once.
     LocalAuth.Setup auth = LocalAuth.configure(env, root);
@@ -91,11 +94,13 @@ public final class LocalLauncher implements AutoCloseable {
     } else {
       int brokerPort = port(ports, "broker", PREFERRED_BROKER_PORT);
       int controllerPort = port(ports, "controller", 0);
-      EmbeddedKafka kafka = EmbeddedKafka.start(root.resolve("kafka"), false, brokerPort, controllerPort, Map.of());
+      EmbeddedKafka kafka = EmbeddedKafka.start(root.resolve("kafka"), false, brokerPort, controllerPort, Map.of(),
+          kafkaSecurity.map(LocalKafkaSecurity::broker));
       resources.add(kafka);
       bootstrap = kafka.bootstrapServers();
       step("Kafka " + org.apache.kafka.common.utils.AppInfoParser.getVersion() + " broker (KRaft, embedded) at "
           + bootstrap);
+      kafkaSecurity.ifPresent(s -> step(s.describe()));
     }
 
     String registryUrl;
@@ -106,7 +111,8 @@ public final class LocalLauncher implements AutoCloseable {
       int registryPort = port(ports, "registry", PREFERRED_REGISTRY_PORT);
       // With a data dir the registry keeps its schemas in a Kafka topic, so stored records stay readable.
       EmbeddedSchemaRegistry registry = EmbeddedSchemaRegistry.start(registryPort,
-          dataDir.isPresent() ? Optional.of(bootstrap) : Optional.empty(), root.resolve("registry"));
+          dataDir.isPresent() ? Optional.of(bootstrap) : Optional.empty(), root.resolve("registry"),
+          kafkaSecurity.map(s -> s.broker().adminClientProperties()).orElse(Map.of()));
       resources.add(registry);
       registryUrl = registry.url();
       step("schema registry (Apicurio " + (dataDir.isPresent() ? "kafkasql" : "in-memory") + ") at " + registryUrl);
@@ -118,14 +124,20 @@ public final class LocalLauncher implements AutoCloseable {
     config = config.withEndpoints(bootstrap, registryUrl);
 
     TopicNames names = TopicNames.withPrefix(config.topicPrefix());
-    try (Admin admin = Admin.create(config.clientProperties())) {
+    try (Admin admin = Admin.create(kafkaSecurity.isPresent()
+        ? kafkaSecurity.get().adminClientProperties(bootstrap) : config.clientProperties())) {
       List<String> created = new TopicProvisioner(admin, config.replicationFactor())
           .ensure(TopicCatalog.specs(names, config));
       step("topics ready (" + created.size() + " created, prefix '" + config.topicPrefix() + "')");
+      if (kafkaSecurity.isPresent()) {
+        kafkaSecurity.get().provision(admin, config.topicPrefix());
+        step("Kafka principals and ACLs ready (one principal per component, README: Security)");
+      }
     }
 
     // A client of its own: an earlier launch in this JVM may have met another registry behind the same URL.
-    ImTopics topics = new ImTopics(names, SchemaRegistryClients.create(registryUrl));
+    ImTopics topics = new ImTopics(names, SchemaRegistryClients.create(registryUrl,
+        RegistryClientSettings.fromEnv(env)));
     runtime = new PipelineRuntime(config, env, topics);
     resources.add(runtime);
     List<PipelineComponent> components = selectComponents(env.get(IM_COMPONENTS));

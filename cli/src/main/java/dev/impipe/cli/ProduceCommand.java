@@ -2,9 +2,11 @@ package dev.impipe.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.json.PlainJson;
+import dev.impipe.schemas.registry.RegistryClientSettings;
 import dev.impipe.schemas.registry.SchemaRegistryClients;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -44,16 +46,34 @@ final class ProduceCommand {
     String topic = args[0];
     Map.Entry<String, String> endpoints = Endpoints.resolve(env);
     ImTopics topics = new ImTopics(TopicNames.withPrefix(env.getOrDefault("IM_TOPIC_PREFIX", "im.")),
-        SchemaRegistryClients.create(endpoints.getValue()));
+        SchemaRegistryClients.create(endpoints.getValue(), RegistryClientSettings.fromEnv(env)));
     Class<? extends SpecificRecord> type = topics.valueType(topic).orElseThrow(() -> new CliException(
         "unknown topic '" + topic + "': produce writes one of " + String.join(", ", topics.avroTopics())));
-    requireTopicExists(endpoints.getKey(), topic);
-    return produce(topic, type, topics, endpoints.getKey(), in, err);
+    requireTopicExists(env, endpoints.getKey(), topic);
+    return produce(topic, type, topics, env, endpoints.getKey(), in, err);
   }
 
-  static void requireTopicExists(String bootstrap, String topic) {
-    try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrap, "request.timeout.ms", 10_000,
-        "default.api.timeout.ms", 15_000))) {
+  /**
+   * Client properties of {@code bin/im produce} / {@code tail}: the {@code KAFKA_*} passthrough (e.g. a SASL login
+   * for a secured cluster, README "Security") and {@code bootstrap}.
+   */
+  static Map<String, Object> clientProperties(Map<String, String> env, String bootstrap) {
+    Map<String, String> kafkaVariables = new HashMap<>();
+    env.forEach((name, value) -> {
+      if (name.startsWith("KAFKA_") && !name.equals(ImConfig.KAFKA_BOOTSTRAP_SERVERS) && value != null) {
+        kafkaVariables.put(name, value);
+      }
+    });
+    Map<String, Object> props = new HashMap<>(ImConfig.fromEnv(kafkaVariables).kafkaOverrides());
+    props.put("bootstrap.servers", bootstrap);
+    return props;
+  }
+
+  static void requireTopicExists(Map<String, String> env, String bootstrap, String topic) {
+    Map<String, Object> props = clientProperties(env, bootstrap);
+    props.put("request.timeout.ms", 10_000);
+    props.put("default.api.timeout.ms", 15_000);
+    try (Admin admin = Admin.create(props)) {
       if (!admin.listTopics().names().get(20, TimeUnit.SECONDS).contains(topic)) {
         throw new CliException("topic '" + topic + "' does not exist on " + bootstrap
             + " (bin/im local creates the pipeline's topics at start-up)");
@@ -67,11 +87,10 @@ final class ProduceCommand {
   }
 
   @SuppressWarnings({"unchecked", "rawtypes"})
-  private static int produce(String topic, Class<? extends SpecificRecord> type, ImTopics topics, String bootstrap,
-      InputStream in, PrintStream err) throws IOException {
+  private static int produce(String topic, Class<? extends SpecificRecord> type, ImTopics topics,
+      Map<String, String> env, String bootstrap, InputStream in, PrintStream err) throws IOException {
     Serde<SpecificRecord> serde = (Serde<SpecificRecord>) (Serde) topics.valueSerde((Class) type);
-    Map<String, Object> props = new HashMap<>();
-    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    Map<String, Object> props = clientProperties(env, bootstrap);
     props.put(ProducerConfig.ACKS_CONFIG, "all");
     props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 15_000);

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.json.PlainJson;
+import dev.impipe.schemas.registry.RegistryClientSettings;
 import dev.impipe.schemas.registry.SchemaRegistryClients;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -62,13 +63,12 @@ final class TailCommand {
       Map<String, String> env, PrintStream out, PrintStream err) {
     Map.Entry<String, String> endpoints = Endpoints.resolve(env);
     ImTopics topics = new ImTopics(TopicNames.withPrefix(env.getOrDefault("IM_TOPIC_PREFIX", "im.")),
-        SchemaRegistryClients.create(endpoints.getValue()));
-    ProduceCommand.requireTopicExists(endpoints.getKey(), topic);
+        SchemaRegistryClients.create(endpoints.getValue(), RegistryClientSettings.fromEnv(env)));
+    ProduceCommand.requireTopicExists(env, endpoints.getKey(), topic);
     Optional<Deserializer<? extends SpecificRecord>> valueReader =
         topics.valueType(topic).map(type -> topics.valueSerde(type).deserializer());
 
-    Map<String, Object> props = new HashMap<>();
-    props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, endpoints.getKey());
+    Map<String, Object> props = ProduceCommand.clientProperties(env, endpoints.getKey());
     props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     long printed = 0;

@@ -1,7 +1,9 @@
 package dev.impipe.delay;
 
 import dev.impipe.runtime.config.Env;
+import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.config.InvalidConfigException;
+import dev.impipe.runtime.topics.TopicNames;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -16,7 +18,9 @@ import org.apache.kafka.streams.StreamsConfig;
  * @param batch most records delivered per punctuation and task (bounds each transaction)
  * @param drainTickMs how soon the next batch follows while a backlog of due records remains
  * @param targets allowed target topics: exact names or prefixes ending in {@code *}; {@code *} allows every
- *     existing topic (internal and Streams-internal topics and the delayed topic itself are never allowed)
+ *     existing topic (internal and Streams-internal topics and the delayed topic itself are never allowed).
+ *     Default: the messages topic only ({@code <IM_TOPIC_PREFIX>messages}), the one topic the delay component's
+ *     Kafka principal may write scheduled records to (ComponentAcls)
  * @param topicCacheMs how long the list of existing topics is trusted before it is fetched again
  * @param threads Kafka Streams threads of the app
  * @param segmentMs time span of one segment of the schedule and index stores (by due time); a segment is dropped
@@ -74,7 +78,7 @@ public record DelayConfig(
     long max = env.durationMs(IM_DELAY_MAX, DEFAULT_MAX_DELAY_MS, 1_000, Duration.ofDays(3660).toMillis());
     int batch = env.integer(IM_DELAY_BATCH, DEFAULT_BATCH, 1, 1_000_000);
     long drain = env.durationMs(IM_DELAY_DRAIN_TICK, Math.min(DEFAULT_DRAIN_TICK_MS, tick), 1, tick);
-    String targetList = env.string(IM_DELAY_TARGETS, "*", t -> t.matches("[A-Za-z0-9._*, -]+"),
+    String targetList = env.string(IM_DELAY_TARGETS, defaultTarget(env), t -> t.matches("[A-Za-z0-9._*, -]+"),
         "a comma-separated list of topic names or prefixes ending in '*'");
     List<String> targets = Arrays.stream(targetList.split(",")).map(String::trim).filter(t -> !t.isEmpty())
         .toList();
@@ -90,6 +94,11 @@ public record DelayConfig(
     long segment = env.durationMs(IM_DELAY_SEGMENT, DEFAULT_SEGMENT_MS, 60_000, Duration.ofDays(7).toMillis());
     long sweepTime = env.durationMs(IM_DELAY_SWEEP_TIME, DEFAULT_SWEEP_TIME_MS, 10, Duration.ofSeconds(30).toMillis());
     return new DelayConfig(tick, max, batch, drain, targets, cache, threads, segment, sweepTime);
+  }
+
+  /** The messages topic under the configured prefix ({@code IM_TOPIC_PREFIX}, default {@code im.}). */
+  private static String defaultTarget(Env env) {
+    return TopicNames.withPrefix(env.string(ImConfig.IM_TOPIC_PREFIX, "im.")).messages();
   }
 
   /** A copy with another batch size and drain tick (tests). */

@@ -12,6 +12,14 @@ import org.junit.jupiter.api.Test;
 class DelayConfigTest {
 
   @Test
+  void theDefaultTargetIsTheMessagesTopicUnderTheConfiguredPrefix() {
+    assertThat(DelayConfig.fromEnv(Map.of("IM_TOPIC_PREFIX", "staging.")).targets())
+        .containsExactly("staging.messages");
+    assertThat(DelayConfig.fromEnv(Map.of("IM_TOPIC_PREFIX", "staging.", "IM_DELAY_TARGETS", "*")).targets())
+        .containsExactly("*");
+  }
+
+  @Test
   void defaultsMatchTheSeed() {
     DelayConfig config = DelayConfig.fromEnv(Map.of());
 
@@ -19,7 +27,7 @@ class DelayConfigTest {
     assertThat(config.maxDelayMs()).isEqualTo(Duration.ofDays(730).toMillis());
     assertThat(config.batch()).isEqualTo(5_000);
     assertThat(config.drainTickMs()).isEqualTo(20);
-    assertThat(config.targets()).containsExactly("*");
+    assertThat(config.targets()).containsExactly("im.messages");
     assertThat(config.streamsOverrides()).containsEntry("poll.ms", 20L).containsEntry("num.stream.threads", 1);
   }
 

@@ -62,6 +62,7 @@ class DelayCrashLoadIT {
     ImConfig config = ImConfig.fromEnv(vars);
     TopicNames names = TopicNames.withPrefix(prefix);
     String out = prefix + "load-out";
+    vars.put(DelayConfig.IM_DELAY_TARGETS, out);
     try (Admin admin = Admin.create(config.clientProperties())) {
       new TopicProvisioner(admin, (short) 1).ensure(TopicCatalog.specs(names, config));
       admin.createTopics(List.of(new NewTopic(out, 3, (short) 1))).all().get(30, TimeUnit.SECONDS);

@@ -45,7 +45,8 @@ class DelayTopologyTest {
   private static final String REGISTRY = "mock://delay-test";
   /** Mid-second on purpose: buckets are seconds, delivery must still never be early by a millisecond. */
   private static final Instant T0 = Instant.parse("2026-03-01T12:00:00.250Z");
-  private static final Set<String> EXISTING = Set.of("im.messages", "im.inbox", "im.rejected", "im.delayed");
+  private static final Set<String> EXISTING = Set.of("im.messages", "im.inbox", "im.rejected", "im.delayed",
+      "im.history");
 
   @TempDir
   Path stateDir;
@@ -198,7 +199,7 @@ class DelayTopologyTest {
 
   @Test
   void deliveryGoesToEachRecordsOwnTargetTopic() {
-    start();
+    start(DelayConfig.fromEnv(Map.of("IM_DELAY_TARGETS", "im.messages,im.inbox")));
     // Given: now is 12:00:00.250; one record for im.messages, one for im.inbox
     send(schedule("a", T0.plusSeconds(1), "im.messages", "conv-a", "value-a"));
     send(schedule("b", T0.plusSeconds(1), "im.inbox", "user-b", "entry-b"));
@@ -327,7 +328,8 @@ class DelayTopologyTest {
 
   @Test
   void unknownOrDisallowedTargetTopicsAreRejectedNotACrash() {
-    start();
+    // Every topic allowed by configuration: internal ones and the delayed topic still are not.
+    start(DelayConfig.fromEnv(Map.of("IM_DELAY_TARGETS", "*")));
     // Given: now is 12:00:00.250
     // When: schedules name a missing topic, an internal topic, the delayed topic itself, and no topic
     send(schedule("missing", T0.plusSeconds(1), "im.nope", "k", "v"));
@@ -350,6 +352,25 @@ class DelayTopologyTest {
         .containsExactly(expected("good", T0.plusSeconds(1)));
     assertThat(messages.isEmpty()).isTrue();
     assertThat(counter("im.delay.rejected", "reason", "target")).isEqualTo(4);
+  }
+
+  @Test
+  void byDefaultOnlyTheMessagesTopicMayBeTargeted() {
+    start();
+    // Given: the default allow-list; now is 12:00:00.250
+    // When: schedules for im.messages, im.inbox and im.history (all exist); 12:00:02.250 passes
+    send(schedule("ok", T0.plusSeconds(1)));
+    send(schedule("inbox", T0.plusSeconds(1), "im.inbox", "k", "v"));
+    send(schedule("history", T0.plusSeconds(1), "im.history", "k", "v"));
+    advance(Duration.ofSeconds(2));
+
+    // Then: only the messages topic got its record; the others are rejected with the reason
+    assertThat(rejected.readRecordsToList()).map(r -> text(r.key()) + ": " + header(r, DelayHeaders.REJECT_REASON))
+        .containsExactly("inbox: target topic 'im.inbox' is not allowed",
+            "history: target topic 'im.history' is not allowed");
+    assertThat(messages.readRecordsToList()).map(DelayTopologyTest::delivered)
+        .containsExactly(expected("ok", T0.plusSeconds(1)));
+    assertThat(inbox.isEmpty()).isTrue();
   }
 
   @Test

@@ -22,6 +22,7 @@ import dev.impipe.runtime.app.PipelineComponent;
 import dev.impipe.runtime.app.PipelineRuntime;
 import dev.impipe.runtime.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.security.ComponentAcls;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
 import dev.impipe.runtime.topics.TopicNames;
@@ -340,6 +341,48 @@ class DeployManifestsTest {
         }
       }
     }
+  }
+
+  @Test
+  void eachComponentsKafkaUserHasExactlyTheAclsOfTheCodesTable() {
+    Set<String> users = base.stream().filter(r -> r instanceof KafkaUser).map(r -> r.getMetadata().getName())
+        .collect(Collectors.toSet());
+    for (ComponentAcls component : ComponentAcls.table(TopicNames.withPrefix("im."))) {
+      assertThat(users).as("a KafkaUser for " + component.component()).contains(component.principalName());
+      Set<String> declared = new TreeSet<>();
+      for (AclRule rule : acls(component.principalName())) {
+        for (AclOperation op : rule.getOperations()) {
+          declared.add(render(rule.getResource(), op));
+        }
+      }
+      Set<String> code = component.bindings("im.").stream().map(b -> b.pattern().resourceType() + " "
+          + b.pattern().patternType() + " " + b.pattern().name() + " " + b.entry().operation())
+          .collect(Collectors.toCollection(TreeSet::new));
+      assertThat(declared).as("users.yaml " + component.principalName() + " = ComponentAcls").isEqualTo(code);
+    }
+    // Beyond the components: only the registry's own user.
+    assertThat(users).containsExactlyInAnyOrderElementsOf(Stream.concat(
+        ComponentAcls.table(TopicNames.withPrefix("im.")).stream().map(ComponentAcls::principalName),
+        Stream.of("im-apicurio")).toList());
+  }
+
+  /** A Strimzi ACL rule's resource and one operation, as Kafka's AclBinding names them. */
+  private static String render(io.strimzi.api.kafka.model.user.acl.AclRuleResource resource, AclOperation op) {
+    String kafkaOp = op.toValue().replaceAll("([a-z])([A-Z])", "$1_$2").toUpperCase(Locale.ROOT);
+    if (resource instanceof AclRuleTopicResource t) {
+      return "TOPIC " + pattern(t.getPatternType()) + " " + t.getName() + " " + kafkaOp;
+    }
+    if (resource instanceof io.strimzi.api.kafka.model.user.acl.AclRuleGroupResource g) {
+      return "GROUP " + pattern(g.getPatternType()) + " " + g.getName() + " " + kafkaOp;
+    }
+    if (resource instanceof io.strimzi.api.kafka.model.user.acl.AclRuleTransactionalIdResource t) {
+      return "TRANSACTIONAL_ID " + pattern(t.getPatternType()) + " " + t.getName() + " " + kafkaOp;
+    }
+    return resource.getType() + " " + kafkaOp;
+  }
+
+  private static String pattern(AclResourcePatternType type) {
+    return type == AclResourcePatternType.PREFIX ? "PREFIXED" : "LITERAL";
   }
 
   // --- helpers

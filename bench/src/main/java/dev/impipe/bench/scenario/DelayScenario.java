@@ -10,6 +10,7 @@ import dev.impipe.bench.report.Machine;
 import dev.impipe.bench.report.Progress;
 import dev.impipe.bench.report.Result;
 import dev.impipe.delay.DelayComponent;
+import dev.impipe.delay.DelayConfig;
 import dev.impipe.delay.DelayHeaders;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
@@ -44,7 +45,8 @@ public final class DelayScenario implements Scenario {
         + " s after the first is produced");
     result.setup("burst", burst + " schedules due in one millisecond, 5 s after the window");
     result.setup("target topic", "a bench topic with 12 partitions; value = 16 bytes");
-    result.setup("delay config", "defaults (IM_DELAY_TICK 1s, IM_DELAY_BATCH 5000, IM_DELAY_DRAIN_TICK 20ms)");
+    result.setup("delay config", "defaults (IM_DELAY_TICK 1s, IM_DELAY_BATCH 5000, IM_DELAY_DRAIN_TICK 20ms), "
+        + "IM_DELAY_TARGETS = the bench topic");
 
     String delayed = cluster.names().delayed();
     int size = cluster.topics().delayed().valueSerde().serializer().serialize(delayed,
@@ -52,7 +54,8 @@ public final class DelayScenario implements Scenario {
     double ceiling = Ceiling.measure(cluster, result, cluster.partitions(delayed), size,
         Ceiling.records(options, size));
 
-    cluster.run(List.of(new DelayComponent()), Map.of());
+    // The default allow-list is the messages topic only: allow the bench's own target.
+    cluster.run(List.of(new DelayComponent()), Map.of(DelayConfig.IM_DELAY_TARGETS, out));
     long t0 = System.currentTimeMillis();
     long spreadFrom = t0 + leadS * 1000;
     long burstAt = spreadFrom + windowS * 1000 + 5_000;

@@ -124,7 +124,7 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
     for (PipelineComponent component : components.stream()
         .sorted(java.util.Comparator.comparingInt(PipelineComponent::order)).toList()) {
       long t0 = System.nanoTime();
-      component.start(this);
+      component.start(new Scoped(config.forComponent(component.name())));
       LOG.info("Component {} started in {} ms", component.name(), (System.nanoTime() - t0) / 1_000_000);
     }
     http.routesComplete();
@@ -152,7 +152,12 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
 
   @Override
   public KafkaStreams startStreams(String name, Topology topology, Map<String, Object> overrides) {
-    Properties props = streamsProperties(name, overrides);
+    return startStreams(name, topology, overrides, config);
+  }
+
+  private KafkaStreams startStreams(String name, Topology topology, Map<String, Object> overrides,
+      ImConfig clientConfig) {
+    Properties props = streamsProperties(name, overrides, clientConfig);
     LOG.info("Topology of {}:\n{}", props.get(StreamsConfig.APPLICATION_ID_CONFIG), topology.describe());
     KafkaStreams app = new KafkaStreams(topology, props);
     app.setUncaughtExceptionHandler(e -> {
@@ -176,8 +181,13 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
 
   /** The Streams properties every app of the pipeline starts from. */
   public Properties streamsProperties(String name, Map<String, Object> overrides) {
+    return streamsProperties(name, overrides, config);
+  }
+
+  /** As {@link #streamsProperties(String, Map)} with the Kafka client settings of {@code clientConfig}. */
+  Properties streamsProperties(String name, Map<String, Object> overrides, ImConfig clientConfig) {
     Properties props = new Properties();
-    props.putAll(config.clientProperties());
+    props.putAll(clientConfig.clientProperties());
     props.putAll(StreamsDefaults.properties(config, topics.names(), name));
     props.put(StreamsConfig.APPLICATION_SERVER_CONFIG, applicationServer());
     // Warm copies of the state on other instances: a crashed instance's tasks resume from a standby instead of
@@ -222,6 +232,58 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
   @Override
   public HttpApi http() {
     return http;
+  }
+
+  /**
+   * What one component sees: the runtime, with the config of its own Kafka principal
+   * ({@link ImConfig#forComponent}) for the clients and Streams apps it starts.
+   */
+  private final class Scoped implements ComponentContext {
+    private final ImConfig scoped;
+
+    Scoped(ImConfig scoped) {
+      this.scoped = scoped;
+    }
+
+    @Override
+    public ImConfig config() {
+      return scoped;
+    }
+
+    @Override
+    public Map<String, String> env() {
+      return env;
+    }
+
+    @Override
+    public ImTopics topics() {
+      return topics;
+    }
+
+    @Override
+    public MeterRegistry metrics() {
+      return metrics;
+    }
+
+    @Override
+    public HttpApi http() {
+      return http;
+    }
+
+    @Override
+    public String applicationServer() {
+      return PipelineRuntime.this.applicationServer();
+    }
+
+    @Override
+    public KafkaStreams startStreams(String name, Topology topology, Map<String, Object> overrides) {
+      return PipelineRuntime.this.startStreams(name, topology, overrides, scoped);
+    }
+
+    @Override
+    public <T extends AutoCloseable> T closeOnShutdown(T resource) {
+      return PipelineRuntime.this.closeOnShutdown(resource);
+    }
   }
 
   /** The running Streams apps by name. */

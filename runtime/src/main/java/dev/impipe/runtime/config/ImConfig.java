@@ -20,6 +20,9 @@ import java.util.TreeMap;
  * @param userPartitions partitions of user-keyed topics
  * @param replicationFactor replication factor of created topics
  * @param kafkaOverrides client properties from {@code KAFKA_*} variables (e.g. KAFKA_SASL_MECHANISM)
+ * @param componentKafkaOverrides per component key ({@link #componentKey}), client properties from
+ *     {@code IM_<COMPONENT>_KAFKA_*} variables that replace or add to {@code kafkaOverrides} for the Kafka clients of
+ *     that component only (e.g. {@code IM_INBOX_STORE_KAFKA_SASL_JAAS_CONFIG}: the inbox-store's own principal)
  */
 public record ImConfig(
     Optional<String> bootstrapServers,
@@ -30,7 +33,8 @@ public record ImConfig(
     int conversationPartitions,
     int userPartitions,
     short replicationFactor,
-    Map<String, String> kafkaOverrides) {
+    Map<String, String> kafkaOverrides,
+    Map<String, Map<String, String>> componentKafkaOverrides) {
 
   public static final String KAFKA_BOOTSTRAP_SERVERS = "KAFKA_BOOTSTRAP_SERVERS";
   public static final String SCHEMA_REGISTRY_URL = "SCHEMA_REGISTRY_URL";
@@ -46,8 +50,33 @@ public record ImConfig(
       KAFKA_BOOTSTRAP_SERVERS, "KAFKA_HEAP_OPTS", "KAFKA_OPTS", "KAFKA_JVM_PERFORMANCE_OPTS",
       "KAFKA_LOG4J_OPTS", "KAFKA_JMX_OPTS", "KAFKA_GC_LOG_OPTS", "KAFKA_DEBUG", "KAFKA_HOME");
 
+  /** {@code IM_<COMPONENT>_KAFKA_<PROPERTY>}: COMPONENT is the name upper-cased, '-' as '_' (INBOX_STORE). */
+  private static final java.util.regex.Pattern COMPONENT_KAFKA =
+      java.util.regex.Pattern.compile("IM_([A-Z0-9_]+?)_KAFKA_([A-Z0-9_]+)");
+
   public ImConfig {
     kafkaOverrides = Map.copyOf(kafkaOverrides);
+    Map<String, Map<String, String>> copy = new TreeMap<>();
+    componentKafkaOverrides.forEach((k, v) -> copy.put(k, Map.copyOf(v)));
+    componentKafkaOverrides = java.util.Collections.unmodifiableMap(copy);
+  }
+
+  /** A config without per-component Kafka settings (as most tests build one). */
+  public ImConfig(Optional<String> bootstrapServers, Optional<String> schemaRegistryUrl, String topicPrefix,
+      int httpPort, Path stateDir, int conversationPartitions, int userPartitions, short replicationFactor,
+      Map<String, String> kafkaOverrides) {
+    this(bootstrapServers, schemaRegistryUrl, topicPrefix, httpPort, stateDir, conversationPartitions,
+        userPartitions, replicationFactor, kafkaOverrides, Map.of());
+  }
+
+  /** The key of a component's {@code IM_<COMPONENT>_KAFKA_*} variables: {@code inbox-store} -> {@code INBOX_STORE}. */
+  public static String componentKey(String component) {
+    return component.toUpperCase(Locale.ROOT).replace('-', '_').replace('.', '_');
+  }
+
+  /** The Kafka client property a variable's suffix names: {@code SASL_JAAS_CONFIG} -> {@code sasl.jaas.config}. */
+  static String propertyName(String suffix) {
+    return suffix.toLowerCase(Locale.ROOT).replace('_', '.');
   }
 
   /** Builds the config from environment variables; throws {@link InvalidConfigException} naming the variable. */
@@ -81,13 +110,26 @@ public record ImConfig(
     short replication = (short) env.integer(IM_REPLICATION_FACTOR, 1, 1, 32);
 
     Map<String, String> overrides = new TreeMap<>();
+    Map<String, Map<String, String>> byComponent = new TreeMap<>();
     environment.forEach((name, value) -> {
-      if (name.startsWith("KAFKA_") && !NOT_CLIENT_PROPERTIES.contains(name) && value != null && !value.isBlank()) {
-        overrides.put(name.substring("KAFKA_".length()).toLowerCase(Locale.ROOT).replace('_', '.'), value.trim());
+      if (value == null || value.isBlank()) {
+        return;
+      }
+      if (name.startsWith("KAFKA_") && !NOT_CLIENT_PROPERTIES.contains(name)) {
+        overrides.put(propertyName(name.substring("KAFKA_".length())), value.trim());
+        return;
+      }
+      java.util.regex.Matcher m = COMPONENT_KAFKA.matcher(name);
+      if (m.matches()) {
+        if (m.group(2).equals("BOOTSTRAP_SERVERS")) {
+          throw new InvalidConfigException(name + " is not supported: every component uses "
+              + KAFKA_BOOTSTRAP_SERVERS);
+        }
+        byComponent.computeIfAbsent(m.group(1), k -> new TreeMap<>()).put(propertyName(m.group(2)), value.trim());
       }
     });
     return new ImConfig(bootstrap, registry, prefix, port, stateDir, conversationPartitions, userPartitions,
-        replication, overrides);
+        replication, overrides, byComponent);
   }
 
   /** The bootstrap servers, which must be known by now (after local mode started its broker). */
@@ -103,13 +145,28 @@ public record ImConfig(
   /** A copy pointing at the given broker and registry (local mode fills these in after starting them). */
   public ImConfig withEndpoints(String bootstrap, String registryUrl) {
     return new ImConfig(Optional.of(bootstrap), Optional.of(registryUrl), topicPrefix, httpPort, stateDir,
-        conversationPartitions, userPartitions, replicationFactor, kafkaOverrides);
+        conversationPartitions, userPartitions, replicationFactor, kafkaOverrides, componentKafkaOverrides);
   }
 
   /** A copy with another HTTP port and state dir (tests, second instances). */
   public ImConfig withHttpPort(int port, Path state) {
     return new ImConfig(bootstrapServers, schemaRegistryUrl, topicPrefix, port, state,
-        conversationPartitions, userPartitions, replicationFactor, kafkaOverrides);
+        conversationPartitions, userPartitions, replicationFactor, kafkaOverrides, componentKafkaOverrides);
+  }
+
+  /**
+   * The config as {@code component} sees it: its {@code IM_<COMPONENT>_KAFKA_*} settings laid over the shared
+   * {@code KAFKA_*} ones, so {@link #clientProperties()} log in as the component's own principal.
+   */
+  public ImConfig forComponent(String component) {
+    Map<String, String> own = componentKafkaOverrides.get(componentKey(component));
+    if (own == null) {
+      return this;
+    }
+    Map<String, String> merged = new TreeMap<>(kafkaOverrides);
+    merged.putAll(own);
+    return new ImConfig(bootstrapServers, schemaRegistryUrl, topicPrefix, httpPort, stateDir,
+        conversationPartitions, userPartitions, replicationFactor, merged, componentKafkaOverrides);
   }
 
   /** Properties every Kafka client of the pipeline starts from. */

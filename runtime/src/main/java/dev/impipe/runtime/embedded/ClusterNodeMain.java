@@ -7,7 +7,8 @@ import java.util.concurrent.CountDownLatch;
 
 /**
  * One Kafka node of {@code bin/im local --brokers N}, in a JVM of its own so that it can be killed from outside:
- * {@code ClusterNodeMain --node-id 1 --nodes 3 --data-dir D --port P --controller-port C --voters V --cluster-id X}.
+ * {@code ClusterNodeMain --node-id 1 --nodes 3 --data-dir D --port P --controller-port C --voters V --cluster-id X}
+ * [{@code --admin-password-file F}: SASL/SCRAM and the StandardAuthorizer, {@link BrokerSecurity}].
  * Prints {@link #READY} once its broker answers; SIGTERM shuts it down in order (controlled shutdown: its partition
  * leaders move to the other nodes first), SIGKILL is a crash.
  */
@@ -58,9 +59,14 @@ public final class ClusterNodeMain {
           p -> p.onExit().thenRun(() -> System.exit(0)), () -> System.exit(0));
     }
     int nodes = Integer.parseInt(a.getOrDefault("nodes", "3"));
+    // SASL/SCRAM + StandardAuthorizer when given the admin's password file (not the password: not in ps).
+    java.util.Optional<BrokerSecurity> security = a.containsKey("admin-password-file")
+        ? java.util.Optional.of(BrokerSecurity.fromFile(Path.of(a.get("admin-password-file"))))
+        : java.util.Optional.empty();
     EmbeddedKafka kafka = EmbeddedKafka.start(Path.of(a.get("data-dir")), false,
         Integer.parseInt(a.get("node-id")), Integer.parseInt(a.get("port")),
-        Integer.parseInt(a.get("controller-port")), a.get("voters"), a.get("cluster-id"), brokerSettings(nodes));
+        Integer.parseInt(a.get("controller-port")), a.get("voters"), a.get("cluster-id"), brokerSettings(nodes),
+        security);
     CountDownLatch stopped = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       kafka.close();

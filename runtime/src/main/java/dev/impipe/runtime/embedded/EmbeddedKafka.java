@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import kafka.server.KafkaConfig;
@@ -27,18 +28,39 @@ import org.slf4j.LoggerFactory;
 public final class EmbeddedKafka implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(EmbeddedKafka.class);
+  /** File in the data dir naming the security the storage was formatted with ({@code none} or {@code scram}). */
+  static final String SECURITY_MARKER = "kafka-security";
 
   private final KafkaRaftServer server;
   private final Path dataDir;
   private final boolean deleteOnClose;
   private final int brokerPort;
+  /** Null: plaintext, no authorizer. */
+  private final BrokerSecurity security;
   private boolean closed;
 
-  private EmbeddedKafka(KafkaRaftServer server, Path dataDir, boolean deleteOnClose, int brokerPort) {
+  private EmbeddedKafka(KafkaRaftServer server, Path dataDir, boolean deleteOnClose, int brokerPort,
+      BrokerSecurity security) {
     this.server = server;
     this.dataDir = dataDir;
     this.deleteOnClose = deleteOnClose;
     this.brokerPort = brokerPort;
+    this.security = security;
+  }
+
+  /**
+   * Starts a broker with SASL/SCRAM-SHA-512 and the standard authorizer ({@link BrokerSecurity}) on free ports with
+   * a temporary data dir deleted on close; {@link #adminClientProperties()} logs in as its super user.
+   */
+  public static EmbeddedKafka startSecured(BrokerSecurity security) {
+    try {
+      int port = FreePorts.next();
+      int cport = FreePorts.next();
+      return start(Files.createTempDirectory("im-kafka-"), true, 1, port, cport, "1@127.0.0.1:" + cport,
+          Uuid.randomUuid().toString(), Map.of(), Optional.of(security));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   /** Starts a broker on free ports with a temporary data dir deleted on close. */
@@ -61,10 +83,16 @@ public final class EmbeddedKafka implements AutoCloseable {
    */
   public static EmbeddedKafka start(Path dataDir, boolean deleteOnClose, int brokerPort, int controllerPort,
       Map<String, String> overrides) {
+    return start(dataDir, deleteOnClose, brokerPort, controllerPort, overrides, Optional.empty());
+  }
+
+  /** As {@link #start(Path, boolean, int, int, Map)}, secured when {@code security} is present. */
+  public static EmbeddedKafka start(Path dataDir, boolean deleteOnClose, int brokerPort, int controllerPort,
+      Map<String, String> overrides, Optional<BrokerSecurity> security) {
     int port = brokerPort > 0 ? brokerPort : FreePorts.next();
     int cport = controllerPort > 0 ? controllerPort : FreePorts.next();
     return start(dataDir, deleteOnClose, 1, port, cport, "1@127.0.0.1:" + cport, Uuid.randomUuid().toString(),
-        overrides);
+        overrides, security);
   }
 
   /**
@@ -78,6 +106,16 @@ public final class EmbeddedKafka implements AutoCloseable {
    */
   public static EmbeddedKafka start(Path dataDir, boolean deleteOnClose, int nodeId, int port, int cport,
       String voters, String clusterId, Map<String, String> overrides) {
+    return start(dataDir, deleteOnClose, nodeId, port, cport, voters, clusterId, overrides, Optional.empty());
+  }
+
+  /**
+   * As {@link #start(Path, boolean, int, int, int, String, String, Map)}; with {@code security} the node runs
+   * SASL/SCRAM and the standard authorizer ({@link BrokerSecurity}). Security is fixed when the storage is formatted
+   * (the admin's SCRAM credential is written then): a data dir formatted one way is refused the other way.
+   */
+  public static EmbeddedKafka start(Path dataDir, boolean deleteOnClose, int nodeId, int port, int cport,
+      String voters, String clusterId, Map<String, String> overrides, Optional<BrokerSecurity> security) {
     Path logDir = dataDir.resolve("kafka-logs");
     Properties props = new Properties();
     props.put("process.roles", "broker,controller");
@@ -101,12 +139,23 @@ public final class EmbeddedKafka implements AutoCloseable {
     props.put("num.partitions", "1");
     props.put("auto.create.topics.enable", "false");
     props.put("log.segment.bytes", Integer.toString(64 * 1024 * 1024));
+    security.ifPresent(sec -> props.putAll(sec.brokerProperties(port, cport)));
     props.putAll(overrides);
+    Path securityMarker = dataDir.resolve(SECURITY_MARKER);
+    String wanted = security.isPresent() ? "scram" : "none";
     try {
       Files.createDirectories(logDir);
+      boolean formatted = Files.exists(logDir.resolve("meta.properties"));
+      String formattedWith = Files.exists(securityMarker) ? Files.readString(securityMarker).trim() : "none";
+      if (formatted && !formattedWith.equals(wanted)) {
+        throw new IllegalStateException("the data dir " + dataDir + " was created with Kafka security '"
+            + formattedWith + "' and cannot be reused with '" + wanted + "': use another data dir");
+      }
       KafkaConfig config = new KafkaConfig(props, false);
-      if (!Files.exists(logDir.resolve("meta.properties"))) {
-        new Formatter()
+      if (!formatted) {
+        Formatter formatter = new Formatter();
+        security.ifPresent(sec -> formatter.setScramArguments(List.of(sec.scramFormatArgument())));
+        formatter
             .setPrintStream(new java.io.PrintStream(java.io.OutputStream.nullOutputStream()))
             .setNodeId(nodeId)
             .setClusterId(clusterId)
@@ -115,12 +164,14 @@ public final class EmbeddedKafka implements AutoCloseable {
             .setControllerListenerName("CONTROLLER")
             .setReleaseVersion(MetadataVersion.latestProduction())
             .run();
+        Files.writeString(securityMarker, wanted);
       }
       KafkaRaftServer server = new KafkaRaftServer(config, Time.SYSTEM);
       server.startup();
-      EmbeddedKafka kafka = new EmbeddedKafka(server, dataDir, deleteOnClose, port);
+      EmbeddedKafka kafka = new EmbeddedKafka(server, dataDir, deleteOnClose, port, security.orElse(null));
       kafka.awaitReady(Duration.ofSeconds(120));
-      LOG.info("Embedded Kafka {} ready on {} (data in {})", kafkaVersion(), kafka.bootstrapServers(), dataDir);
+      LOG.info("Embedded Kafka {} ready on {} (data in {}{})", kafkaVersion(), kafka.bootstrapServers(), dataDir,
+          security.map(s -> ", SASL/SCRAM-SHA-512 + StandardAuthorizer").orElse(""));
       return kafka;
     } catch (Exception e) {
       throw new IllegalStateException("Embedded Kafka failed to start in " + dataDir + ": " + e.getMessage(), e);
@@ -128,13 +179,28 @@ public final class EmbeddedKafka implements AutoCloseable {
   }
 
   private void awaitReady(Duration timeout) throws Exception {
-    try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers()))) {
+    try (Admin admin = Admin.create(adminClientProperties())) {
       admin.describeCluster().nodes().get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     }
   }
 
   public String bootstrapServers() {
     return "127.0.0.1:" + brokerPort;
+  }
+
+  /** Client properties of the super user ({@code bootstrap.servers} and, when secured, its SASL login). */
+  public Map<String, Object> adminClientProperties() {
+    Map<String, Object> props = new java.util.HashMap<>();
+    if (security != null) {
+      props.putAll(security.adminClientProperties());
+    }
+    props.put("bootstrap.servers", bootstrapServers());
+    return props;
+  }
+
+  /** The broker's security, empty when it runs plaintext without an authorizer. */
+  public Optional<BrokerSecurity> security() {
+    return Optional.ofNullable(security);
   }
 
   public int port() {

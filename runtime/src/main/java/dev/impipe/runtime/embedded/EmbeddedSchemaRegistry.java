@@ -2,6 +2,7 @@ package dev.impipe.runtime.embedded;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -10,6 +11,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -49,6 +51,16 @@ public final class EmbeddedSchemaRegistry implements AutoCloseable {
    * @param workDir where its log file goes
    */
   public static EmbeddedSchemaRegistry start(int port, Optional<String> kafkaBootstrap, Path workDir) {
+    return start(port, kafkaBootstrap, workDir, Map.of());
+  }
+
+  /**
+   * As {@link #start(int, Optional, Path)}; {@code kafkaClientProperties} (e.g. a SASL login) are given to the
+   * registry's Kafka clients as {@code apicurio.kafka.common.*} in {@code workDir/config/application.properties}
+   * (owner-only; the registry runs in {@code workDir}), not on its command line.
+   */
+  public static EmbeddedSchemaRegistry start(int port, Optional<String> kafkaBootstrap, Path workDir,
+      Map<String, String> kafkaClientProperties) {
     Path home = apicurioHome();
     Path runner;
     try (var files = Files.list(home)) {
@@ -72,6 +84,19 @@ public final class EmbeddedSchemaRegistry implements AutoCloseable {
       Path logFile = workDir.resolve("schema-registry.log");
       ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
           .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
+      if (kafkaBootstrap.isPresent() && !kafkaClientProperties.isEmpty()) {
+        Path config = workDir.resolve("config");
+        Files.createDirectories(config);
+        Properties props = new Properties();
+        kafkaClientProperties.forEach((k, v) -> props.setProperty("apicurio.kafka.common." + k, v));
+        Path file = config.resolve("application.properties");
+        Files.deleteIfExists(file);
+        Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        try (OutputStream out = Files.newOutputStream(file)) {
+          props.store(out, "Kafka client settings of the embedded registry");
+        }
+        builder.directory(workDir.toFile());
+      }
       Map<String, String> env = builder.environment();
       kafkaBootstrap.ifPresent(bootstrap -> {
         env.put("APICURIO_STORAGE_KIND", "kafkasql");

@@ -169,4 +169,56 @@ class ImConfigTest {
     assertThat(moved.requireBootstrapServers()).isEqualTo("127.0.0.1:40001");
     assertThat(base.bootstrapServers()).as("the original is unchanged").isEmpty();
   }
+
+  @Test
+  void aComponentsOwnKafkaVariablesReplaceTheSharedOnesForItsClientsOnly() {
+    ImConfig config = ImConfig.fromEnv(Map.of(
+        "KAFKA_BOOTSTRAP_SERVERS", "localhost:9092",
+        "KAFKA_SECURITY_PROTOCOL", "SASL_SSL",
+        "KAFKA_SASL_JAAS_CONFIG", "shared;",
+        "IM_INBOX_STORE_KAFKA_SASL_JAAS_CONFIG", " inbox-store; ",
+        "IM_INBOX_STORE_KAFKA_CLIENT_ID", "sync",
+        "IM_FANOUT_KAFKA_SASL_JAAS_CONFIG", "fanout;",
+        "IM_DELAY_KAFKA_ACKS", "",
+        "IM_DELAY_TICK", "1s"));
+
+    assertThat(config.kafkaOverrides()).containsOnly(Map.entry("security.protocol", "SASL_SSL"),
+        Map.entry("sasl.jaas.config", "shared;"));
+    assertThat(config.componentKafkaOverrides()).containsOnlyKeys("INBOX_STORE", "FANOUT");
+    assertThat(config.forComponent("inbox-store").clientProperties()).containsOnly(
+        Map.entry("bootstrap.servers", "localhost:9092"), Map.entry("security.protocol", "SASL_SSL"),
+        Map.entry("sasl.jaas.config", "inbox-store;"), Map.entry("client.id", "sync"));
+    assertThat(config.forComponent("fanout").clientProperties()).containsEntry("sasl.jaas.config", "fanout;");
+    // No variables of its own: the shared settings, the same config.
+    assertThat(config.forComponent("delay")).isSameAs(config);
+    assertThat(config.forComponent("delay").clientProperties()).containsEntry("sasl.jaas.config", "shared;");
+    // Copies keep the per-component settings.
+    assertThat(config.withEndpoints("b:1", "http://r").forComponent("fanout").clientProperties())
+        .containsEntry("sasl.jaas.config", "fanout;").containsEntry("bootstrap.servers", "b:1");
+    assertThat(config.withHttpPort(1, Path.of("s")).componentKafkaOverrides()).containsOnlyKeys("INBOX_STORE",
+        "FANOUT");
+  }
+
+  @Test
+  void componentKeysAreNamesUpperCasedWithUnderscores() {
+    assertThat(ImConfig.componentKey("inbox-store")).isEqualTo("INBOX_STORE");
+    assertThat(ImConfig.componentKey("push-gateway")).isEqualTo("PUSH_GATEWAY");
+    assertThat(ImConfig.componentKey("fanout")).isEqualTo("FANOUT");
+    assertThat(ImConfig.componentKey("a.b")).isEqualTo("A_B");
+  }
+
+  @Test
+  void aComponentCannotHaveBootstrapServersOfItsOwn() {
+    assertThatThrownBy(() -> ImConfig.fromEnv(Map.of("IM_FANOUT_KAFKA_BOOTSTRAP_SERVERS", "x:1")))
+        .isInstanceOf(InvalidConfigException.class).hasMessageContaining("IM_FANOUT_KAFKA_BOOTSTRAP_SERVERS")
+        .hasMessageContaining("KAFKA_BOOTSTRAP_SERVERS");
+  }
+
+  @Test
+  void variablesThatOnlyLookAlikeAreNoComponentsKafkaSettings() {
+    ImConfig config = ImConfig.fromEnv(Map.of("IM_KAFKA_SECURITY", "scram", "IM_FANOUT_KAFKA_", "x",
+        "IM__KAFKA_ACKS", "1", "IM_fanout_KAFKA_ACKS", "1"));
+    assertThat(config.componentKafkaOverrides()).isEmpty();
+    assertThat(config.kafkaOverrides()).isEmpty();
+  }
 }

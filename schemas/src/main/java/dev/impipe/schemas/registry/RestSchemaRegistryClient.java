@@ -45,10 +45,26 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
    * {@code javax.net.ssl.keyStore} for a client certificate).
    */
   public RestSchemaRegistryClient(String baseUrl, Duration connectTimeout, Duration requestTimeout) {
+    this(baseUrl, RegistryClientSettings.NONE, connectTimeout, requestTimeout);
+  }
+
+  /** A client for {@code baseUrl} with basic auth and trust store from {@code settings}. */
+  public RestSchemaRegistryClient(String baseUrl, RegistryClientSettings settings) {
+    this(baseUrl, settings, Duration.ofSeconds(5), Duration.ofSeconds(15));
+  }
+
+  /**
+   * A client for {@code baseUrl}: {@code settings}' basic auth replaces credentials in the URL, its trust store
+   * replaces the JVM's for an {@code https} URL.
+   */
+  public RestSchemaRegistryClient(String baseUrl, RegistryClientSettings settings, Duration connectTimeout,
+      Duration requestTimeout) {
     String given = baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl;
     this.baseUrl = given;
     this.requestTimeout = requestTimeout;
-    this.http = HttpClient.newBuilder().connectTimeout(connectTimeout).build();
+    HttpClient.Builder builder = HttpClient.newBuilder().connectTimeout(connectTimeout);
+    settings.sslContext().ifPresent(builder::sslContext);
+    this.http = builder.build();
     String userInfo = null;
     String endpoint = given;
     try {
@@ -62,8 +78,10 @@ public final class RestSchemaRegistryClient implements SchemaRegistryClient {
       // reported with the first request (uri())
     }
     this.endpoint = endpoint;
-    this.authorization = userInfo == null ? null : "Basic " + java.util.Base64.getEncoder().encodeToString(
-        java.net.URLDecoder.decode(userInfo, StandardCharsets.UTF_8).getBytes(StandardCharsets.UTF_8));
+    String credentials = settings.basicAuthUserInfo().orElse(userInfo == null ? null
+        : java.net.URLDecoder.decode(userInfo, StandardCharsets.UTF_8));
+    this.authorization = credentials == null ? null : "Basic " + java.util.Base64.getEncoder().encodeToString(
+        credentials.getBytes(StandardCharsets.UTF_8));
   }
 
   @Override

@@ -18,12 +18,17 @@ public final class SchemaRegistryClients {
    * different registries behind the same URL over its life (local mode restarting its embedded registry).
    */
   public static SchemaRegistryClient create(String url) {
+    return create(url, RegistryClientSettings.NONE);
+  }
+
+  /** As {@link #create(String)}, authenticating and trusting as {@code settings} say (ignored for mock://). */
+  public static SchemaRegistryClient create(String url, RegistryClientSettings settings) {
     if (url == null || url.isBlank()) {
       throw new SchemaRegistryException("No schema registry URL configured (" + URL_CONFIG + ")");
     }
     String trimmed = url.trim();
     return trimmed.startsWith("mock://") ? InMemorySchemaRegistry.forScope(trimmed)
-        : new RestSchemaRegistryClient(trimmed);
+        : new RestSchemaRegistryClient(trimmed, settings);
   }
 
   /** A client for {@code url}, shared per URL so all serdes of a process share one cache. */
