@@ -293,13 +293,21 @@ public final class LocalCluster implements AutoCloseable {
       instances.add(new Child(Role.INSTANCE, i, httpBase + i - 1, command, e,
           root.resolve("logs").resolve("instance-" + i + ".log")));
     }
-    for (Child c : instances) {
+    // Instance 1 listens on IM_HTTP_PORT, the address users and scripts wait on: it starts last, once the others are
+    // healthy, so its /health answering 200 means the whole local cluster is up (started together, whichever
+    // instance won the race answered first while the others were still joining).
+    List<Child> others = instances.subList(1, instances.size());
+    for (Child c : others) {
       c.launch();
     }
-    for (Child c : instances) {
+    for (Child c : others) {
       awaitReady(c, Duration.ofMinutes(10));
       step(c.describe());
     }
+    Child front = instances.get(0);
+    front.launch();
+    awaitReady(front, Duration.ofMinutes(10));
+    step(front.describe());
     step("healthy: " + instanceCount + " instance(s), every Streams app RUNNING (standby replicas " + standby + ")");
     endpoints = new Endpoints(bootstrap, registryUrl, httpUrl(1), ProcessHandle.current().pid(), secretFile);
     endpoints.write(env);

@@ -47,6 +47,8 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
   private final PrometheusMeterRegistry metrics;
   private final HttpApi http;
   private final Map<String, KafkaStreams> streams = new java.util.concurrent.ConcurrentSkipListMap<>();
+  /** The apps that have been RUNNING at least once (a later REBALANCING keeps them ready, see {@link #health}). */
+  private final java.util.Set<String> everRunning = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final Deque<AutoCloseable> closeables = new ArrayDeque<>();
   private final String advertisedHost;
   /** Set once every component has started: before that the instance is not ready, whatever its apps say. */
@@ -131,18 +133,30 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
     started = true;
   }
 
+  /**
+   * {@code /health}: 200 once every component has started and every Streams app has been RUNNING; an app that is
+   * REBALANCING after that still counts. A rebalance involves every instance of the group (one instance starting,
+   * stopping or dying puts them all in REBALANCING): if that made every instance unready, a load balancer would take
+   * the whole service out during each rolling restart. Requests for keys whose task is moving answer 503 with
+   * Retry-After on their own.
+   */
   private Response health() {
     Map<String, Object> apps = new LinkedHashMap<>();
     boolean up = started;
     for (Map.Entry<String, KafkaStreams> e : streams.entrySet()) {
       KafkaStreams.State state = e.getValue().state();
       apps.put(e.getKey(), state.name());
-      up &= state == KafkaStreams.State.RUNNING;
+      up &= ready(state, everRunning.contains(e.getKey()));
     }
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("status", up ? "UP" : started ? "DOWN" : "STARTING");
     body.put("streams", apps);
     return Response.json(up ? 200 : 503, body);
+  }
+
+  /** Whether an app in {@code state} lets the instance be ready (see {@link #health}). */
+  static boolean ready(KafkaStreams.State state, boolean hasRun) {
+    return state == KafkaStreams.State.RUNNING || state == KafkaStreams.State.REBALANCING && hasRun;
   }
 
   /** True once every component has started and every Streams app is RUNNING. */
@@ -160,6 +174,11 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
     Properties props = streamsProperties(name, overrides, clientConfig);
     LOG.info("Topology of {}:\n{}", props.get(StreamsConfig.APPLICATION_ID_CONFIG), topology.describe());
     KafkaStreams app = new KafkaStreams(topology, props);
+    app.setStateListener((now, before) -> {
+      if (now == KafkaStreams.State.RUNNING) {
+        everRunning.add(name);
+      }
+    });
     app.setUncaughtExceptionHandler(e -> {
       LOG.error("Stream thread of {} died; replacing it", name, e);
       return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
