@@ -109,6 +109,15 @@ public final class JsonViews {
     json.put("next", page.next());
     json.put("hasMore", page.hasMore());
     json.put("cursor", page.cursor().encode());
+    List<Object> groups = new ArrayList<>(page.groups().size());
+    for (MergedSync.Group g : page.groups()) {
+      Map<String, Object> group = new LinkedHashMap<>();
+      group.put("groupId", g.groupId());
+      group.put("ranges", g.intervals().ranges());
+      group.put("through", g.intervals().through());
+      groups.add(group);
+    }
+    json.put("largeGroups", groups);
     return json;
   }
 
