@@ -174,6 +174,10 @@ final class Connection {
 
   /** False (and the device told to resync) when the window of unACKed entries or the socket is full. */
   private boolean room() {
+    if (socket.isClosed()) {
+      closed(); // closed by the peer; the close handler may not have run yet
+      return false;
+    }
     if (inflight.size() + groupUnacked >= config.queue()) {
       resync("more than " + config.queue() + " entries not ACKed");
       return false;

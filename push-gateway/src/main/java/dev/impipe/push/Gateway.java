@@ -320,7 +320,7 @@ final class Gateway implements AutoCloseable {
               if (conns != null) {
                 InboxEntry entry = entries.deserialize(r.topic(), r.headers(), r.value());
                 for (Connection c : conns) {
-                  c.offerGroup(group, r.offset(), entry);
+                  deliver(c, () -> c.offerGroup(group, r.offset(), entry));
                 }
               }
               continue;
@@ -329,7 +329,7 @@ final class Gateway implements AutoCloseable {
             if (conns != null) {
               InboxEntry entry = entries.deserialize(r.topic(), r.headers(), r.value());
               for (Connection c : conns) {
-                c.offer(r.offset(), entry);
+                deliver(c, () -> c.offer(r.offset(), entry));
               }
             }
           } else {
@@ -340,7 +340,7 @@ final class Gateway implements AutoCloseable {
               boolean last = h == null || !"false".equals(new String(h.value(), StandardCharsets.UTF_8));
               for (Connection c : conns) {
                 if (c.device.equals(timeout.getDeviceId())) {
-                  c.ackTimeout(timeout, last);
+                  deliver(c, () -> c.ackTimeout(timeout, last));
                 }
               }
             }
@@ -355,6 +355,23 @@ final class Gateway implements AutoCloseable {
       LOG.error("Push gateway reader stopped", e);
     } finally {
       consumer.close();
+    }
+  }
+
+  /**
+   * Hands a record to one connection: whatever goes wrong there (a socket closed under it) closes that connection,
+   * never the reader every other connection depends on.
+   */
+  private static void deliver(Connection c, Runnable offer) {
+    try {
+      offer.run();
+    } catch (RuntimeException e) {
+      LOG.warn("{} closed: {}", c, e.toString());
+      try {
+        c.close((short) 1011, "server error, reconnect");
+      } catch (RuntimeException closing) {
+        LOG.debug("{}: {}", c, closing.toString());
+      }
     }
   }
 
