@@ -246,6 +246,43 @@ class HybridSyncTest {
     assertThat(SyncCursor.decode(cursor.encode())).isEqualTo(cursor);
   }
 
+  @Test
+  void aSyncAfterAGivenVectorStartsThereInsteadOfTheCommittedCursorAndTellsTheLargeGroups() {
+    startStore(InboxStoreConfig.defaults());
+    Fanout fanout = new Fanout();
+    // Given a large group {a, b, c, d} with 3 messages, read by d's device page by page without committing
+    fanout.join("a");
+    fanout.join("b");
+    fanout.join("c");
+    fanout.join("d");
+    for (int i = 0; i < 3; i++) {
+      fanout.send("a");
+    }
+    Device device = new Device("d", "phone", 3);
+    MergedSync.SyncPage first = device.syncPage();
+    assertThat(first.hasMore()).isTrue();
+
+    // When the next page is asked after the first page's vector (nothing committed)
+    MergedSync.SyncPage second = device.syncPage(first.cursor());
+
+    // Then it continues where the first ended: every message once, in order, across both pages
+    List<String> ids = new ArrayList<>();
+    for (MergedSync.SyncPage page : List.of(first, second)) {
+      page.entries().stream().filter(e -> e.value().getType() == InboxEntryType.MESSAGE)
+          .forEach(e -> ids.add(e.value().getMessageId()));
+    }
+    assertThat(ids).containsExactly("m1", "m2", "m3");
+    assertThat(second.hasMore()).isFalse();
+    // and without a vector the sync starts at the committed cursor again (the first page once more)
+    assertThat(device.syncPage().entries()).isEqualTo(first.entries());
+    // and each page names d's large group with its intervals and the inbox seq they reflect
+    assertThat(second.groups()).singleElement().satisfies(g -> {
+      assertThat(g.groupId()).isEqualTo("g");
+      assertThat(g.intervals().ranges()).isEqualTo(largeGroups("d").get("g").ranges());
+      assertThat(g.intervals().through()).isEqualTo(largeGroups("d").get("g").intervals().get(0).openedAt());
+    });
+  }
+
   // ---------------------------------------------------------------------------------------------------------------
 
   /** The real fan-out topology; everything it writes to im.inbox is piped into the inbox store at once. */
@@ -340,10 +377,15 @@ class HybridSyncTest {
     }
 
     MergedSync.SyncPage syncPage() {
+      return syncPage(null);
+    }
+
+    /** The page after {@code after} (null: after the committed cursor). */
+    MergedSync.SyncPage syncPage(SyncCursor after) {
       StoreView<InboxEntry> entries = inbox();
       return MergedSync.sync(entries, StoreView.of(store.getKeyValueStore(InboxStoreTopology.CURSOR_STORE)),
-          StoreView.of(store.getKeyValueStore(InboxStoreTopology.LARGE_GROUPS_STORE)), user, device, limit,
-          (group, after, intervals, max) -> Timelines.within(entries, Ids.groupTimeline(group), after,
+          StoreView.of(store.getKeyValueStore(InboxStoreTopology.LARGE_GROUPS_STORE)), user, device, after, limit,
+          (group, after2, intervals, max) -> Timelines.within(entries, Ids.groupTimeline(group), after2,
               ReadIntervals.parseRanges(intervals.ranges()), max));
     }
 

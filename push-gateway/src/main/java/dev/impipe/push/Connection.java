@@ -4,15 +4,19 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.impipe.avro.AckTimeout;
 import dev.impipe.avro.InboxEntry;
+import dev.impipe.avro.InboxEntryType;
 import dev.impipe.inbox.http.JsonViews;
 import dev.impipe.inbox.query.SyncCursor;
 import dev.impipe.runtime.auth.Principal;
+import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.http.Json;
 import io.vertx.core.http.ServerWebSocket;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.TreeMap;
@@ -20,15 +24,26 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One device's WebSocket. First the backlog (the merged sync after the committed cursor, then the inbox page by
- * page), then live entries from the gateway's inbox reader; entries that arrive while the backlog is being sent
- * wait in {@code pending} and go out after it, skipping what the backlog already held, so the device sees every
- * entry once and in seq order.
+ * One device's WebSocket. First the backlog: merged sync pages (the inbox with the user's large groups, exactly
+ * like the sync API), the first after the committed cursor, each next one after the vector pushed so far; then live
+ * entries from the gateway's reader: the user's inbox and the timelines {@code #groupId} of the large groups the
+ * user reads. Entries that arrive while a page is being read wait in {@code pending} and go out after it, each
+ * source skipping what was already pushed from it (the inbox by seq, each group by its timeline seq), so the
+ * device sees every entry once and in its source's order.
  *
- * <p>Memory per connection is bounded: {@code pending} and {@code inflight} (pushed, not yet ACKed) each hold at most
- * {@link PushConfig#queue()} entries, the socket's write queue {@link PushConfig#writeQueueBytes()}; a device
- * that falls further behind is told to resync and closed, and reconnecting resumes from its committed cursor.
- * The backlog is read a page at a time and only while the window has room, so a slow device slows its own reads.
+ * <p>Large groups: the sync page says which groups the user reads and in which conversation-seq intervals
+ * ({@code largeGroups}); the connection listens to those timelines and pushes a live timeline entry when the
+ * merged sync would show it ({@link GroupFeed}). A membership entry of a large group (joined, left, mode switch)
+ * interrupts the live push: the connection reads on through the merged sync from the vector it pushed, which
+ * orders the group's remaining entries and the membership entry as a sync does, and reads what the reader passed
+ * in a newly read timeline before the connection listened to it ({@code groupMinSeq}: the store waits until it
+ * holds that much). A leaver's feed stops at the leave and is dropped past it.
+ *
+ * <p>Memory per connection is bounded: {@code pending} and the pushed entries not yet ACKed (inbox and group) each
+ * hold at most {@link PushConfig#queue()} entries, the socket's write queue {@link PushConfig#writeQueueBytes()};
+ * a device that falls further behind is told to resync and closed, and reconnecting resumes from its committed
+ * cursor. The backlog is read a page at a time and only while the window has room, so a slow device slows its own
+ * reads.
  */
 final class Connection {
 
@@ -42,7 +57,8 @@ final class Connection {
 
   private enum Phase { BACKLOG, LIVE, CLOSED }
 
-  private record Live(long seq, InboxEntry entry) {}
+  /** A live entry from the reader: of the inbox ({@code group} null) or of a group's timeline. */
+  private record Live(String group, long seq, InboxEntry entry) {}
 
   private record Inflight(String frame, String messageId) {}
 
@@ -58,12 +74,20 @@ final class Connection {
   private boolean fetching;
   /** Inbox seq of the last entry pushed (or the committed cursor, once the first page told it). */
   private long pushed = -1;
+  /** Per large group: timeline seq of the last entry pushed (or the position a page reported). */
   private final TreeMap<String, Long> groups = new TreeMap<>();
+  /** The large groups whose timelines this connection listens to. */
+  private final Map<String, GroupFeed> feeds = new HashMap<>();
+  /** Groups listened to since the last page was asked for: the next page waits for their timelines' offsets. */
+  private final Map<String, Long> groupMinSeqs = new TreeMap<>();
   private long minSeq = -1;
   private final Deque<Live> pending = new ArrayDeque<>();
   private final TreeMap<Long, Inflight> inflight = new TreeMap<>();
+  /** Group entries pushed and not yet ACKed, per group (timeline seqs, ascending). */
+  private final Map<String, ArrayDeque<Long>> groupInflight = new HashMap<>();
+  private int groupUnacked;
   private long committedInbox = -1;
-  private final Map<String, Long> committedGroups = new java.util.HashMap<>();
+  private final Map<String, Long> committedGroups = new HashMap<>();
   volatile long lastHeard = System.currentTimeMillis();
 
   Connection(Principal principal, String device, ServerWebSocket socket, Gateway gateway, PushConfig config) {
@@ -89,26 +113,121 @@ final class Connection {
       return;
     }
     if (phase == Phase.BACKLOG) {
-      if (pending.size() >= config.queue()) {
-        resync("more than " + config.queue() + " entries waiting while the backlog is sent");
-        return;
-      }
-      pending.add(new Live(seq, entry));
+      queue(new Live(null, seq, entry));
       return;
     }
     pushLive(seq, entry);
   }
 
+  /** A committed entry of the timeline of large group {@code group}, from the gateway's reader (offset order). */
+  synchronized void offerGroup(String group, long seq, InboxEntry entry) {
+    if (phase == Phase.CLOSED || seq <= groups.getOrDefault(group, -1L)) {
+      return;
+    }
+    if (phase == Phase.BACKLOG) {
+      queue(new Live(group, seq, entry));
+      return;
+    }
+    pushGroupLive(group, seq, entry);
+  }
+
+  private void queue(Live live) {
+    if (pending.size() >= config.queue()) {
+      resync("more than " + config.queue() + " entries waiting while the backlog is sent");
+      return;
+    }
+    pending.add(live);
+  }
+
   private void pushLive(long seq, InboxEntry entry) {
-    if (inflight.size() >= config.queue() || socket.writeQueueFull()) {
-      resync(inflight.size() >= config.queue() ? "more than " + config.queue() + " entries not ACKed"
-          : "the device does not read fast enough");
+    if (interrupts(entry)) {
+      catchUp(seq, entry);
+      return;
+    }
+    if (!room()) {
       return;
     }
     Map<String, Object> json = new LinkedHashMap<>();
     json.put("source", "inbox");
     json.putAll(JsonViews.inboxEntry(seq, entry));
     push(seq, Json.MAPPER.valueToTree(json), entry.getMessageId());
+  }
+
+  private void pushGroupLive(String group, long seq, InboxEntry entry) {
+    GroupFeed feed = feeds.get(group);
+    if (feed == null || seq <= groups.getOrDefault(group, -1L)) {
+      return;
+    }
+    switch (feed.offer(user, entry.getType(), entry.getConversationSeq(), entry.getSenderId())) {
+      case PUSH -> {
+        if (room()) {
+          Map<String, Object> json = new LinkedHashMap<>();
+          json.put("source", Ids.groupTimeline(group));
+          json.putAll(JsonViews.inboxEntry(seq, entry));
+          pushGroupEntry(group, seq, Json.MAPPER.valueToTree(json));
+        }
+      }
+      case BEYOND -> stopListening(group);
+      case SKIP -> { }
+    }
+  }
+
+  /** False (and the device told to resync) when the window of unACKed entries or the socket is full. */
+  private boolean room() {
+    if (socket.isClosed()) {
+      closed(); // closed by the peer; the close handler may not have run yet
+      return false;
+    }
+    if (inflight.size() + groupUnacked >= config.queue()) {
+      resync("more than " + config.queue() + " entries not ACKed");
+      return false;
+    }
+    if (socket.writeQueueFull()) {
+      resync("the device does not read fast enough");
+      return false;
+    }
+    return true;
+  }
+
+  /** A JOINED / LEFT / MODE entry of a group the user reads, or starts to read, from its timeline. */
+  private boolean interrupts(InboxEntry e) {
+    return isMembership(e.getType()) && e.getTimelineFromSeq() != null && !Ids.isDirect(e.getConversationId())
+        && (Boolean.TRUE.equals(e.getReadDiffusion()) || feeds.containsKey(e.getConversationId()));
+  }
+
+  private static boolean isMembership(InboxEntryType type) {
+    return type == InboxEntryType.CONVERSATION_JOINED || type == InboxEntryType.CONVERSATION_LEFT
+        || type == InboxEntryType.CONVERSATION_MODE;
+  }
+
+  /**
+   * Live push pauses at {@code entry} (a membership change of a large group): the next pages, read after what was
+   * pushed, bring it in the merged order; a group being opened is listened to first, and the page waits until its
+   * timeline holds what the reader passed before (entries the connection may have skipped or not seen).
+   */
+  private void catchUp(long seq, InboxEntry entry) {
+    phase = Phase.BACKLOG;
+    pending.addFirst(new Live(null, seq, entry));
+    minSeq = Math.max(minSeq, seq);
+    String group = entry.getConversationId();
+    if (Boolean.TRUE.equals(entry.getReadDiffusion())) {
+      listen(group, feeds.containsKey(group) ? feeds.get(group) : GroupFeed.none());
+    }
+    fetchNext();
+  }
+
+  private void listen(String group, GroupFeed feed) {
+    if (feeds.put(group, feed) == null) {
+      gateway.subscribe(group, this);
+    }
+    // After subscribing: from here on the reader offers this group's entries; the store holds those it passed.
+    groupMinSeqs.put(group, gateway.seen(Ids.groupTimeline(group)));
+  }
+
+  private void stopListening(String group) {
+    if (feeds.remove(group) != null) {
+      gateway.unsubscribe(group, this);
+    }
   }
 
   private void push(long seq, JsonNode entry, String messageId) {
@@ -119,8 +238,11 @@ final class Connection {
     gateway.pushed(this, seq, messageId, 1);
   }
 
+  /** A group entry: no Delivery (the ACK wheel counts inbox seqs); the device's ACK commits the group position. */
   private void pushGroupEntry(String group, long seq, JsonNode entry) {
-    groups.merge(group, seq, Math::max);
+    groups.put(group, seq);
+    groupInflight.computeIfAbsent(group, g -> new ArrayDeque<>()).add(seq);
+    groupUnacked++;
     socket.writeTextMessage(frame(entry));
     gateway.pushed(this, -1, null, 0);
   }
@@ -129,8 +251,12 @@ final class Connection {
     ObjectNode frame = Json.MAPPER.createObjectNode();
     frame.put("type", "entry");
     frame.set("entry", entry);
-    frame.put("cursor", SyncCursor.of(Math.max(pushed, -1), groups).encode());
+    frame.put("cursor", vector().encode());
     return frame.toString();
+  }
+
+  private SyncCursor vector() {
+    return SyncCursor.of(Math.max(pushed, -1), groups);
   }
 
   // ------------------------------------------------------------------------------------------------ backlog
@@ -139,7 +265,7 @@ final class Connection {
     if (phase != Phase.BACKLOG || fetching) {
       return;
     }
-    if (inflight.size() + config.page() > config.queue()) {
+    if (inflight.size() + groupUnacked + config.page() > config.queue()) {
       return; // the device ACKs first; its ACK continues the backlog
     }
     if (socket.writeQueueFull()) {
@@ -151,15 +277,28 @@ final class Connection {
       return;
     }
     fetching = true;
-    String u = URLEncoder.encode(user, StandardCharsets.UTF_8);
-    String path = firstPage
-        ? "/v1/users/" + u + "/devices/" + URLEncoder.encode(device, StandardCharsets.UTF_8) + "/sync?limit="
-            + config.page()
-        : "/v1/users/" + u + "/inbox?after=" + pushed + "&limit=" + config.page();
-    if (minSeq >= 0) {
-      path += "&minSeq=" + minSeq;
+    StringBuilder path = new StringBuilder("/v1/users/").append(URLEncoder.encode(user, StandardCharsets.UTF_8))
+        .append("/devices/").append(URLEncoder.encode(device, StandardCharsets.UTF_8)).append("/sync?limit=")
+        .append(config.page());
+    if (!firstPage) {
+      path.append("&after=").append(vector().encode());
     }
-    gateway.api().get(path, principal.token()).whenComplete(this::onPage);
+    if (minSeq >= 0) {
+      path.append("&minSeq=").append(minSeq);
+    }
+    if (!groupMinSeqs.isEmpty()) {
+      StringBuilder g = new StringBuilder();
+      groupMinSeqs.forEach((group, offset) -> {
+        if (offset >= 0) {
+          g.append(g.length() == 0 ? "" : ",").append(group).append(':').append(offset);
+        }
+      });
+      groupMinSeqs.clear();
+      if (g.length() > 0) {
+        path.append("&groupMinSeq=").append(URLEncoder.encode(g.toString(), StandardCharsets.UTF_8));
+      }
+    }
+    gateway.api().get(path.toString(), principal.token()).whenComplete(this::onPage);
   }
 
   private synchronized void onPage(ApiClient.Reply reply, Throwable failure) {
@@ -185,36 +324,100 @@ final class Connection {
       return;
     }
     JsonNode body = reply.body();
+    readLargeGroups(body.path("largeGroups"));
     for (JsonNode entry : body.path("entries")) {
       String source = entry.path("source").asText("inbox");
       long seq = entry.path("seq").asLong();
       if (source.equals("inbox")) {
-        if (firstPage || seq > pushed) {
+        if (seq > pushed) {
           ObjectNode withSource = Json.MAPPER.createObjectNode();
           withSource.put("source", "inbox");
           withSource.setAll((ObjectNode) entry);
+          applyMembership(seq, entry);
           push(seq, withSource, entry.path("messageId").isTextual() ? entry.get("messageId").asText() : null);
         }
-      } else {
-        pushGroupEntry(source.substring(1), seq, entry);
+      } else if (Ids.isGroupTimeline(source)) {
+        String group = source.substring(1);
+        if (seq > groups.getOrDefault(group, -1L)) {
+          pushGroupEntry(group, seq, entry);
+        }
       }
     }
     pushed = Math.max(pushed, body.path("next").asLong(pushed));
-    if (firstPage) {
-      committedInbox = pushed; // a sync page starts after the committed cursor
+    if (body.path("cursor").isTextual()) {
+      try {
+        // Past other members' leaves the device need not see: where the store says it may commit.
+        SyncCursor.decode(body.get("cursor").asText()).groups().forEach((g, seq) -> groups.merge(g, seq, Math::max));
+      } catch (IllegalArgumentException e) {
+        LOG.debug("unreadable sync cursor for {}: {}", this, e.toString());
+      }
     }
     firstPage = false;
-    if (body.path("hasMore").asBoolean(false)) {
+    if (body.path("hasMore").asBoolean(false) || !groupMinSeqs.isEmpty()) {
       fetchNext();
       return;
     }
     phase = Phase.LIVE;
     while (!pending.isEmpty() && phase == Phase.LIVE) {
       Live live = pending.poll();
-      if (live.seq() > pushed) {
+      if (live.group() != null) {
+        pushGroupLive(live.group(), live.seq(), live.entry());
+      } else if (live.seq() > pushed) {
         pushLive(live.seq(), live.entry());
       }
     }
+  }
+
+  /**
+   * The user's large groups as the store answered this page: listens to new ones (the next page then reads what
+   * the reader passed in them before), drops those the user no longer reads at all.
+   */
+  private void readLargeGroups(JsonNode largeGroups) {
+    Map<String, JsonNode> now = new HashMap<>();
+    largeGroups.forEach(g -> now.put(g.path("groupId").asText(""), g));
+    for (String group : new ArrayList<>(feeds.keySet())) {
+      if (!now.containsKey(group)) {
+        stopListening(group);
+      }
+    }
+    now.forEach((group, g) -> {
+      String ranges = g.path("ranges").asText("");
+      long through = g.path("through").asLong(-1);
+      try {
+        GroupFeed known = feeds.get(group);
+        if (known == null) {
+          listen(group, GroupFeed.of(ranges, through));
+        } else {
+          known.replace(ranges, through);
+        }
+      } catch (IllegalArgumentException e) {
+        LOG.warn("unreadable intervals of group {} for {}: {}", group, this, e.toString());
+      }
+    });
+  }
+
+  /** A membership entry on a page, newer than the intervals the page came with: applied to the group's feed. */
+  private void applyMembership(long seq, JsonNode entry) {
+    InboxEntryType type;
+    try {
+      type = InboxEntryType.valueOf(entry.path("type").asText(""));
+    } catch (IllegalArgumentException e) {
+      return;
+    }
+    String group = entry.path("conversationId").asText("");
+    if (!isMembership(type) || !entry.path("timelineFromSeq").canConvertToLong() || Ids.isDirect(group)) {
+      return;
+    }
+    boolean readDiffusion = entry.path("readDiffusion").asBoolean(false);
+    GroupFeed feed = feeds.get(group);
+    if (feed == null && !readDiffusion) {
+      return;
+    }
+    if (feed == null) {
+      feed = GroupFeed.none();
+      listen(group, feed);
+    }
+    feed.apply(seq, type, entry.get("timelineFromSeq").asLong(), readDiffusion);
   }
 
   // ------------------------------------------------------------------------------------------------ from the device
@@ -251,6 +454,11 @@ final class Connection {
       gateway.acked(this, cursor.inbox());
     }
     for (Map.Entry<String, Long> g : cursor.groups().entrySet()) {
+      ArrayDeque<Long> unacked = groupInflight.get(g.getKey());
+      while (unacked != null && !unacked.isEmpty() && unacked.peekFirst() <= g.getValue()) {
+        unacked.pollFirst();
+        groupUnacked--;
+      }
       if (g.getValue() > committedGroups.getOrDefault(g.getKey(), -1L)) {
         committedGroups.put(g.getKey(), g.getValue());
         gateway.groupPosition(this, SyncCursor.groupDevice(device, g.getKey()), g.getValue());
@@ -299,7 +507,9 @@ final class Connection {
     ObjectNode frame = Json.MAPPER.createObjectNode();
     frame.put("type", "resync");
     frame.put("reason", reason);
-    frame.put("cursor", SyncCursor.of(committedInbox, committedGroups).encode());
+    if (committedInbox >= 0) {
+      frame.put("cursor", SyncCursor.of(committedInbox, committedGroups).encode()); // what this connection committed
+    }
     socket.writeTextMessage(frame.toString());
     close(CLOSE_RESYNC, "resync from your cursor");
   }
@@ -309,9 +519,7 @@ final class Connection {
       return;
     }
     phase = Phase.CLOSED;
-    pending.clear();
-    inflight.clear();
-    gateway.unregister(this);
+    forget();
     String shortReason = reason.length() > 120 ? reason.substring(0, 120) : reason;
     socket.close(code, shortReason);
   }
@@ -319,8 +527,15 @@ final class Connection {
   /** Called when the socket closed, whoever closed it. */
   synchronized void closed() {
     phase = Phase.CLOSED;
+    forget();
+  }
+
+  private void forget() {
     pending.clear();
     inflight.clear();
+    groupInflight.clear();
+    groupUnacked = 0;
+    new ArrayList<>(feeds.keySet()).forEach(this::stopListening);
     gateway.unregister(this);
   }
 

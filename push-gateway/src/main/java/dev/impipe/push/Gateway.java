@@ -3,6 +3,7 @@ package dev.impipe.push;
 import dev.impipe.avro.AckTimeout;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.runtime.auth.Principal;
+import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.http.Json;
 import dev.impipe.runtime.topics.ImTopics;
 import io.micrometer.core.instrument.Counter;
@@ -47,6 +48,12 @@ import org.slf4j.LoggerFactory;
  * instance reading the whole inbox stream: N instances read it N times. Values are decoded only for connected
  * users, so the per-instance cost is mostly network and key hashing; at large N, partition-owner affinity (a
  * consumer group plus redirecting devices to the owner) would read it once.
+ *
+ * <p>Large groups ride on the same reader: their timelines {@code #groupId} are keys of {@code im.inbox}, so each
+ * instance already reads them. A connection listens to the groups its user reads (learnt from the merged sync pages
+ * and the user's membership entries, see {@link Connection}); a timeline record is decoded once per instance that
+ * has a listener and written to each listening socket. With N instances a group message is read N times and
+ * decoded at most N times, however many members are connected; no extra consumer, topic or state.
  */
 final class Gateway implements AutoCloseable {
 
@@ -58,7 +65,10 @@ final class Gateway implements AutoCloseable {
   private final ApiClient api;
   private final PushOutput output;
   private final Map<String, List<Connection>> byUser = new ConcurrentHashMap<>();
+  /** Per large group id: the connections listening to its timeline {@code #groupId}. */
+  private final Map<String, List<Connection>> byGroup = new ConcurrentHashMap<>();
   private final AtomicInteger open = new AtomicInteger();
+  private final AtomicInteger listened = new AtomicInteger();
   private final KafkaConsumer<String, byte[]> consumer;
   private final Deserializer<InboxEntry> entries;
   private final Deserializer<AckTimeout> timeouts;
@@ -100,6 +110,8 @@ final class Gateway implements AutoCloseable {
     this.reader.setDaemon(true);
     Gauge.builder("im.push.connections", open, AtomicInteger::get).description("open device WebSockets")
         .register(metrics);
+    Gauge.builder("im.push.group-feeds", listened, AtomicInteger::get)
+        .description("large-group timelines listened to, summed over the open device WebSockets").register(metrics);
     this.pushes = Counter.builder("im.push.pushes").description("entries pushed to devices").register(metrics);
     this.acks = Counter.builder("im.push.acks").description("ACKs that moved a device cursor").register(metrics);
     this.resyncs = Counter.builder("im.push.resyncs").description("devices told to resync (fell behind)")
@@ -149,23 +161,56 @@ final class Gateway implements AutoCloseable {
     socket.exceptionHandler(e -> LOG.debug("{}: {}", c, e.toString()));
     socket.pongHandler(b -> c.lastHeard = System.currentTimeMillis());
     socket.textMessageHandler(text -> onFrame(c, text));
-    byUser.computeIfAbsent(principal.userId(), u -> new CopyOnWriteArrayList<>()).add(c);
+    byUser.compute(principal.userId(), (u, l) -> {
+      List<Connection> list = l == null ? new CopyOnWriteArrayList<>() : l;
+      list.add(c);
+      return list;
+    });
     open.incrementAndGet();
     // Read after registering: an entry the reader passes from now on reaches this connection, and the backlog
     // read waits until the store holds everything the reader passed before (see read()).
     c.startBacklog(seen.get(partition(principal.userId())));
   }
 
-  private int partition(String user) {
+  private int partition(String key) {
     AtomicLongArray s = seen;
-    return Utils.toPositive(Utils.murmur2(user.getBytes(StandardCharsets.UTF_8))) % s.length();
+    return Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8))) % s.length();
+  }
+
+  /** The offset of the last record of {@code key}'s inbox partition this reader has passed (-1: none yet). */
+  long seen(String key) {
+    return seen.get(partition(key));
   }
 
   void unregister(Connection c) {
-    List<Connection> list = byUser.get(c.user);
-    if (list != null && list.remove(c)) {
+    boolean[] removed = new boolean[1];
+    byUser.computeIfPresent(c.user, (u, l) -> {
+      removed[0] = l.remove(c);
+      return l.isEmpty() ? null : l;
+    });
+    if (removed[0]) {
       open.decrementAndGet();
-      byUser.computeIfPresent(c.user, (u, l) -> l.isEmpty() ? null : l);
+    }
+  }
+
+  /** From now on the reader offers the timeline entries of large group {@code group} to {@code c}. */
+  void subscribe(String group, Connection c) {
+    byGroup.compute(group, (g, l) -> {
+      List<Connection> list = l == null ? new CopyOnWriteArrayList<>() : l;
+      list.add(c);
+      return list;
+    });
+    listened.incrementAndGet();
+  }
+
+  void unsubscribe(String group, Connection c) {
+    boolean[] removed = new boolean[1];
+    byGroup.computeIfPresent(group, (g, l) -> {
+      removed[0] = l.remove(c);
+      return l.isEmpty() ? null : l;
+    });
+    if (removed[0]) {
+      listened.decrementAndGet();
     }
   }
 
@@ -268,11 +313,23 @@ final class Gateway implements AutoCloseable {
             // Published before the lookup: a connection registering concurrently either is found here, or reads
             // its backlog with minSeq >= this offset (so the store holds this record when it reads).
             seen.set(r.partition(), r.offset());
+            if (Ids.isGroupTimeline(r.key())) {
+              // A large group's timeline: to the connections of its readers (each decides what is theirs).
+              String group = r.key().substring(1);
+              List<Connection> conns = byGroup.get(group);
+              if (conns != null) {
+                InboxEntry entry = entries.deserialize(r.topic(), r.headers(), r.value());
+                for (Connection c : conns) {
+                  deliver(c, () -> c.offerGroup(group, r.offset(), entry));
+                }
+              }
+              continue;
+            }
             List<Connection> conns = byUser.get(r.key());
             if (conns != null) {
               InboxEntry entry = entries.deserialize(r.topic(), r.headers(), r.value());
               for (Connection c : conns) {
-                c.offer(r.offset(), entry);
+                deliver(c, () -> c.offer(r.offset(), entry));
               }
             }
           } else {
@@ -283,7 +340,7 @@ final class Gateway implements AutoCloseable {
               boolean last = h == null || !"false".equals(new String(h.value(), StandardCharsets.UTF_8));
               for (Connection c : conns) {
                 if (c.device.equals(timeout.getDeviceId())) {
-                  c.ackTimeout(timeout, last);
+                  deliver(c, () -> c.ackTimeout(timeout, last));
                 }
               }
             }
@@ -298,6 +355,23 @@ final class Gateway implements AutoCloseable {
       LOG.error("Push gateway reader stopped", e);
     } finally {
       consumer.close();
+    }
+  }
+
+  /**
+   * Hands a record to one connection: whatever goes wrong there (a socket closed under it) closes that connection,
+   * never the reader every other connection depends on.
+   */
+  private static void deliver(Connection c, Runnable offer) {
+    try {
+      offer.run();
+    } catch (RuntimeException e) {
+      LOG.warn("{} closed: {}", c, e.toString());
+      try {
+        c.close((short) 1011, "server error, reconnect");
+      } catch (RuntimeException closing) {
+        LOG.debug("{}: {}", c, closing.toString());
+      }
     }
   }
 

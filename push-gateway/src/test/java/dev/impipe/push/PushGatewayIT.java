@@ -45,7 +45,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Devices on real WebSockets against the whole pipeline on the real broker and registry: the first instance runs
  * ingest, fan-out, inbox store, ACK wheel (5 s timeout) and a gateway; the second only a gateway (its backlog reads
- * and sends go to the first's API) with a small per-connection queue, for the slow-device case.
+ * and sends go to the first's API) with a small per-connection queue, for the slow-device case. Groups of three
+ * or more members are large (read diffusion: their messages live only in the group's timeline {@code #groupId}).
  */
 @Timeout(value = 8, unit = TimeUnit.MINUTES)
 class PushGatewayIT {
@@ -65,7 +66,8 @@ class PushGatewayIT {
     String prefix = ItEnvironment.unique("push") + ".";
     Map<String, String> envMap = new HashMap<>(TestTokens.env());
     envMap.putAll(Map.of("IM_TOPIC_PREFIX", prefix, "IM_USER_PARTITIONS", "4", "IM_CONVERSATION_PARTITIONS", "2",
-        "IM_ACK_TICK", "200ms", "IM_ACK_TIMEOUT", "5s", "IM_INBOX_QUERY_TIMEOUT", "5s"));
+        "IM_ACK_TICK", "200ms", "IM_ACK_TIMEOUT", "5s", "IM_INBOX_QUERY_TIMEOUT", "5s",
+        "IM_LARGE_GROUP_THRESHOLD", "3"));
     config = ImConfig.fromEnv(envMap).withEndpoints(env.bootstrapServers(), env.schemaRegistryUrl());
     TopicNames names = TopicNames.withPrefix(prefix);
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", env.bootstrapServers()))) {
@@ -294,6 +296,68 @@ class PushGatewayIT {
     assertThat(mo.client.isOpen()).isTrue();
   }
 
+  @Test
+  void largeGroupMessagesArePushedLiveOnceFromTheGroupTimelineAndFollowJoinsAndLeaves() throws Exception {
+    // Given the large group 'big' (ann, bo, cy: three members, the threshold) whose first message switched it to
+    // read diffusion, and bo's phone connected after that message
+    member("ann", "PUT", "big", "ann");
+    member("ann", "PUT", "big", "bo");
+    member("ann", "PUT", "big", "cy");
+    post("ann", Map.of("groupId", "big", "body", "m1", "clientMsgId", "big-1"));
+    Device bo = connect(first, "bo", "phone", true);
+    await().atMost(Duration.ofSeconds(30)).until(() -> bo.bodies().contains("m1"));
+    // And dee's phone connected before dee is in the group
+    Device dee = connect(first, "dee", "phone", true);
+
+    // When ann sends to the group while bo is connected
+    post("ann", Map.of("groupId", "big", "body", "m2", "clientMsgId", "big-2"));
+
+    // Then bo's phone receives it live, once, from the group's timeline
+    await().atMost(Duration.ofSeconds(30)).until(() -> bo.bodies().contains("m2"));
+    JsonNode m2 = bo.entries.stream().filter(e -> e.path("body").asText().equals("m2")).findFirst().orElseThrow();
+    assertThat(m2.path("source").asText()).isEqualTo("#big");
+    assertThat(m2.path("conversationId").asText()).isEqualTo("big");
+
+    // When ann adds dee (connected) and sends again
+    member("ann", "PUT", "big", "dee");
+    post("ann", Map.of("groupId", "big", "body", "m3", "clientMsgId", "big-3"));
+
+    // Then dee's phone receives the join and then the message, from the timeline; bo receives it too
+    await().atMost(Duration.ofSeconds(30)).until(() -> dee.bodies().contains("m3") && bo.bodies().contains("m3"));
+    assertThat(dee.bodies()).containsExactly("m3");
+    assertThat(types(dee)).containsSubsequence("CONVERSATION_JOINED", "MESSAGE");
+    assertThat(dee.entries.get(dee.entries.size() - 1).path("source").asText()).isEqualTo("#big");
+
+    // When dee leaves and ann sends once more, then writes to dee directly
+    member("dee", "DELETE", "big", "dee");
+    await().atMost(Duration.ofSeconds(30)).until(() -> types(dee).contains("CONVERSATION_LEFT"));
+    post("ann", Map.of("groupId", "big", "body", "m4", "clientMsgId", "big-4"));
+    await().atMost(Duration.ofSeconds(30)).until(() -> bo.bodies().contains("m4"));
+    post("ann", Map.of("to", "dee", "body", "direct", "clientMsgId", "big-5"));
+
+    // Then the leaver got nothing more from the group (the same reader passed m4 before the direct message)
+    await().atMost(Duration.ofSeconds(30)).until(() -> dee.bodies().contains("direct"));
+    assertThat(dee.bodies()).containsExactly("m3", "direct");
+    // And bo received each group message once, each source in its order
+    assertThat(bo.bodies()).containsExactly("m1", "m2", "m3", "m4");
+    assertThat(bo.entries.stream().filter(e -> e.path("source").asText().equals("#big"))
+        .map(e -> e.path("seq").asLong()).toList()).isSorted().doesNotHaveDuplicates();
+    assertThat(bo.entries.stream().filter(e -> e.path("source").asText().equals("inbox"))
+        .map(e -> e.path("seq").asLong()).toList()).isSorted().doesNotHaveDuplicates();
+
+    // When bo's ACKs are committed (a sync after the committed vector is empty) and the phone reconnects
+    await().atMost(Duration.ofSeconds(30)).until(() ->
+        get("bo", "/v1/users/bo/devices/phone/sync").path("entries").isEmpty());
+    bo.client.close();
+    await().atMost(Duration.ofSeconds(10)).until(() -> bo.closeCode != -1);
+    Device again = connect(first, "bo", "phone", true);
+    post("ann", Map.of("to", "bo", "body", "after", "clientMsgId", "big-6"));
+
+    // Then nothing is sent again: the first entry it gets is the new one
+    await().atMost(Duration.ofSeconds(30)).until(() -> again.bodies().contains("after"));
+    assertThat(again.bodies()).containsExactly("after");
+  }
+
   // ---------------------------------------------------------------------------------------------------- helpers
 
   /** The HTTP status of a raw upgrade request (what a client sees when the upgrade is refused). */
@@ -318,6 +382,17 @@ class PushGatewayIT {
 
   private static URI base(PipelineRuntime instance) {
     return URI.create("http://127.0.0.1:" + instance.http().port());
+  }
+
+  private static void member(String actor, String method, String group, String user) throws Exception {
+    HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(base(first) + "/v1/groups/" + group
+        + "/members/" + user)).header("Authorization", TestTokens.bearer(actor))
+        .method(method, HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(202);
+  }
+
+  private static List<String> types(Device d) {
+    return d.entries.stream().map(e -> e.path("type").asText()).toList();
   }
 
   private static void post(String user, Map<String, String> body) throws Exception {

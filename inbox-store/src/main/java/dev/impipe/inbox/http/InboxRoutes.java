@@ -36,6 +36,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -73,8 +74,8 @@ public final class InboxRoutes {
   public InboxRoutes(KafkaStreams streams, TopicNames topics, OwnerRouter router, HttpApi http,
       Producer<String, DeviceCursor> cursorProducer, long timeoutMs) {
     this.streams = streams;
-    this.localTimeline = (partition, owner, after, ranges, limit) ->
-        Timelines.within(inboxView(partition, OptionalLong.empty()), owner, after, ranges, limit);
+    this.localTimeline = (partition, owner, after, ranges, limit, minSeq) ->
+        Timelines.within(inboxView(partition, minSeq), owner, after, ranges, limit);
     this.topics = topics;
     this.router = router;
     this.http = http;
@@ -124,9 +125,13 @@ public final class InboxRoutes {
   }
 
   /**
-   * {@code GET /v1/users/{userId}/devices/{deviceId}/sync?limit&minSeq}: the inbox after the device's cursor,
-   * merged with the timelines of the user's large groups after the device's positions in them (see
-   * {@link MergedSync}); {@code cursor} is the vector to commit.
+   * {@code GET /v1/users/{userId}/devices/{deviceId}/sync?limit&minSeq&after&groupMinSeq}: the inbox after the
+   * device's cursor, merged with the timelines of the user's large groups after the device's positions in them (see
+   * {@link MergedSync}); {@code cursor} is the vector to commit, {@code largeGroups} the user's large groups as read
+   * ({@code groupId}, conversation seq {@code ranges}, {@code through}: the inbox seq of the newest membership
+   * entry they reflect). {@code after} (a cursor a sync returned) starts after that vector instead of the committed
+   * cursor; {@code groupMinSeq=g:offset,...} waits until group {@code g}'s timeline has applied that offset (the
+   * push gateway reads what its reader may have passed before it listened to the group).
    */
   CompletableFuture<Response> sync(Request request) {
     String user = request.path("userId");
@@ -134,12 +139,43 @@ public final class InboxRoutes {
     requireDevice(request.caller(), user, device);
     int limit = limit(request);
     OptionalLong minSeq = minSeq(request);
+    SyncCursor after;
+    try {
+      after = request.query("after").map(SyncCursor::decode).orElse(null);
+    } catch (IllegalArgumentException e) {
+      throw HttpError.badRequest("query parameter 'after' is not a cursor a sync returned");
+    }
+    Map<String, Long> groupMinSeqs = groupMinSeqs(request);
     return router.route("sync", INBOX_STORE, user, request, partition -> {
       MergedSync.SyncPage merged = MergedSync.sync(inboxView(partition, minSeq), cursorView(partition),
-          InteractiveQueryView.of(streams, LARGE_GROUPS_STORE, partition), user, device, limit,
-          new RoutedGroupTimelines(router, localTimeline, request.caller()));
+          InteractiveQueryView.of(streams, LARGE_GROUPS_STORE, partition), user, device, after, limit,
+          new RoutedGroupTimelines(router, localTimeline, request.caller(), groupMinSeqs));
       return Response.json(200, JsonViews.syncPage(user, merged));
     });
+  }
+
+  /** {@code groupMinSeq=g:offset,h:offset} (group ids hold neither ':' nor ','); 400 when malformed. */
+  static Map<String, Long> groupMinSeqs(Request request) {
+    Optional<String> text = request.query("groupMinSeq");
+    if (text.isEmpty() || text.get().isEmpty()) {
+      return Map.of();
+    }
+    Map<String, Long> out = new LinkedHashMap<>();
+    for (String part : text.get().split(",", -1)) {
+      int colon = part.lastIndexOf(':');
+      String group = colon < 0 ? "" : part.substring(0, colon);
+      long offset;
+      try {
+        offset = colon < 0 ? -1 : Long.parseLong(part.substring(colon + 1));
+      } catch (NumberFormatException e) {
+        offset = -1;
+      }
+      if (!Ids.valid(group) || offset < 0) {
+        throw HttpError.badRequest("query parameter 'groupMinSeq': '" + part + "' is not groupId:offset");
+      }
+      out.put(group, offset);
+    }
+    return out;
   }
 
   /** {@code GET /v1/users/{userId}/devices/{deviceId}/cursor}: the committed cursor, -1 when none. */

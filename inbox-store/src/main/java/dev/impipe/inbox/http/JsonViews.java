@@ -166,6 +166,15 @@ public final class JsonViews {
       out.writeNumberField("next", page.next());
       out.writeBooleanField("hasMore", page.hasMore());
       out.writeStringField("cursor", page.cursor().encode());
+      out.writeArrayFieldStart("largeGroups");
+      for (MergedSync.Group g : page.groups()) {
+        out.writeStartObject();
+        out.writeStringField("groupId", g.groupId());
+        out.writeStringField("ranges", g.intervals().ranges());
+        out.writeNumberField("through", g.intervals().through());
+        out.writeEndObject();
+      }
+      out.writeEndArray();
     });
   }
 

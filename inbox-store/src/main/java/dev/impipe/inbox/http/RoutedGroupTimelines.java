@@ -31,18 +31,26 @@ final class RoutedGroupTimelines implements MergedSync.GroupSource {
   /** Reads a group timeline from a partition of this instance (or throws NotServableException). */
   @FunctionalInterface
   interface LocalRead {
-    Page<InboxEntry> read(int partition, String owner, long after, List<long[]> ranges, int limit);
+    Page<InboxEntry> read(int partition, String owner, long after, List<long[]> ranges, int limit,
+        java.util.OptionalLong minSeq);
   }
 
   private final OwnerRouter router;
   private final LocalRead local;
   private final Principal caller;
+  private final Map<String, Long> minSeqs;
 
   /** @param caller the member whose sync reads the timelines: their token travels with every forwarded read */
   RoutedGroupTimelines(OwnerRouter router, LocalRead local, Principal caller) {
+    this(router, local, caller, Map.of());
+  }
+
+  /** @param minSeqs per group id, the timeline offset its store must have applied before it answers */
+  RoutedGroupTimelines(OwnerRouter router, LocalRead local, Principal caller, Map<String, Long> minSeqs) {
     this.router = router;
     this.local = local;
     this.caller = caller;
+    this.minSeqs = Map.copyOf(minSeqs);
   }
 
   @Override
@@ -52,14 +60,20 @@ final class RoutedGroupTimelines implements MergedSync.GroupSource {
     String path = "/v1/users/" + URLEncoder.encode(owner, StandardCharsets.UTF_8) + "/inbox";
     // The owner of the timeline serves it only to an instance-signed sub-read (the router signs what it forwards):
     // the ranges come from the syncing member's own intervals, computed here.
+    Long minSeq = minSeqs.get(groupId);
     String rawUri = path + "?after=" + after + "&limit=" + limit + "&within="
-        + URLEncoder.encode(ranges, StandardCharsets.UTF_8);
-    Request request = new Request("GET", path, Map.of("userId", owner), Map.of("after", Long.toString(after),
-        "limit", Integer.toString(limit), "within", ranges), Map.of(), new byte[0], rawUri, caller,
-        java.util.OptionalLong.empty());
+        + URLEncoder.encode(ranges, StandardCharsets.UTF_8) + (minSeq == null ? "" : "&minSeq=" + minSeq);
+    Map<String, String> query = new java.util.HashMap<>(Map.of("after", Long.toString(after),
+        "limit", Integer.toString(limit), "within", ranges));
+    if (minSeq != null) {
+      query.put("minSeq", Long.toString(minSeq));
+    }
+    Request request = new Request("GET", path, Map.of("userId", owner), Map.copyOf(query), Map.of(), new byte[0],
+        rawUri, caller, java.util.OptionalLong.empty());
     List<long[]> parsed = ReadIntervals.parseRanges(ranges);
     Response response = router.routeNow("group-timeline", INBOX_STORE, owner, request, partition ->
-        Response.json(200, JsonViews.inboxPage(owner, local.read(partition, owner, after, parsed, limit))));
+        Response.json(200, JsonViews.inboxPage(owner, local.read(partition, owner, after, parsed, limit,
+            minSeq == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(minSeq)))));
     if (response.status() != 200) {
       throw new HttpError(503, "timeline of group " + groupId + " not available, retry", Map.of("Retry-After",
           OwnerRouter.RETRY_AFTER_SECONDS));

@@ -106,6 +106,21 @@ public record ReadIntervals(List<Interval> intervals) {
     return -1;
   }
 
+  /**
+   * The inbox seq of the newest JOINED / LEFT / MODE entry these intervals reflect (the last opening or closing one),
+   * -1 when none: an entry of the group at a higher inbox seq is not applied yet.
+   */
+  public long through() {
+    long through = -1;
+    for (Interval i : intervals) {
+      through = Math.max(through, i.openedAt());
+      if (!i.open()) {
+        through = Math.max(through, i.closedAt());
+      }
+    }
+    return through;
+  }
+
   /** Compact text form {@code from-to,from-to} ({@code to} of an open interval is omitted), for the timeline query. */
   public String ranges() {
     StringBuilder sb = new StringBuilder();

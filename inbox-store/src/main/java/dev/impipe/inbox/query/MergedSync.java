@@ -42,10 +42,15 @@ public final class MergedSync {
    */
   public record Entry(String groupId, long seq, InboxEntry value) {}
 
-  /** A merged page: entries, the inbox position after it ({@code next}), more pending, and the cursor vector. */
-  public record SyncPage(List<Entry> entries, long next, boolean hasMore, SyncCursor cursor) {
+  /**
+   * A merged page: entries, the inbox position after it ({@code next}), more pending, the cursor vector, and the
+   * user's large groups as read for it (their intervals; read before the inbox page, so every membership entry the
+   * intervals reflect is at or before the page's inbox entries).
+   */
+  public record SyncPage(List<Entry> entries, long next, boolean hasMore, SyncCursor cursor, List<Group> groups) {
     public SyncPage {
       entries = List.copyOf(entries);
+      groups = List.copyOf(groups);
     }
   }
 
@@ -57,13 +62,25 @@ public final class MergedSync {
    */
   public static SyncPage sync(StoreView<InboxEntry> inbox, StoreView<Long> cursors, StoreView<byte[]> largeGroups,
       String user, String device, int limit, GroupSource source) {
-    long cursor = Timelines.cursor(cursors, user, device);
+    return sync(inbox, cursors, largeGroups, user, device, null, limit, source);
+  }
+
+  /**
+   * Like {@link #sync(StoreView, StoreView, StoreView, String, String, int, GroupSource)}, but after the position
+   * {@code after} instead of the device's committed cursor when it is given (a group it does not name: from the
+   * start of the user's intervals). The push gateway reads a device's backlog page after page like this, from what
+   * it has pushed, without committing anything in between.
+   */
+  public static SyncPage sync(StoreView<InboxEntry> inbox, StoreView<Long> cursors, StoreView<byte[]> largeGroups,
+      String user, String device, SyncCursor after, int limit, GroupSource source) {
+    long cursor = after != null ? after.inbox() : Timelines.cursor(cursors, user, device);
     List<Group> groups = new ArrayList<>();
     for (KeyValue<Bytes, byte[]> kv : largeGroups.range(StoreKeys.largeGroupsFrom(user),
         StoreKeys.largeGroupsTo(user), false, Integer.MAX_VALUE)) {
       String group = StoreKeys.largeGroupId(kv.key);
-      groups.add(new Group(group, ReadIntervals.decode(kv.value),
-          Timelines.cursor(cursors, user, SyncCursor.groupDevice(device, group))));
+      long position = after != null ? after.groups().getOrDefault(group, -1L)
+          : Timelines.cursor(cursors, user, SyncCursor.groupDevice(device, group));
+      groups.add(new Group(group, ReadIntervals.decode(kv.value), position));
     }
     return merge(user, Timelines.after(inbox, user, cursor, limit), cursor, groups, source, limit);
   }
@@ -125,7 +142,7 @@ public final class MergedSync {
         positions.put(s.group.groupId(), committable);
       }
     });
-    return new SyncPage(out, inboxPosition, more, SyncCursor.of(inboxPosition, positions));
+    return new SyncPage(out, inboxPosition, more, SyncCursor.of(inboxPosition, positions), groups);
   }
 
   /** A group timeline being merged. */

@@ -44,6 +44,16 @@ class ReadIntervalsTest {
   }
 
   @Test
+  void throughIsTheInboxSeqOfTheNewestEntryTheIntervalsReflect() {
+    assertThat(ReadIntervals.NONE.through()).isEqualTo(-1);
+    // joined at inbox seq 3, switched small at 7 (closing), large again at 9 (opening)
+    ReadIntervals closed = ReadIntervals.NONE.apply(5, true, 3, 0).apply(9, false, 7, 0);
+    assertThat(closed.through()).isEqualTo(7);
+    assertThat(closed.apply(12, true, 9, 0).through()).isEqualTo(9);
+    assertThat(ReadIntervals.NONE.apply(5, true, 3, 0).through()).isEqualTo(3);
+  }
+
+  @Test
   void rangesRoundTripAndBadRangesAreRefused() {
     ReadIntervals all = ReadIntervals.NONE.apply(5, true, 1, 1).apply(9, false, 2, 2).apply(12, true, 3, 3);
     assertThat(all.ranges()).isEqualTo("5-9,12-");
