@@ -15,13 +15,16 @@ import java.util.Map;
  * @param retentionIntervalMs how often the retention punctuator runs (wall-clock time)
  * @param queryTimeoutMs how long a request may wait for the owner of its key (rebalance) or for {@code minSeq};
  *     after that it is answered 503 with {@code Retry-After}
+ * @param cursorRetentionMs a device cursor (or large-group position) not committed for this long is removed
+ *     ({@link #FOREVER} keeps them); default the inbox retention
  */
 public record InboxStoreConfig(
     long inboxRetentionMs,
     long maxEntriesPerUser,
     long timelineRetentionMs,
     long retentionIntervalMs,
-    long queryTimeoutMs) {
+    long queryTimeoutMs,
+    long cursorRetentionMs) {
 
   /** Retention that keeps everything. */
   public static final long FOREVER = Long.MAX_VALUE;
@@ -31,13 +34,14 @@ public record InboxStoreConfig(
   public static final String IM_TIMELINE_RETENTION = "IM_TIMELINE_RETENTION";
   public static final String IM_INBOX_RETENTION_INTERVAL = "IM_INBOX_RETENTION_INTERVAL";
   public static final String IM_INBOX_QUERY_TIMEOUT = "IM_INBOX_QUERY_TIMEOUT";
+  public static final String IM_DEVICE_CURSOR_RETENTION = "IM_DEVICE_CURSOR_RETENTION";
 
   private static final long DAY_MS = Duration.ofDays(1).toMillis();
   private static final long MAX_RETENTION_MS = Duration.ofDays(365 * 100L).toMillis();
 
   public InboxStoreConfig {
     if (inboxRetentionMs <= 0 || timelineRetentionMs <= 0 || retentionIntervalMs <= 0 || queryTimeoutMs < 0
-        || maxEntriesPerUser < 0) {
+        || maxEntriesPerUser < 0 || cursorRetentionMs <= 0) {
       throw new IllegalArgumentException("retentions and interval must be positive, cap and timeout not negative");
     }
   }
@@ -55,12 +59,18 @@ public record InboxStoreConfig(
     long timeline = retention(env, IM_TIMELINE_RETENTION, FOREVER);
     long interval = env.durationMs(IM_INBOX_RETENTION_INTERVAL, 60_000, 10, DAY_MS);
     long timeout = env.durationMs(IM_INBOX_QUERY_TIMEOUT, 3_000, 0, 60_000);
-    return new InboxStoreConfig(inbox, cap, timeline, interval, timeout);
+    long cursors = retention(env, IM_DEVICE_CURSOR_RETENTION, inbox);
+    return new InboxStoreConfig(inbox, cap, timeline, interval, timeout, cursors);
   }
 
   /** True when inbox entries expire. */
   public boolean inboxExpires() {
     return inboxRetentionMs != FOREVER;
+  }
+
+  /** True when device cursors not committed for a while are removed. */
+  public boolean cursorsExpire() {
+    return cursorRetentionMs != FOREVER;
   }
 
   /** True when conversation timeline entries expire. */

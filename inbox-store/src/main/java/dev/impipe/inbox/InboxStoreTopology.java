@@ -44,6 +44,8 @@ public final class InboxStoreTopology {
   public static final String INBOX_COUNT_STORE = "inbox-counts";
   /** Device cursors: key {@code id(userId) | id(deviceId)}, value the committed seq. */
   public static final String CURSOR_STORE = "device-cursors";
+  /** When each device cursor was last committed: key as {@link #CURSOR_STORE}, value epoch ms (its retention). */
+  public static final String CURSOR_COMMIT_STORE = "device-cursor-commits";
   /**
    * Large groups of each user: key {@code id(userId) | id(groupId)}, value the user's read-diffused intervals of
    * the group ({@code ReadIntervals}). Fed by the same im.inbox records, so it lives in the user's task.
@@ -111,7 +113,9 @@ public final class InboxStoreTopology {
         INBOX_SOURCE);
     topology.addSource(CURSOR_SOURCE, cursors.keySerde().deserializer(), cursors.valueSerde().deserializer(),
         cursors.name());
-    topology.addProcessor(CURSOR_PROCESSOR, () -> new CursorMaterialiser(CURSOR_STORE), CURSOR_SOURCE);
+    // The cursor sweep spends the same per-thread budget as the inbox and history sweeps.
+    topology.addProcessor(CURSOR_PROCESSOR, () -> new CursorMaterialiser(CURSOR_STORE, CURSOR_COMMIT_STORE,
+        cfg.cursorRetentionMs(), cfg.retentionIntervalMs(), TimelineMaterialiser.SWEEPS), CURSOR_SOURCE);
 
     // Queried stores skip the record cache: reads see every write at once, and IQv2 position bounds (minSeq)
     // are checked against the store that holds the data.
@@ -127,6 +131,8 @@ public final class InboxStoreTopology {
     // Connected to both processors on purpose: that puts im.inbox and im.device-cursors in one sub-topology, so
     // partition p of both is one task and a sync (cursor + inbox range) is answered by one instance.
     topology.addStateStore(queried(CURSOR_STORE, Serdes.Long()), CURSOR_PROCESSOR, INBOX_PROCESSOR);
+    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CURSOR_COMMIT_STORE),
+        Serdes.Bytes(), Serdes.Long()), CURSOR_PROCESSOR);
     topology.addStateStore(queried(LARGE_GROUPS_STORE, Serdes.ByteArray()), LARGE_GROUP_PROCESSOR);
     topology.addStateStore(queried(MEMBERSHIPS_STORE, Serdes.ByteArray()), MEMBERSHIP_PROCESSOR);
 

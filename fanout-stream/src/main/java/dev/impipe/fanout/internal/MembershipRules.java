@@ -77,7 +77,15 @@ final class MembershipRules {
         group = group.withAdmin(earliestMember(change.getGroupId())); // the admin left: the earliest remaining
       }
     }
-    groups.put(change.getGroupId(), group.withMembers(count).encode());
+    if (count == 0) {
+      // The last member left: the group's entry goes (an empty group would otherwise stay forever). What it held
+      // that still matters is its last seq, which a re-created group's first join must start after (else its
+      // joiner would read the old group's history): folded into the task's boundary floor, one key per task.
+      clock.unaccepted(group.lastSeq());
+      groups.delete(change.getGroupId());
+    } else {
+      groups.put(change.getGroupId(), group.withMembers(count).encode());
+    }
     metrics.membershipChanges().increment();
     InboxEntry entry = InboxEntry.newBuilder()
         .setUserId(change.getUserId())

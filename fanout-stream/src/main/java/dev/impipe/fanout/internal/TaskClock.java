@@ -23,12 +23,16 @@ final class TaskClock {
 
   /**
    * Remembers that the {@code im.messages} record at {@code offset} was processed but not fanned out (refused,
-   * invalid or a duplicate). Such records still have their offset in the conversation's log, and a join processed
+   * invalid or a duplicate), or the last seq of a group whose last member left (its state is removed). Such records still have their offset in the conversation's log, and a join processed
    * after them must start after them too (see {@link #joinBoundary}).
    */
   void unaccepted(long offset) {
     if (offset >= 0) {
-      store.put(UNACCEPTED, offset);
+      Long stored = store.get(UNACCEPTED);
+      // Never lowered: the seq of a removed group (processed earlier) must not undo a later record's offset.
+      if (stored == null || offset > stored) {
+        store.put(UNACCEPTED, offset);
+      }
     }
   }
 
