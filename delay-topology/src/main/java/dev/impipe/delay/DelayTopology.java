@@ -57,7 +57,7 @@ public final class DelayTopology {
   private DelayTopology() {}
 
   /**
-   * A refused CANCEL gives its requester a REJECTED entry in their inbox (DESIGN: a 202 never hides a silent drop).
+   * A refused CANCEL gives its requester a REJECTED entry in their inbox (a 202 never hides a silent drop).
    * The conversation is the schedule's target key (the conversation id, for chat messages scheduled through
    * {@link ScheduledMessages}). This is the one record the app writes outside the schedules' own targets, so its
    * Kafka principal needs WRITE on the inbox topic.

@@ -67,7 +67,7 @@ class PushGatewayIT {
     Map<String, String> envMap = new HashMap<>(TestTokens.env());
     envMap.putAll(Map.of("IM_TOPIC_PREFIX", prefix, "IM_USER_PARTITIONS", "4", "IM_CONVERSATION_PARTITIONS", "2",
         "IM_ACK_TICK", "200ms", "IM_ACK_TIMEOUT", "5s", "IM_INBOX_QUERY_TIMEOUT", "5s",
-        "IM_LARGE_GROUP_THRESHOLD", "3"));
+        "IM_LARGE_GROUP_THRESHOLD", "2"));
     config = ImConfig.fromEnv(envMap).withEndpoints(env.bootstrapServers(), env.schemaRegistryUrl());
     TopicNames names = TopicNames.withPrefix(prefix);
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", env.bootstrapServers()))) {
@@ -298,8 +298,8 @@ class PushGatewayIT {
 
   @Test
   void largeGroupMessagesArePushedLiveOnceFromTheGroupTimelineAndFollowJoinsAndLeaves() throws Exception {
-    // Given the large group 'big' (ann, bo, cy: three members, the threshold) whose first message switched it to
-    // read diffusion, and bo's phone connected after that message
+    // Given the large group 'big' (ann, bo, cy: three members, above the threshold of 2) whose first message
+    // switched it to read diffusion, and bo's phone connected after that message
     member("ann", "PUT", "big", "ann");
     member("ann", "PUT", "big", "bo");
     member("ann", "PUT", "big", "cy");

@@ -16,7 +16,7 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Everything one scenario run measured: figures (with the DESIGN.md target they answer to, if any), latency
+ * Everything one scenario run measured: figures (with the performance target they answer to, if any), latency
  * histograms, time series, the producer ceiling, and free-text notes. Written as JSON, Markdown and an SVG chart.
  */
 public final class Result {

@@ -38,7 +38,7 @@ public final class ScaleScenario implements Scenario {
     result.setup("pending ACK timers", timers + " (deliveries never ACKed, IM_ACK_TIMEOUT=7d)");
     result.setup("scheduled records", schedules + " (due in 7 days)");
     if (timers < TARGET || schedules < TARGET) {
-      result.note("DESIGN.md asks for 10M + 10M. At the rates measured here that does not fit the 5-minute budget"
+      result.note("The target is 10M + 10M. At the rates measured here that does not fit the 5-minute budget"
           + " of a default run, so the default is " + timers + " + " + schedules + "; pass --timers 10m "
           + "--schedules 10m for the full size (see the extrapolated times below).");
     }

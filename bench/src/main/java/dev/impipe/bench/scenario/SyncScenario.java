@@ -129,7 +129,7 @@ public final class SyncScenario implements Scenario {
     result.figure("sync latency max (closed loop, saturated)", latency.max() / 1000.0, "ms");
 
     // Saturated, a closed loop's latency is concurrency / throughput plus queueing: it measures the load generator's
-    // setting more than the server. The target is checked at half the saturated rate (as DESIGN states the
+    // setting more than the server. The target is checked at half the saturated rate (as the
     // fan-out latency target), open loop, each request timed from when it was due, not from when it went out, so a
     // stalled server is charged for every request it delayed.
     double halfRate = rps / 2;

@@ -6,7 +6,7 @@ import dev.impipe.runtime.domain.Ids;
 import java.util.OptionalLong;
 
 /**
- * Who may read a conversation's history, and from where (DESIGN "Identity and authorization"): a direct chat
+ * Who may read a conversation's history, and from where: a direct chat
  * {@code d:<a>:<b>} only its two parties, all of it; a group only its current members, from the conversation seq
  * at which they (last) joined; a large group's own timeline ({@code #g}) never through history.
  *

@@ -5,7 +5,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 
-/** Every topic of the pipeline with its partitioning and retention (DESIGN.md's topic table). */
+/** Every topic of the pipeline with its partitioning and retention (README "Topics"). */
 public final class TopicCatalog {
 
   public static final String CONVERSATION_KEYED = "conversation";
@@ -26,7 +26,7 @@ public final class TopicCatalog {
         new TopicSpec(names.messages(), conv, delete(FOREVER), CONVERSATION_KEYED),
         // Keyed by groupId, so it cannot be compacted (that would keep one member per group): kept whole.
         new TopicSpec(names.groupMembers(), conv, delete(FOREVER), CONVERSATION_KEYED),
-        // The sync timeline: offset = user seq; a week, as seed 001 keeps its inbox.
+        // The sync timeline: offset = user seq; entries are kept a week (a device away longer syncs what is left).
         new TopicSpec(names.inbox(), user, delete(SEVEN_DAYS), USER_KEYED),
         new TopicSpec(names.deviceCursors(), user, delete(SEVEN_DAYS), USER_KEYED),
         new TopicSpec(names.deliveries(), user, delete(SEVEN_DAYS), USER_KEYED),
