@@ -221,7 +221,9 @@ class LocalModeIT {
   }
 
   private List<String> syncedBodies(String base, String user) throws Exception {
-    JsonNode sync = JSON.readTree(get(base + "/v1/users/" + user + "/devices/d1/sync?limit=100").body());
+    HttpResponse<String> answer = get(base + "/v1/users/" + user + "/devices/d1/sync?limit=100");
+    assertThat(answer.statusCode()).as("sync of %s: %s", user, answer.body()).isEqualTo(200);
+    JsonNode sync = JSON.readTree(answer.body());
     List<String> bodies = new ArrayList<>();
     sync.get("entries").forEach(e -> {
       if ("MESSAGE".equals(e.get("type").asText())) {
