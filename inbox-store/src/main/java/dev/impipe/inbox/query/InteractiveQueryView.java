@@ -7,26 +7,43 @@ import java.util.Set;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StoreQueryParameters;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.errors.StreamsException;
 import org.apache.kafka.streams.query.FailureReason;
-import org.apache.kafka.streams.query.KeyQuery;
 import org.apache.kafka.streams.query.Position;
 import org.apache.kafka.streams.query.Query;
 import org.apache.kafka.streams.query.QueryResult;
-import org.apache.kafka.streams.query.RangeQuery;
 import org.apache.kafka.streams.query.StateQueryRequest;
 import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.QueryableStoreTypes;
+import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
 
 /**
- * One partition of a store of this instance, read through IQv2. Only an active task in a running thread answers
- * (never a standby or a restoring store: no stale or partial data); anything else throws
- * {@link NotServableException}, which the router turns into a forward, a retry or a 503.
+ * One partition of a store of this instance. Only an active task in a running thread answers (never a standby or a
+ * restoring store: no stale or partial data); anything else throws {@link NotServableException}, which the router
+ * turns into a forward, a retry or a 503.
+ *
+ * <p>Data is read through {@code KafkaStreams#store} (active stores of running threads only), the store's position
+ * through an IQv2 request the store does not know. Kafka Streams 4.3.1 answers an IQv2 key or range query under
+ * the store's position lock and then takes the store's own lock, while a processor's {@code put} takes them the
+ * other way round: a sync racing a cursor commit deadlocked both (KAFKA-19629, seen here as a sync that never
+ * answered). The probe below takes only the position lock and the reads only the store lock.
  */
 public final class InteractiveQueryView<V> implements StoreView<V> {
 
-  /** No store key is empty (see StoreKeys): a lookup of it only fetches the store's position. */
-  private static final Bytes NO_SUCH_KEY = Bytes.wrap(new byte[0]);
+  /** A query no store knows: the store answers it under its position lock alone, with its position. */
+  static final class PositionProbe implements Query<Void> {
+    static final PositionProbe INSTANCE = new PositionProbe();
+
+    private PositionProbe() {
+    }
+
+    @Override
+    public String toString() {
+      return "PositionProbe";
+    }
+  }
 
   private final KafkaStreams streams;
   private final String store;
@@ -35,6 +52,7 @@ public final class InteractiveQueryView<V> implements StoreView<V> {
   private final String boundTopic;
   private final long boundOffset;
   private boolean boundChecked;
+  private ReadOnlyKeyValueStore<Bytes, V> local;
 
   private InteractiveQueryView(KafkaStreams streams, String store, int partition, String boundTopic,
       long boundOffset) {
@@ -62,19 +80,17 @@ public final class InteractiveQueryView<V> implements StoreView<V> {
   @Override
   public List<KeyValue<Bytes, V>> range(Bytes from, Bytes to, boolean descending, int max) {
     checkBound();
-    RangeQuery<Bytes, V> query = RangeQuery.withRange(from, to);
-    if (descending) {
-      query = query.withDescendingKeys();
-    }
     List<KeyValue<Bytes, V>> out = new ArrayList<>();
-    try (KeyValueIterator<Bytes, V> it = run(query)) {
-      while (it.hasNext() && out.size() < max) {
-        out.add(it.next());
+    try {
+      ReadOnlyKeyValueStore<Bytes, V> kv = local();
+      try (KeyValueIterator<Bytes, V> it = descending ? kv.reverseRange(from, to) : kv.range(from, to)) {
+        while (it.hasNext() && out.size() < max) {
+          out.add(it.next());
+        }
       }
     } catch (InvalidStateStoreException e) {
       // The store was closed under us (the task migrated mid-read): never hand out what was read so far.
-      throw new NotServableException(NotServableException.Reason.NOT_OWNER, "store " + store + " closed: "
-          + e.getMessage());
+      throw notOwner(e);
     }
     return out;
   }
@@ -82,7 +98,29 @@ public final class InteractiveQueryView<V> implements StoreView<V> {
   @Override
   public Optional<V> get(Bytes key) {
     checkBound();
-    return Optional.ofNullable(run(KeyQuery.<Bytes, V>withKey(key)));
+    try {
+      return Optional.ofNullable(local().get(key));
+    } catch (InvalidStateStoreException e) {
+      throw notOwner(e);
+    }
+  }
+
+  /** The partition's store if an active task of a running thread here holds it (IQv1 without stale stores). */
+  private ReadOnlyKeyValueStore<Bytes, V> local() {
+    if (local == null) {
+      try {
+        local = streams.store(StoreQueryParameters.fromNameAndType(store, QueryableStoreTypes.<Bytes, V>keyValueStore())
+            .withPartition(partition));
+      } catch (StreamsException | IllegalStateException e) {
+        throw notOwner(e);
+      }
+    }
+    return local;
+  }
+
+  private NotServableException notOwner(RuntimeException e) {
+    return new NotServableException(NotServableException.Reason.NOT_OWNER, "partition " + partition + " of store "
+        + store + " cannot be read here now: " + e.getMessage());
   }
 
   /**
@@ -96,8 +134,7 @@ public final class InteractiveQueryView<V> implements StoreView<V> {
     if (boundTopic == null || boundChecked) {
       return;
     }
-    QueryResult<V> probe = result(KeyQuery.<Bytes, V>withKey(NO_SUCH_KEY));
-    Position position = probe.getPosition();
+    Position position = position();
     Long seen = position == null ? null : position.getPartitionPositions(boundTopic).get(partition);
     if (seen == null || seen < boundOffset) {
       throw new NotServableException(NotServableException.Reason.BEHIND, "store " + store + " of partition "
@@ -107,29 +144,24 @@ public final class InteractiveQueryView<V> implements StoreView<V> {
     boundChecked = true;
   }
 
-  private <R> R run(Query<R> query) {
-    return result(query).getResult();
-  }
-
-  private <R> QueryResult<R> result(Query<R> query) {
-    StateQueryRequest<R> request = StateQueryRequest.inStore(store).withQuery(query)
+  /** The store's position, asked of the active task of a running thread here; NOT_OWNER when there is none. */
+  private Position position() {
+    StateQueryRequest<Void> request = StateQueryRequest.inStore(store).withQuery((Query<Void>) PositionProbe.INSTANCE)
         .withPartitions(Set.of(partition)).requireActive();
-    QueryResult<R> result;
+    QueryResult<Void> result;
     try {
       result = streams.query(request).getPartitionResults().get(partition);
     } catch (StreamsException | IllegalStateException e) {
-      throw new NotServableException(NotServableException.Reason.NOT_OWNER, "store " + store
-          + " cannot be queried now: " + e.getMessage());
+      throw notOwner(e);
     }
     if (result == null) {
       throw new NotServableException(NotServableException.Reason.NOT_OWNER, "partition " + partition + " of "
           + store + " is not here");
     }
-    if (result.isFailure()) {
-      NotServableException.Reason reason = result.getFailureReason() == FailureReason.NOT_UP_TO_BOUND
-          ? NotServableException.Reason.BEHIND : NotServableException.Reason.NOT_OWNER;
-      throw new NotServableException(reason, result.getFailureReason() + ": " + result.getFailureMessage());
+    if (result.isFailure() && result.getFailureReason() != FailureReason.UNKNOWN_QUERY_TYPE) {
+      throw new NotServableException(NotServableException.Reason.NOT_OWNER, result.getFailureReason() + ": "
+          + result.getFailureMessage());
     }
-    return result;
+    return result.getPosition();
   }
 }
