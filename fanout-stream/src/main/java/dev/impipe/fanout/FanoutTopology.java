@@ -86,7 +86,7 @@ public final class FanoutTopology {
         topics.inbox().valueSerde().serializer(), MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
     topology.addSink(HISTORY_SINK, topics.history().name(), topics.history().keySerde().serializer(),
         topics.history().valueSerde().serializer(),
-        (String topic, String key, Object value, int partitions) -> HistoryKey.partitions(key, partitions),
+        HistoryKey::partitions,
         FANOUT_PROCESSOR);
     topology.addSink(GROUP_MEMBERS_SINK, topics.groupMembers().name(), topics.groupMembers().keySerde().serializer(),
         topics.groupMembers().valueSerde().serializer(), FANOUT_PROCESSOR);

@@ -12,6 +12,7 @@ import dev.impipe.avro.MembershipOp;
 import dev.impipe.avro.MessageType;
 import dev.impipe.fanout.internal.MemberKeys;
 import dev.impipe.runtime.app.StreamsDefaults;
+import dev.impipe.runtime.domain.HistoryKey;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
@@ -57,6 +58,7 @@ class FanoutTopologyTest {
   private TestInputTopic<String, MembershipChange> members;
   private TestOutputTopic<String, InboxEntry> inbox;
   private TestOutputTopic<byte[], byte[]> rejected;
+  private TestOutputTopic<String, ChatMessage> history;
   private int clientIds;
 
   @BeforeEach
@@ -78,6 +80,8 @@ class FanoutTopologyTest {
         topics.inbox().valueSerde().deserializer());
     rejected = driver.createOutputTopic(topics.names().rejected(), new ByteArrayDeserializer(),
         new ByteArrayDeserializer());
+    history = driver.createOutputTopic(topics.history().name(), new org.apache.kafka.common.serialization
+        .StringDeserializer(), topics.history().valueSerde().deserializer());
   }
 
   @AfterEach
@@ -453,6 +457,55 @@ class FanoutTopologyTest {
         + kv.value.getRefMessageId()).containsExactly("bob:RECALL:" + newer.getMessageId(),
         "alice:RECALL:" + newer.getMessageId());
     assertThat(rejected.isEmpty()).isTrue();
+  }
+
+  @Test
+  void historyHoldsEachAcceptedMessageAtItsSeqAndATombstoneAtEveryOtherSeqAndTheCountersAgree() {
+    // Given g1 = {alice, bob}
+    join("g1", "alice");
+    join("g1", "bob");
+    int entries = inbox.readKeyValuesToList().size();
+
+    // When alice writes (offset 0), repeats it (1), mallory writes uninvited (2), bob writes (3)
+    ChatMessage first = group("alice", "g1", "one");
+    send(first);
+    send(ChatMessage.newBuilder(first).setMessageId("m-again").build());
+    send(group("mallory", "g1", "spam"));
+    ChatMessage last = group("bob", "g1", "two");
+    send(last);
+
+    // Then history has the two accepted messages at their seqs, and nothing (a tombstone) at the others: a minSeq
+    // read of history waits for the log's position, so every seq must leave a record
+    assertThat(history.readKeyValuesToList()).extracting(kv -> kv.key, kv -> kv.value).containsExactly(
+        org.assertj.core.groups.Tuple.tuple(HistoryKey.of("g1", 0), first),
+        org.assertj.core.groups.Tuple.tuple(HistoryKey.of("g1", 1), null),
+        org.assertj.core.groups.Tuple.tuple(HistoryKey.of("g1", 2), null),
+        org.assertj.core.groups.Tuple.tuple(HistoryKey.of("g1", 3), last));
+    // And the counters say what happened: 2 fanned out, 1 duplicate, 1 rejected, and as many inbox entries as were
+    // written (2 joins, 2 x 2 copies, mallory's REJECTED)
+    entries += inbox.readKeyValuesToList().size();
+    assertThat(entries).isEqualTo(7);
+    assertThat(metrics.messages().count()).isEqualTo(2.0);
+    assertThat(metrics.duplicates().count()).isEqualTo(1.0);
+    assertThat(metrics.rejected().count()).isEqualTo(1.0);
+    assertThat(metrics.membershipChanges().count()).isEqualTo(2.0);
+    assertThat(metrics.inboxEntries()).isEqualTo(entries);
+  }
+
+  @Test
+  void aJoinAfterARefusedFirstRecordOfTheLogTakesEffectAfterIt() {
+    // Given g1 = {alice}, and the first record of im.messages (offset 0) a refused post of mallory
+    join("g1", "alice");
+    send(group("mallory", "g1", "spam"));
+    inbox.readKeyValuesToList();
+
+    // When bob joins
+    join("g1", "bob");
+
+    // Then his history (and a large group's timeline) starts after that record, at seq 1
+    List<KeyValue<String, InboxEntry>> out = inbox.readKeyValuesToList();
+    assertThat(out).extracting(kv -> kv.key + ":" + kv.value.getType()).containsExactly("bob:CONVERSATION_JOINED");
+    assertThat(out.get(0).value.getTimelineFromSeq()).isEqualTo(1L);
   }
 
   // --- helpers -------------------------------------------------------------------------------------------------

@@ -143,6 +143,30 @@ class GroupAdminRulesTest {
   }
 
   @Test
+  void aGroupFromBeforeAdminsWereRecordedHasItsEarliestMemberAsAdmin() {
+    // Given g1 = {alice, bob, carol} joined in that order, its state rewritten as it was stored before admins were
+    // recorded (17 bytes, no admin)
+    change("alice", "g1", "alice", MembershipOp.JOIN);
+    change("alice", "g1", "bob", MembershipOp.JOIN);
+    change("alice", "g1", "carol", MembershipOp.JOIN);
+    inbox.readKeyValuesToList();
+    org.apache.kafka.streams.state.KeyValueStore<String, byte[]> groups =
+        driver.getKeyValueStore(FanoutTopology.GROUPS_STORE);
+    dev.impipe.fanout.internal.GroupState now = dev.impipe.fanout.internal.GroupState.decode(groups.get("g1"));
+    groups.put("g1", java.nio.ByteBuffer.allocate(17).putLong(now.members()).put((byte) 0).putLong(now.lastSeq())
+        .array());
+    assertThat(dev.impipe.fanout.internal.GroupState.decode(groups.get("g1")).admin()).isNull();
+
+    // When bob tries to remove carol, then alice (the earliest member) does
+    change("bob", "g1", "carol", MembershipOp.LEAVE);
+    change("alice", "g1", "carol", MembershipOp.LEAVE);
+
+    // Then bob is refused and alice is obeyed, and from then on the admin is stored
+    assertThat(entries()).containsExactly("bob:REJECTED", "carol:CONVERSATION_LEFT");
+    assertThat(dev.impipe.fanout.internal.GroupState.decode(groups.get("g1")).admin()).isEqualTo("alice");
+  }
+
+  @Test
   void anyoneMayLeave() {
     change("alice", "g1", "alice", MembershipOp.JOIN);
     change("alice", "g1", "bob", MembershipOp.JOIN);

@@ -37,8 +37,8 @@ public final class HistoryKey {
     return Utils.toPositive(Utils.murmur2(conversation)) % partitions;
   }
 
-  /** As a Streams partitioner result. */
-  public static Optional<Set<Integer>> partitions(String key, int partitions) {
+  /** As a Streams partitioner of the history topic's sink ({@code HistoryKey::partitions}). */
+  public static Optional<Set<Integer>> partitions(String topic, String key, Object value, int partitions) {
     return Optional.of(Set.of(partition(key, partitions)));
   }
 
