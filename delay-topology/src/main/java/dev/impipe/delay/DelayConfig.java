@@ -107,22 +107,10 @@ public record DelayConfig(
         sweepTimeMs);
   }
 
-  /** A copy with another tick (tests). */
-  public DelayConfig withTick(long newTickMs) {
-    return new DelayConfig(newTickMs, maxDelayMs, batch, Math.min(drainTickMs, newTickMs), targets, topicCacheMs,
-        threads, segmentMs, sweepTimeMs);
-  }
-
   /** A copy with another segment span (tests). */
   public DelayConfig withSegment(long newSegmentMs) {
     return new DelayConfig(tickMs, maxDelayMs, batch, drainTickMs, targets, topicCacheMs, threads, newSegmentMs,
         sweepTimeMs);
-  }
-
-  /** A copy with another per-thread time bound of the punctuations (tests). */
-  public DelayConfig withSweepTime(long newSweepTimeMs) {
-    return new DelayConfig(tickMs, maxDelayMs, batch, drainTickMs, targets, topicCacheMs, threads, segmentMs,
-        newSweepTimeMs);
   }
 
   /** Retention of the schedule and index changelogs: the maximum delay plus {@link #CHANGELOG_GRACE_MS}. */

@@ -61,4 +61,19 @@ class DelayConfigTest {
   void aShortTickShortensTheDefaultDrainTick() {
     assertThat(DelayConfig.fromEnv(Map.of("IM_DELAY_TICK", "10ms")).drainTickMs()).isEqualTo(10);
   }
+
+  @Test
+  void targetsAreTrimmedAndEmptyEntriesDropped() {
+    assertThat(DelayConfig.fromEnv(Map.of("IM_DELAY_TARGETS", " im.messages, ,app.*,")).targets())
+        .containsExactly("im.messages", "app.*");
+  }
+
+  @Test
+  void targetsWithCharactersNoTopicNameHasOrAStarThatDoesNotEndAPrefixAreRefused() {
+    assertThatThrownBy(() -> DelayConfig.fromEnv(Map.of("IM_DELAY_TARGETS", "im.messages;im.inbox")))
+        .isInstanceOf(InvalidConfigException.class)
+        .hasMessageContaining("IM_DELAY_TARGETS='im.messages;im.inbox' is invalid");
+    assertThatThrownBy(() -> DelayConfig.fromEnv(Map.of("IM_DELAY_TARGETS", "*im")))
+        .isInstanceOf(InvalidConfigException.class).hasMessageContaining("'*' may only end a prefix");
+  }
 }

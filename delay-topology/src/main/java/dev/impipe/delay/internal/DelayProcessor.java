@@ -348,6 +348,8 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
     byte[] lastKey = null;
     boolean more = false;
     long remaining = 0;
+    // Only the regular tick (or a sweep without a drain) counts the rest, a scan; the drain ticks count down.
+    boolean recount = mainTick || drain == null;
     long fromTs = ScheduleCodec.dueOf(resumeFrom);
     try (KeyValueIterator<Windowed<Bytes>, byte[]> due = schedule.fetch(Bytes.wrap(resumeFrom),
         Bytes.wrap(upTo), fromTs, now)) {
@@ -380,8 +382,7 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
         lastKey = key;
         delivered++;
       }
-      if (more && (mainTick || drain == null)) {
-        // Only on the regular tick: counting the rest costs a scan, the drain ticks just count down.
+      if (more && recount) {
         while (due.hasNext() && remaining < DelayMetrics.BACKLOG_COUNT_LIMIT) {
           due.next();
           remaining++;
@@ -395,7 +396,7 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
         resumeFrom = Arrays.copyOf(lastKey, lastKey.length + 1);
         fileFromMs = ScheduleCodec.dueOf(lastKey) + 1;
       }
-      gauges.backlog(mainTick || drain == null ? remaining : Math.max(0, gauges.backlog() - delivered));
+      gauges.backlog(recount ? remaining : Math.max(0, gauges.backlog() - delivered));
       ensureDrain();
     } else {
       resumeFrom = upTo;

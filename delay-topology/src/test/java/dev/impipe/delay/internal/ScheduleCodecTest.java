@@ -108,4 +108,30 @@ class ScheduleCodecTest {
     bytes[0] = 9;
     assertThatThrownBy(() -> ScheduleCodec.decodeEntry(bytes)).hasMessageContaining("version 9");
   }
+
+  @Test
+  void aHeaderNameMayHaveUpTo65535BytesNotOneMore() {
+    String longest = "h".repeat(65_535);
+    ScheduledEntry entry = new ScheduledEntry(5, "im.messages", null, null, Map.of(longest, id("v")));
+
+    assertThat(ScheduleCodec.decodeEntry(ScheduleCodec.encodeEntry(entry)).headers()).containsOnlyKeys(longest);
+    assertThatThrownBy(() -> ScheduleCodec.encodeEntry(
+        new ScheduledEntry(5, "im.messages", null, null, Map.of(longest + "h", id("v")))))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("65535");
+  }
+
+  @Test
+  void thePositionRoundTripsAndAnUnknownVersionIsAnError() {
+    ScheduleCodec.Position position = new ScheduleCodec.Position(ScheduleCodec.scheduleKey(1_000, id("a")), 1_001, 7);
+
+    ScheduleCodec.Position back = ScheduleCodec.decodePosition(ScheduleCodec.encodePosition(position));
+
+    assertThat(back.resumeFrom()).isEqualTo(position.resumeFrom());
+    assertThat(back.fileFromMs()).isEqualTo(1_001);
+    assertThat(back.pending()).isEqualTo(7);
+    byte[] newer = ScheduleCodec.encodePosition(position);
+    newer[0] = 2;
+    assertThatThrownBy(() -> ScheduleCodec.decodePosition(newer)).isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("version 2");
+  }
 }

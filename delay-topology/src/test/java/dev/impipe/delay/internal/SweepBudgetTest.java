@@ -41,4 +41,17 @@ class SweepBudgetTest {
     assertThat(budget.allowance(6)).isZero();
     assertThat(budget.allowance(25)).isEqualTo(100);
   }
+
+  @Test
+  void aRoundCountsOnlyTheTimeSinceEachSweepBegan() {
+    // a monotonic clock's origin is arbitrary: here it reads 7 s when the sweep begins
+    nanos.set(7_000_000_000L);
+    assertThat(budget.allowance(0)).isEqualTo(100);
+    long started = budget.start();
+    nanos.addAndGet(10_000_000);
+
+    // 10 ms of the 50 spent: the round goes on
+    assertThat(budget.spent(started, 1, 0)).isFalse();
+    assertThat(budget.allowance(1)).isEqualTo(99);
+  }
 }
