@@ -278,6 +278,33 @@ class GroupAdminRulesTest {
     assertThat(entries()).containsExactly("bob:REJECTED", "carol:CONVERSATION_JOINED");
   }
 
+  @Test
+  void anInvalidMembershipChangeIsDeadLetteredWithItsReasonAndChangesNothing() {
+    change("alice", "g1", "alice", MembershipOp.JOIN);
+    inbox.readKeyValuesToList();
+
+    // When changes arrive keyed by another group, naming an invalid user or actor, or an unknown operation
+    members.pipeInput("g2", MembershipChange.newBuilder().setGroupId("g1").setUserId("bob").setOp(MembershipOp.JOIN)
+        .setAt(T0).setActorId("alice").build());
+    change("alice", "g1", "bad user", MembershipOp.JOIN);
+    change("bad actor", "g1", "bob", MembershipOp.JOIN);
+    change("alice", "g1", "bob", MembershipOp.UNKNOWN);
+
+    // Then each is in im.rejected with the reason, and g1 is still {alice}
+    List<String> reasons = new java.util.ArrayList<>();
+    while (!rejected.isEmpty()) {
+      reasons.add(header(rejected.readRecord(), "__streams.errors.message"));
+    }
+    assertThat(reasons).containsExactly(
+        "membership change for group g1 is keyed 'g2': it must be keyed by its groupId to be co-partitioned with the"
+            + " group's messages",
+        "invalid groupId or userId in membership change: g1/bad user",
+        "invalid actorId in membership change: bad actor",
+        "unknown membership operation UNKNOWN (written by a newer producer?)");
+    assertThat(inbox.isEmpty()).isTrue();
+    assertThat(groupMessageRecipients("alice", "g1")).containsExactly("alice");
+  }
+
   // --- helpers -------------------------------------------------------------------------------------------------
 
   private MembershipChange change(String actor, String group, String user, MembershipOp op) {
