@@ -257,6 +257,30 @@ class FanoutTopologyTest {
   }
 
   @Test
+  void aRecallReachesAMemberWhoLeftAndWasNotAddedBackButNotOneWhoLeftBeforeTheMessage() {
+    // Given g1 = {alice, bob, dave}; dave leaves before alice's message, bob after it (and is not added back)
+    join("g1", "alice");
+    join("g1", "bob");
+    join("g1", "dave");
+    leave("g1", "dave");
+    ChatMessage original = group("alice", "g1", "oops");
+    send(original);
+    leave("g1", "bob");
+    inbox.readKeyValuesToList();
+
+    // When alice recalls it
+    send(ChatMessage.newBuilder(group("alice", "g1", null)).setType(MessageType.RECALL)
+        .setRefMessageId(original.getMessageId()).build());
+
+    // Then bob, whose inbox still holds the original, gets the RECALL although he is no longer a member; dave, who
+    // never got it, does not
+    List<KeyValue<String, InboxEntry>> out = inbox.readKeyValuesToList();
+    assertThat(out).extracting(kv -> kv.key + ":" + kv.value.getType() + ":" + kv.value.getRefMessageId())
+        .containsExactlyInAnyOrder("alice:RECALL:" + original.getMessageId(), "bob:RECALL:" + original.getMessageId());
+    assertThat(inbox.isEmpty()).isTrue();
+  }
+
+  @Test
   void recallByAnotherUserIsRejectedAndOnlyTellsTheRecaller() {
     ChatMessage original = direct("alice", "bob", "hi");
     send(original);
