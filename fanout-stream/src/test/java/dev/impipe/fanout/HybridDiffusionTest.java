@@ -165,6 +165,8 @@ class HybridDiffusionTest {
     // (members read it from there)
     assertThat(drain()).extracting(kv -> kv.key + ":" + kv.value.getType() + ":" + kv.value.getRefMessageId())
         .containsExactly("b:REJECTED:" + m1, "#g:RECALL:" + m1);
+    // which saved a write per other member, as m1 did
+    assertThat(metrics.writesSaved().count()).isEqualTo(2.0 + 2.0);
   }
 
   @Test

@@ -55,7 +55,7 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
    * or 0 when the sent store did not say (a value from before the mode was kept).
    */
   private char recalledMode;
-  /** Set by {@link #groupMode}: the record goes to the group's timeline (read diffusion). */
+  /** Set by {@link #groupMode}: the MESSAGE goes to the group's timeline (read diffusion). */
   private boolean toTimeline;
   /** Sent-store mode: the message was copied into each recipient's inbox. */
   private static final char WRITE_DIFFUSED = 'W';
@@ -241,7 +241,7 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     }
     groups.put(m.getGroupId(), group.afterMessage(large, seq).encode());
     if (m.getType() == dev.impipe.avro.MessageType.RECALL) {
-      return recallTargets(m.getGroupId(), large, recipients);
+      return recallTargets(m.getGroupId(), group, large, recipients);
     }
     if (!large || m.getType() == dev.impipe.avro.MessageType.READ) {
       return recipients.get();
@@ -266,11 +266,12 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
    *   <li>not recorded (sent before the mode was kept): as the group's mode is now, as it always was.
    * </ul>
    */
-  private List<String> recallTargets(String groupId, boolean large, Supplier<List<String>> recipients) {
+  private List<String> recallTargets(String groupId, GroupState group, boolean large,
+      Supplier<List<String>> recipients) {
     String timeline = Ids.groupTimeline(groupId);
     boolean timelineCopy = recalledMode == TIMELINE || recalledMode == 0 && large;
     if (timelineCopy && large) {
-      toTimeline = true;
+      metrics.writesSaved().increment(Math.max(0, group.members() - 1));
       return List.of(timeline);
     }
     if (!timelineCopy) {
