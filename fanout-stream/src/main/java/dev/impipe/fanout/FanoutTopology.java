@@ -42,8 +42,9 @@ public final class FanoutTopology {
    */
   public static final String DEDUPE_STORE = "fanout-dedupe";
   /**
-   * {@code messageId -> senderId \0 conversationId \0 clock \0 seq \0 sentAt \0 clientMsgId}, windowed by the
-   * recall window (values from before the history topic end after the clock).
+   * {@code messageId -> senderId \0 conversationId \0 clock[mode] \0 seq \0 sentAt \0 clientMsgId}, windowed by the
+   * recall window (values from before the history topic end after the clock). {@code mode} is where the copies went:
+   * {@code W} the recipients' inboxes, {@code T} a large group's timeline; absent in values from before it was kept.
    */
   public static final String SENT_STORE = "fanout-sent";
   /**
@@ -53,7 +54,8 @@ public final class FanoutTopology {
   public static final String CLOCK_STORE = "fanout-clock";
   /**
    * Past memberships, {@code [u16 len][groupId][userId] -> [joined clock][left clock]}, windowed by the leave's record
-   * time and kept for the recall window: a recall reaches a member who left and rejoined after the message.
+   * time and kept for the recall window: a recall reaches whoever got the message, also after leaving (read as one
+   * key range of the group).
    */
   public static final String PAST_MEMBERS_STORE = "fanout-past-members";
   /** {@code groupId -> GroupState} (member count, read-diffusion mode, last conversation seq). */

@@ -257,6 +257,33 @@ class FanoutTopologyTest {
   }
 
   @Test
+  void aRecallReachesAMemberWhoLeftAndWasNotAddedBackButNotOneWhoLeftBeforeTheMessage() {
+    // Given g1 = {alice, bob, dave}; dave leaves before alice's message, bob after it (and is not added back)
+    join("g1", "alice");
+    join("g1", "bob");
+    join("g1", "dave");
+    join("g2", "erin");
+    leave("g1", "dave");
+    ChatMessage original = group("alice", "g1", "oops");
+    send(original);
+    leave("g1", "bob");
+    // and erin, a member of g2 (whose keys sort right after g1's) while it was sent, leaves g2
+    leave("g2", "erin");
+    inbox.readKeyValuesToList();
+
+    // When alice recalls it
+    send(ChatMessage.newBuilder(group("alice", "g1", null)).setType(MessageType.RECALL)
+        .setRefMessageId(original.getMessageId()).build());
+
+    // Then bob, whose inbox still holds the original, gets the RECALL although he is no longer a member; dave, who
+    // never got it, does not, nor does erin, who left another group
+    List<KeyValue<String, InboxEntry>> out = inbox.readKeyValuesToList();
+    assertThat(out).extracting(kv -> kv.key + ":" + kv.value.getType() + ":" + kv.value.getRefMessageId())
+        .containsExactlyInAnyOrder("alice:RECALL:" + original.getMessageId(), "bob:RECALL:" + original.getMessageId());
+    assertThat(inbox.isEmpty()).isTrue();
+  }
+
+  @Test
   void recallByAnotherUserIsRejectedAndOnlyTellsTheRecaller() {
     ChatMessage original = direct("alice", "bob", "hi");
     send(original);

@@ -25,6 +25,8 @@ import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.state.WindowStore;
+import org.apache.kafka.streams.state.WindowStoreIterator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -163,6 +165,87 @@ class HybridDiffusionTest {
     // (members read it from there)
     assertThat(drain()).extracting(kv -> kv.key + ":" + kv.value.getType() + ":" + kv.value.getRefMessageId())
         .containsExactly("b:REJECTED:" + m1, "#g:RECALL:" + m1);
+    // which saved a write per other member, as m1 did
+    assertThat(metrics.writesSaved().count()).isEqualTo(2.0 + 2.0);
+  }
+
+  @Test
+  void aRecallAfterTheSwitchToReadDiffusionReachesTheInboxCopiesOfAMessageSentBeforeIt() {
+    // Given a small group {a, b} (write diffusion) and a message from a: a copy in a's and b's inbox
+    join("a");
+    join("b");
+    String m1 = send("a");
+    // and c joins, the next message switches the group to read diffusion (m2 goes to #g only)
+    join("c");
+    send("b");
+    drain();
+
+    // When a recalls m1, sent before the switch
+    messages.pipeInput("g", base("a").setType(MessageType.RECALL).setBody(null).setRefMessageId(m1).build());
+
+    // Then the RECALL goes where m1 went: to the inboxes holding its copies (a and b), not to c, who never got it,
+    // and not to #g, which has no copy of it (the timeline's RECALL would show the recall a second time to a and b)
+    assertThat(drain()).extracting(kv -> kv.key + ":" + kv.value.getType() + ":" + kv.value.getRefMessageId())
+        .containsExactlyInAnyOrder("a:RECALL:" + m1, "b:RECALL:" + m1);
+  }
+
+  @Test
+  void aRecallAfterTheSwitchBackToWriteDiffusionRemovesTheTimelineCopyAndTellsEveryoneWhoGotIt() {
+    // Given a large group {a, b, c} (threshold 2): m1 goes to #g only
+    join("a");
+    join("b");
+    join("c");
+    String m1 = send("a");
+    // and c leaves (2 members, below 90% of 3): the next message switches the group back to write diffusion
+    leave("c");
+    send("b");
+    drain();
+
+    // When a recalls m1
+    messages.pipeInput("g", base("a").setType(MessageType.RECALL).setBody(null).setRefMessageId(m1).build());
+
+    // Then #g gets it (its copy loses the body; at a seq outside every read interval, so no sync shows it) and so
+    // does everyone who read m1 there, c included, in their inbox, as for any message of a small group
+    assertThat(drain()).extracting(kv -> kv.key + ":" + kv.value.getType() + ":" + kv.value.getRefMessageId())
+        .containsExactlyInAnyOrder("a:RECALL:" + m1, "b:RECALL:" + m1, "c:RECALL:" + m1, "#g:RECALL:" + m1);
+  }
+
+  @Test
+  void aRecallOfAMessageSentBeforeTheModeWasRecordedGoesWhereTheGroupsModeSaysNow() {
+    // Given a small group {a, b} and m1, whose sent-store value has no mode (written before it was kept)
+    join("a");
+    join("b");
+    String m1 = send("a");
+    forgetMode(m1);
+    drain();
+
+    // When a recalls it while the group is small, then every member who got it is told
+    messages.pipeInput("g", base("a").setType(MessageType.RECALL).setBody(null).setRefMessageId(m1).build());
+    assertThat(drain()).extracting(kv -> kv.key + ":" + kv.value.getType())
+        .containsExactlyInAnyOrder("a:RECALL", "b:RECALL");
+
+    // Given the group large (c joins, m3 switches it) and m3 also without a mode
+    join("c");
+    String m3 = send("c");
+    forgetMode(m3);
+    drain();
+
+    // When c recalls it, then it goes to the timeline only, as it did before the mode was kept
+    messages.pipeInput("g", base("c").setType(MessageType.RECALL).setBody(null).setRefMessageId(m3).build());
+    assertThat(drain()).extracting(kv -> kv.key + ":" + kv.value.getType()).containsExactly("#g:RECALL");
+  }
+
+  /** Rewrites {@code messageId}'s sent-store value as it was before the diffusion mode was kept. */
+  private void forgetMode(String messageId) {
+    WindowStore<String, String> sent = driver.getWindowStore(FanoutTopology.SENT_STORE);
+    KeyValue<Long, String> stored;
+    try (WindowStoreIterator<String> it = sent.fetch(messageId, 0L, Long.MAX_VALUE)) {
+      stored = it.next();
+    }
+    String[] parts = stored.value.split("\u0000", 6);
+    assertThat(parts[2]).matches("[0-9]+[WT]");
+    parts[2] = parts[2].substring(0, parts[2].length() - 1);
+    sent.put(messageId, String.join("\u0000", parts), stored.key);
   }
 
   /**

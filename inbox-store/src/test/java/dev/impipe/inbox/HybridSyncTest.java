@@ -217,6 +217,38 @@ class HybridSyncTest {
   }
 
   @Test
+  void aMessageSentBeforeTheSwitchToReadDiffusionAndRecalledAfterItIsSyncedWithoutBodyAndTheRecallOnce() {
+    startStore(InboxStoreConfig.defaults());
+    Fanout fanout = new Fanout();
+    // Given a small group {a, b}: m1 is copied into a's and b's inboxes
+    fanout.join("a");
+    fanout.join("b");
+    fanout.send("a");
+    // and c joins, m2 switches the group to read diffusion
+    fanout.join("c");
+    fanout.send("b");
+
+    // When a recalls m1
+    String recall = fanout.recall("a", "m1");
+
+    // Then a's and b's syncs serve m1 without its body, marked recalled, and show the recall once
+    for (String user : List.of("a", "b")) {
+      MergedSync.SyncPage page = new Device(user, "phone", 100).syncPage();
+      assertThat(page.hasMore()).isFalse();
+      assertThat(page.entries()).filteredOn(e -> "m1".equals(e.value().getMessageId())).singleElement()
+          .satisfies(e -> {
+            assertThat(e.value().getBody()).as(user).isNull();
+            assertThat(e.value().getRecalledBy()).as(user).isEqualTo(recall);
+          });
+      assertThat(page.entries()).as(user).filteredOn(e -> e.value().getType() == InboxEntryType.RECALL)
+          .extracting(e -> e.value().getRefMessageId()).containsExactly("m1");
+    }
+    // And c, who joined after m1, sees neither m1 nor its recall
+    assertThat(new Device("c", "phone", 100).syncPage().entries())
+        .noneMatch(e -> "m1".equals(e.value().getMessageId()) || "m1".equals(e.value().getRefMessageId()));
+  }
+
+  @Test
   void aGroupTimelineIsReadFromTheIntervalStartWhenTheDeviceHasNoPositionYet() {
     startStore(InboxStoreConfig.defaults());
     Fanout fanout = new Fanout();
@@ -330,6 +362,17 @@ class HybridSyncTest {
           .build());
       members.forEach(u -> expected.computeIfAbsent(u, k -> new ArrayList<>()).add(id));
       flush();
+    }
+
+    /** {@code from} recalls {@code messageId}; returns the recall's id. */
+    String recall(String from, String messageId) {
+      String id = "m" + ++n;
+      messages.pipeInput("g", ChatMessage.newBuilder().setMessageId(id).setClientMsgId("c" + n)
+          .setConversationId("g").setConversationType(ConversationType.GROUP).setGroupId("g")
+          .setType(MessageType.RECALL).setSenderId(from).setRefMessageId(messageId).setSentAt(sentAt(n))
+          .build());
+      flush();
+      return id;
     }
 
     void direct(String from, String to) {

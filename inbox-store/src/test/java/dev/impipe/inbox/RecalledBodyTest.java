@@ -20,8 +20,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * DESIGN "Guarantees": a recalled message's body is no longer served by any later sync. The recipients' stored
- * MESSAGE entry (or the large group's timeline entry) loses its body and is marked recalled; a member who left and
- * was added back after the message, whose inbox still holds it, is covered too.
+ * MESSAGE entry (or the large group's timeline entry) loses its body and is marked recalled; a member who left
+ * after the message, added back or not, whose inbox still holds it, is covered too.
  */
 class RecalledBodyTest {
 
@@ -52,6 +52,28 @@ class RecalledBodyTest {
         Map<String, Object> json = JsonViews.inboxEntry(original.seq(), original.value());
         assertThat(json).containsEntry("body", null).containsEntry("recalled", true);
       }
+    }
+  }
+
+  @Test
+  void aRecalledMessageLosesItsBodyInTheInboxOfAMemberWhoLeftAndWasNotAddedBack() {
+    try (FanoutThenStore pipeline = new FanoutThenStore(stateDir, FanoutConfig.defaults().withLargeGroupThreshold(0),
+        InboxStoreConfig.defaults())) {
+      // Given g1 = {alice, bob}, alice's message, then bob leaves for good
+      pipeline.change("alice", "g1", "alice", MembershipOp.JOIN);
+      pipeline.change("alice", "g1", "bob", MembershipOp.JOIN);
+      ChatMessage secret = message("alice", "g1", "c-1", "the secret");
+      pipeline.publish(secret);
+      pipeline.change("bob", "g1", "bob", MembershipOp.LEAVE);
+
+      // When alice recalls it
+      ChatMessage withdraw = recall("alice", "g1", "c-2", secret.getMessageId());
+      pipeline.publish(withdraw);
+
+      // Then bob's inbox, which he still syncs, no longer serves the body
+      Page.Entry<InboxEntry> original = messageEntry(pipeline, "bob", secret.getMessageId());
+      assertThat(original.value().getBody()).isNull();
+      assertThat(original.value().getRecalledBy()).isEqualTo(withdraw.getMessageId());
     }
   }
 

@@ -25,6 +25,17 @@ public final class MemberKeys {
     return Bytes.wrap(ByteBuffer.allocate(2 + group.length).putShort((short) group.length).put(group).array());
   }
 
+  /**
+   * The last key of {@code groupId}'s range, inclusive: its prefix followed by 0xFF, a byte no UTF-8 user id holds,
+   * so {@code [groupPrefix, groupEnd]} is exactly the group's keys (for stores that take a key range, not a prefix).
+   */
+  public static Bytes groupEnd(String groupId) {
+    byte[] prefix = groupPrefix(groupId).get();
+    byte[] end = java.util.Arrays.copyOf(prefix, prefix.length + 1);
+    end[prefix.length] = (byte) 0xFF;
+    return Bytes.wrap(end);
+  }
+
   public static String userId(Bytes key) {
     byte[] raw = key.get();
     int groupLength = Short.toUnsignedInt(ByteBuffer.wrap(raw, 0, 2).getShort());

@@ -24,6 +24,7 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.kstream.Windowed;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -49,6 +50,17 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
   private ProcessorContext<String, SpecificRecord> context;
   /** Set by an accepted RECALL check: the history record that replaces the original (its body removed). */
   private KeyValue<String, ChatMessage> recallOverwrite;
+  /**
+   * Set by an accepted RECALL check: where the original's copies went ({@link #WRITE_DIFFUSED}, {@link #TIMELINE}),
+   * or 0 when the sent store did not say (a value from before the mode was kept).
+   */
+  private char recalledMode;
+  /** Set by {@link #groupMode}: the MESSAGE goes to the group's timeline (read diffusion). */
+  private boolean toTimeline;
+  /** Sent-store mode: the message was copied into each recipient's inbox. */
+  private static final char WRITE_DIFFUSED = 'W';
+  /** Sent-store mode: the message went once to a large group's timeline. */
+  private static final char TIMELINE = 'T';
   private KeyValueStore<Bytes, byte[]> members;
   private WindowStore<String, String> dedupe;
   private WindowStore<String, String> sent;
@@ -78,6 +90,8 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
   public void process(Record<String, ChatMessage> record) {
     long seq = context.recordMetadata().map(RecordMetadata::offset).orElse(-1L);
     recallOverwrite = null;
+    recalledMode = 0;
+    toTimeline = false;
     if (record.value() != null && isMembership(record.value().getType())) {
       // A control record: not a message, so history shows nothing at its seq, and a join takes effect after it.
       clock.unaccepted(seq);
@@ -175,10 +189,6 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     }
     // All checks passed: from here on, state changes and output.
     dedupe.put(dedupeKey, m.getMessageId(), timestamp);
-    if (m.getType() == dev.impipe.avro.MessageType.MESSAGE) {
-      sent.put(m.getMessageId(), m.getSenderId() + SEP + m.getConversationId() + SEP + clock.tick() + SEP + seq
-          + SEP + m.getSentAt().toEpochMilli() + SEP + m.getClientMsgId(), timestamp);
-    }
     InboxEntryType type = switch (m.getType()) {
       case MESSAGE -> InboxEntryType.MESSAGE;
       case READ -> InboxEntryType.READ;
@@ -187,6 +197,12 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     };
     List<String> users = m.getConversationType() == ConversationType.GROUP
         ? groupMode(record, m, seq, recipients) : recipients.get();
+    if (m.getType() == dev.impipe.avro.MessageType.MESSAGE) {
+      // Where the copies went decides where a recall of it must go (see recallTargets).
+      sent.put(m.getMessageId(), m.getSenderId() + SEP + m.getConversationId() + SEP + clock.tick()
+          + (toTimeline ? TIMELINE : WRITE_DIFFUSED) + SEP + seq + SEP + m.getSentAt().toEpochMilli() + SEP
+          + m.getClientMsgId(), timestamp);
+    }
     for (String user : users) {
       context.forward(record.withKey(user).withValue(entry(m, user, type, seq)), FanoutTopology.INBOX_SINK);
     }
@@ -224,11 +240,46 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
       metrics.inboxEntriesWritten(members.size());
     }
     groups.put(m.getGroupId(), group.afterMessage(large, seq).encode());
+    if (m.getType() == dev.impipe.avro.MessageType.RECALL) {
+      return recallTargets(m.getGroupId(), group, large, recipients);
+    }
     if (!large || m.getType() == dev.impipe.avro.MessageType.READ) {
       return recipients.get();
     }
+    toTimeline = true;
     metrics.writesSaved().increment(Math.max(0, group.members() - 1));
     return List.of(Ids.groupTimeline(m.getGroupId()));
+  }
+
+  /**
+   * A group RECALL goes where the original's copies are, whatever the group's mode is now: the store rewrites the
+   * copy held under the RECALL's key (inbox-store's recall index), and the merged sync shows a timeline entry only
+   * inside the user's read intervals but every inbox entry. So:
+   * <ul>
+   *   <li>copies in the recipients' inboxes (sent while the group was small): a RECALL to each of them, and none to
+   *       the timeline, even when the group is large now. The timeline holds no copy, and its RECALL would be shown
+   *       a second time to every member reading the timeline, and to members who never got the message;
+   *   <li>one copy in the timeline, group still large: the timeline only; its members read it there;
+   *   <li>one copy in the timeline, group small again: the timeline (to remove the copy; the sync does not show
+   *       this entry, its seq is outside every read interval) and a RECALL to each recipient, who is told in the
+   *       inbox as for any message of a small group;
+   *   <li>not recorded (sent before the mode was kept): as the group's mode is now, as it always was.
+   * </ul>
+   */
+  private List<String> recallTargets(String groupId, GroupState group, boolean large,
+      Supplier<List<String>> recipients) {
+    String timeline = Ids.groupTimeline(groupId);
+    boolean timelineCopy = recalledMode == TIMELINE || recalledMode == 0 && large;
+    if (timelineCopy && large) {
+      metrics.writesSaved().increment(Math.max(0, group.members() - 1));
+      return List.of(timeline);
+    }
+    if (!timelineCopy) {
+      return recipients.get();
+    }
+    List<String> users = new ArrayList<>(recipients.get());
+    users.add(timeline);
+    return users;
   }
 
   private static InboxEntry entry(ChatMessage m, String user, InboxEntryType type, long seq) {
@@ -342,9 +393,12 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
       List<String> users = distinct(m.getRecipientId(), m.getSenderId());
       return () -> users;
     }
-    // Everyone who received the original and is still a member (a member who left receives nothing later), also
-    // when they left and came back since: their inbox still holds the original.
-    long sentAtClock = Long.parseLong(parts[2]);
+    // Everyone who received the original: their inbox holds it, also when they left since (added back or not).
+    String clockAndMode = parts[2];
+    char last = clockAndMode.charAt(clockAndMode.length() - 1);
+    boolean hasMode = last == WRITE_DIFFUSED || last == TIMELINE;
+    recalledMode = hasMode ? last : 0;
+    long sentAtClock = Long.parseLong(hasMode ? clockAndMode.substring(0, clockAndMode.length() - 1) : clockAndMode);
     return () -> recallRecipients(m.getGroupId(), sentAtClock, from);
   }
 
@@ -371,32 +425,23 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
   }
 
   /**
-   * Current members who received the message sent at clock {@code sentAtClock}: joined before it, or joined since
-   * but were members then (a past membership, remembered from {@code from}, the start of the recall window).
+   * Everyone who was a member when the message was sent at clock {@code sentAtClock}, in or out of the group now:
+   * the current members who joined before it, and every past membership covering it (left since, added back or
+   * not). Past memberships are one key range of the group, read from {@code from} (the start of the recall window):
+   * the cost is the group's leaves within the recall window, not its whole history.
    */
   private List<String> recallRecipients(String groupId, long sentAtClock, long from) {
-    List<String> users = new ArrayList<>();
-    try (KeyValueIterator<Bytes, byte[]> it =
-        members.prefixScan(MemberKeys.groupPrefix(groupId), Serdes.Bytes().serializer())) {
+    Set<String> users = new LinkedHashSet<>(groupMembers(groupId, sentAtClock));
+    try (KeyValueIterator<Windowed<Bytes>, byte[]> it = pastMembers.fetch(MemberKeys.groupPrefix(groupId),
+        MemberKeys.groupEnd(groupId), from, Long.MAX_VALUE)) {
       while (it.hasNext()) {
-        KeyValue<Bytes, byte[]> member = it.next();
-        if (MemberKeys.joinedAt(member.value) < sentAtClock || wasMemberAt(member.key, sentAtClock, from)) {
-          users.add(MemberKeys.userId(member.key));
+        KeyValue<Windowed<Bytes>, byte[]> period = it.next();
+        if (MemberKeys.covers(period.value, sentAtClock)) {
+          users.add(MemberKeys.userId(period.key.key()));
         }
       }
     }
-    return users;
-  }
-
-  private boolean wasMemberAt(Bytes member, long clockAt, long from) {
-    try (WindowStoreIterator<byte[]> it = pastMembers.fetch(member, from, Long.MAX_VALUE)) {
-      while (it.hasNext()) {
-        if (MemberKeys.covers(it.next().value, clockAt)) {
-          return true;
-        }
-      }
-    }
-    return false;
+    return List.copyOf(users);
   }
 
   private List<String> groupMembers(String groupId, long joinedBefore) {
