@@ -44,14 +44,10 @@ public final class CursorMaterialiser implements Processor<String, DeviceCursor,
   private Bytes scanFrom;
   private long scanDone = Long.MIN_VALUE;
 
-  /** Cursors kept forever (no commit times, no sweep). */
-  public CursorMaterialiser(String cursorStore) {
-    this(cursorStore, null, Long.MAX_VALUE, 1, null);
-  }
-
   /**
    * @param commitTimeStore key as the cursor store, value the time of the last commit
-   * @param retentionMs a cursor not committed for this long is removed; {@code Long.MAX_VALUE} keeps them
+   * @param retentionMs a cursor not committed for this long is removed; {@code Long.MAX_VALUE} keeps them (and
+   *     records no commit times)
    * @param sweepIntervalMs how often the sweep runs (wall-clock time)
    * @param budget the thread's punctuation budget, shared with the other sweeps of the app
    */
@@ -65,7 +61,7 @@ public final class CursorMaterialiser implements Processor<String, DeviceCursor,
   }
 
   private boolean expires() {
-    return commitTimeStore != null && retentionMs != Long.MAX_VALUE;
+    return retentionMs != Long.MAX_VALUE;
   }
 
   @Override

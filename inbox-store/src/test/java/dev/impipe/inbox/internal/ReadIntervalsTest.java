@@ -60,7 +60,7 @@ class ReadIntervalsTest {
     List<long[]> parsed = ReadIntervals.parseRanges(all.ranges());
     assertThat(parsed).containsExactly(new long[] {5, 9}, new long[] {12, OPEN});
     assertThat(ReadIntervals.parseRanges("")).isEmpty();
-    for (String bad : List.of("5", "-5", "9-5", "5-9,7-12", "a-b", "5-9,,")) {
+    for (String bad : List.of("5", "-5", "9-5", "5-5", "5-9,7-12", "a-b", "5-9,,")) {
       assertThatThrownBy(() -> ReadIntervals.parseRanges(bad)).isInstanceOf(IllegalArgumentException.class);
     }
   }
