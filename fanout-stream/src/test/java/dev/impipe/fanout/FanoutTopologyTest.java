@@ -1,6 +1,7 @@
 package dev.impipe.fanout;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 import static org.assertj.core.api.Assertions.catchRuntimeException;
 
 import dev.impipe.avro.ChatMessage;
@@ -30,6 +31,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.StreamsConfig;
@@ -80,8 +82,8 @@ class FanoutTopologyTest {
         topics.inbox().valueSerde().deserializer());
     rejected = driver.createOutputTopic(topics.names().rejected(), new ByteArrayDeserializer(),
         new ByteArrayDeserializer());
-    history = driver.createOutputTopic(topics.history().name(), new org.apache.kafka.common.serialization
-        .StringDeserializer(), topics.history().valueSerde().deserializer());
+    history = driver.createOutputTopic(topics.history().name(), new StringDeserializer(),
+        topics.history().valueSerde().deserializer());
   }
 
   @AfterEach
@@ -504,10 +506,10 @@ class FanoutTopologyTest {
     // Then history has the two accepted messages at their seqs, and nothing (a tombstone) at the others: a minSeq
     // read of history waits for the log's position, so every seq must leave a record
     assertThat(history.readKeyValuesToList()).extracting(kv -> kv.key, kv -> kv.value).containsExactly(
-        org.assertj.core.groups.Tuple.tuple(HistoryKey.of("g1", 0), first),
-        org.assertj.core.groups.Tuple.tuple(HistoryKey.of("g1", 1), null),
-        org.assertj.core.groups.Tuple.tuple(HistoryKey.of("g1", 2), null),
-        org.assertj.core.groups.Tuple.tuple(HistoryKey.of("g1", 3), last));
+        tuple(HistoryKey.of("g1", 0), first),
+        tuple(HistoryKey.of("g1", 1), null),
+        tuple(HistoryKey.of("g1", 2), null),
+        tuple(HistoryKey.of("g1", 3), last));
     // And the counters say what happened: 2 fanned out, 1 duplicate, 1 rejected, and as many inbox entries as were
     // written (2 joins, 2 x 2 copies, mallory's REJECTED)
     entries += inbox.readKeyValuesToList().size();

@@ -9,14 +9,17 @@ import dev.impipe.avro.InboxEntryType;
 import dev.impipe.avro.MembershipChange;
 import dev.impipe.avro.MembershipOp;
 import dev.impipe.avro.MessageType;
+import dev.impipe.fanout.internal.GroupState;
 import dev.impipe.runtime.app.StreamsDefaults;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -26,6 +29,7 @@ import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -150,12 +154,11 @@ class GroupAdminRulesTest {
     change("alice", "g1", "bob", MembershipOp.JOIN);
     change("alice", "g1", "carol", MembershipOp.JOIN);
     inbox.readKeyValuesToList();
-    org.apache.kafka.streams.state.KeyValueStore<String, byte[]> groups =
-        driver.getKeyValueStore(FanoutTopology.GROUPS_STORE);
-    dev.impipe.fanout.internal.GroupState now = dev.impipe.fanout.internal.GroupState.decode(groups.get("g1"));
-    groups.put("g1", java.nio.ByteBuffer.allocate(17).putLong(now.members()).put((byte) 0).putLong(now.lastSeq())
+    KeyValueStore<String, byte[]> groups = driver.getKeyValueStore(FanoutTopology.GROUPS_STORE);
+    GroupState now = GroupState.decode(groups.get("g1"));
+    groups.put("g1", ByteBuffer.allocate(17).putLong(now.members()).put((byte) 0).putLong(now.lastSeq())
         .array());
-    assertThat(dev.impipe.fanout.internal.GroupState.decode(groups.get("g1")).admin()).isNull();
+    assertThat(GroupState.decode(groups.get("g1")).admin()).isNull();
 
     // When bob tries to remove carol, then alice (the earliest member) does
     change("bob", "g1", "carol", MembershipOp.LEAVE);
@@ -163,7 +166,7 @@ class GroupAdminRulesTest {
 
     // Then bob is refused and alice is obeyed, and from then on the admin is stored
     assertThat(entries()).containsExactly("bob:REJECTED", "carol:CONVERSATION_LEFT");
-    assertThat(dev.impipe.fanout.internal.GroupState.decode(groups.get("g1")).admin()).isEqualTo("alice");
+    assertThat(GroupState.decode(groups.get("g1")).admin()).isEqualTo("alice");
   }
 
   @Test
@@ -291,7 +294,7 @@ class GroupAdminRulesTest {
     change("alice", "g1", "bob", MembershipOp.UNKNOWN);
 
     // Then each is in im.rejected with the reason, and g1 is still {alice}
-    List<String> reasons = new java.util.ArrayList<>();
+    List<String> reasons = new ArrayList<>();
     while (!rejected.isEmpty()) {
       reasons.add(header(rejected.readRecord(), "__streams.errors.message"));
     }

@@ -33,10 +33,7 @@ class RecalledBodyTest {
     try (FanoutThenStore pipeline = new FanoutThenStore(stateDir, FanoutConfig.defaults().withLargeGroupThreshold(0),
         InboxStoreConfig.defaults())) {
       // Given g1 = {alice, bob}, alice's message, then bob leaves and is added back
-      pipeline.change("alice", "g1", "alice", MembershipOp.JOIN);
-      pipeline.change("alice", "g1", "bob", MembershipOp.JOIN);
-      ChatMessage secret = message("alice", "g1", "c-1", "the secret");
-      pipeline.publish(secret);
+      ChatMessage secret = aliceAndBobInG1AndAlicesSecret(pipeline);
       pipeline.change("bob", "g1", "bob", MembershipOp.LEAVE);
       pipeline.change("alice", "g1", "bob", MembershipOp.JOIN);
 
@@ -60,10 +57,7 @@ class RecalledBodyTest {
     try (FanoutThenStore pipeline = new FanoutThenStore(stateDir, FanoutConfig.defaults().withLargeGroupThreshold(0),
         InboxStoreConfig.defaults())) {
       // Given g1 = {alice, bob}, alice's message, then bob leaves for good
-      pipeline.change("alice", "g1", "alice", MembershipOp.JOIN);
-      pipeline.change("alice", "g1", "bob", MembershipOp.JOIN);
-      ChatMessage secret = message("alice", "g1", "c-1", "the secret");
-      pipeline.publish(secret);
+      ChatMessage secret = aliceAndBobInG1AndAlicesSecret(pipeline);
       pipeline.change("bob", "g1", "bob", MembershipOp.LEAVE);
 
       // When alice recalls it
@@ -96,6 +90,15 @@ class RecalledBodyTest {
       assertThat(messageEntry(pipeline, "#g1", secret.getMessageId()).value().getBody()).isNull();
       assertThat(messageEntry(pipeline, "#g1", kept.getMessageId()).value().getBody()).isEqualTo("stays");
     }
+  }
+
+  /** g1 = {alice (admin), bob} in write diffusion, and alice's message "the secret" (clientMsgId c-1) to it. */
+  private static ChatMessage aliceAndBobInG1AndAlicesSecret(FanoutThenStore pipeline) {
+    pipeline.change("alice", "g1", "alice", MembershipOp.JOIN);
+    pipeline.change("alice", "g1", "bob", MembershipOp.JOIN);
+    ChatMessage secret = message("alice", "g1", "c-1", "the secret");
+    pipeline.publish(secret);
+    return secret;
   }
 
   private static Page.Entry<InboxEntry> messageEntry(FanoutThenStore pipeline, String owner, String messageId) {

@@ -109,8 +109,8 @@ public final class InteractiveQueryView<V> implements StoreView<V> {
   private ReadOnlyKeyValueStore<Bytes, V> local() {
     if (local == null) {
       try {
-        local = streams.store(StoreQueryParameters.fromNameAndType(store, QueryableStoreTypes.<Bytes, V>keyValueStore())
-            .withPartition(partition));
+        local = streams.store(StoreQueryParameters
+            .fromNameAndType(store, QueryableStoreTypes.<Bytes, V>keyValueStore()).withPartition(partition));
       } catch (StreamsException | IllegalStateException e) {
         throw notOwner(e);
       }
@@ -146,7 +146,7 @@ public final class InteractiveQueryView<V> implements StoreView<V> {
 
   /** The store's position, asked of the active task of a running thread here; NOT_OWNER when there is none. */
   private Position position() {
-    StateQueryRequest<Void> request = StateQueryRequest.inStore(store).withQuery((Query<Void>) PositionProbe.INSTANCE)
+    StateQueryRequest<Void> request = StateQueryRequest.inStore(store).withQuery(PositionProbe.INSTANCE)
         .withPartitions(Set.of(partition)).requireActive();
     QueryResult<Void> result;
     try {
