@@ -81,6 +81,9 @@ class ClusterFaultIT {
         "IM_HTTP_PORT", Integer.toString(FreePorts.next()),
         "IM_CONVERSATION_PARTITIONS", "6", "IM_USER_PARTITIONS", "6",
         "IM_INSTANCE_JAVA_OPTS", "-Xms64m -Xmx512m", "IM_BROKER_JAVA_OPTS", "-Xms64m -Xmx384m",
+        // A killed instance's tasks move after the group's session timeout: 10 s instead of the default 45 s keeps
+        // the test short (the brokers' group.min.session.timeout.ms is 6 s); README "What a fault looks like".
+        "KAFKA_SESSION_TIMEOUT_MS", "10000",
         Endpoints.IM_LOCAL_ENDPOINTS_FILE, dir.resolve("endpoints.properties").toString()));
     cluster = LocalCluster.start(env, Optional.empty(), 3, 2, new PrintStream(clusterLog, true,
         StandardCharsets.UTF_8), false);
@@ -94,10 +97,26 @@ class ClusterFaultIT {
       checker.close();
     }
     if (cluster != null) {
+      // Nothing is checked after the last test and the data is thrown away: kill rather than stop. An orderly stop
+      // of three KRaft brokers one by one waits out the last one's controlled shutdown, which has no quorum left.
+      for (LocalCluster.Child c : cluster.instances()) {
+        killQuietly(c);
+      }
+      for (LocalCluster.Child c : cluster.brokers()) {
+        killQuietly(c);
+      }
       cluster.close();
     }
     System.out.println(clusterLog.toString(StandardCharsets.UTF_8));
     Dirs.deleteRecursively(dir);
+  }
+
+  private static void killQuietly(LocalCluster.Child c) {
+    try {
+      c.kill();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
   }
 
   @Test
@@ -153,13 +172,13 @@ class ClusterFaultIT {
       throws Exception {
     String tag = "delay" + System.nanoTime();
     LocalCluster.Child victim = brokerLeadingMostPartitionsOf("im.delayed");
-    // A burst of scheduled messages all due at one instant 45 s out, and pushes nobody ACKs whose 15 s ACK timers
+    // A burst of scheduled messages all due at one instant 30 s out, and pushes nobody ACKs whose 15 s ACK timers
     // (IM_ACK_TIMEOUT default) expire while the broker leading most im.delayed partitions is down: it dies 14 s
     // after the pushes and comes back 3 s after both the timers and the burst are due.
     int burst = Math.max(1, MESSAGES / 3);
     long t0 = System.nanoTime();
-    long dueNanos = t0 + TimeUnit.SECONDS.toNanos(45);
-    java.time.Instant dueAt = java.time.Instant.now().plusSeconds(45); // read after t0: never earlier than dueNanos
+    long dueNanos = t0 + TimeUnit.SECONDS.toNanos(30);
+    java.time.Instant dueAt = java.time.Instant.now().plusSeconds(30); // read after t0: never earlier than dueNanos
     AtomicInteger retries = new AtomicInteger();
     List<Thread> schedulers = new ArrayList<>();
     List<Throwable> failures = new CopyOnWriteArrayList<>();
