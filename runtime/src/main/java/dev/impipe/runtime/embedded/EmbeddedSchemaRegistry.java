@@ -63,9 +63,11 @@ public final class EmbeddedSchemaRegistry implements AutoCloseable {
       Map<String, String> kafkaClientProperties) {
     Path home = apicurioHome();
     Path runner;
+    String runnerMain;
     try (var files = Files.list(home)) {
       runner = files.filter(p -> p.getFileName().toString().endsWith("-runner.jar")).findFirst()
           .orElseThrow(() -> new IllegalStateException("No Apicurio *-runner.jar in " + home));
+      runnerMain = mainClass(runner);
     } catch (IOException e) {
       throw new IllegalStateException("Apicurio Registry not found in " + home + " (run ./mvnw install, or set "
           + APICURIO_HOME_ENV + ")", e);
@@ -78,7 +80,9 @@ public final class EmbeddedSchemaRegistry implements AutoCloseable {
         "-Dquarkus.management.host=127.0.0.1",
         "-Dquarkus.management.port=" + FreePorts.next(),
         "-Dquarkus.log.console.color=false",
-        "-jar", runner.toString()));
+        // Through ParentWatchMain: the registry stops when this JVM is gone, even by SIGKILL (no orphan on the port).
+        "-cp", runner + System.getProperty("path.separator") + ownCodeLocation(), ParentWatchMain.class.getName(),
+        Long.toString(ProcessHandle.current().pid()), runnerMain));
     try {
       Files.createDirectories(workDir);
       Path logFile = workDir.resolve("schema-registry.log");
@@ -118,6 +122,21 @@ public final class EmbeddedSchemaRegistry implements AutoCloseable {
       return registry;
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot start the schema registry: " + e.getMessage(), e);
+    }
+  }
+
+  private static String mainClass(Path jar) throws IOException {
+    try (java.util.jar.JarFile file = new java.util.jar.JarFile(jar.toFile())) {
+      return file.getManifest().getMainAttributes().getValue(java.util.jar.Attributes.Name.MAIN_CLASS);
+    }
+  }
+
+  /** The jar (or classes directory) ParentWatchMain is loaded from. */
+  private static String ownCodeLocation() {
+    try {
+      return Path.of(ParentWatchMain.class.getProtectionDomain().getCodeSource().getLocation().toURI()).toString();
+    } catch (java.net.URISyntaxException e) {
+      throw new IllegalStateException(e);
     }
   }
 
