@@ -58,6 +58,9 @@ import org.junit.jupiter.api.Timeout;
  *
  * <p>Modest scale by default so the build stays fast; bigger: {@code -Dim.fault.messages=2000 -Dim.fault.senders=8}
  * (messages per sender per fault).
+ *
+ * <p>It lives in {@code deploy} (running it for real), in the package of the {@code LocalCluster} it drives: a leaf
+ * module, so the build runs it beside {@code bench} instead of before it (README "Build time").
  */
 @Timeout(value = 40, unit = TimeUnit.MINUTES)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
