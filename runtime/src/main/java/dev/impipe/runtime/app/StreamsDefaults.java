@@ -51,6 +51,7 @@ public final class StreamsDefaults {
         .withEndpoints("dummy:9092", "mock://" + appName);
     Properties props = properties(config, TopicNames.withPrefix(config.topicPrefix()), appName);
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "dummy:9092");
+    props.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, SharedRocksDBMemory.ForTests.class);
     return props;
   }
 
@@ -68,13 +69,34 @@ public final class StreamsDefaults {
 
     private TestStateDirs() {}
 
+    private static final String PREFIX = "im-ttd-";
+
+    /**
+     * Deletes the roots of JVMs that are gone without running their shutdown hook (a mutation-testing minion is
+     * killed when its time is up): {@code im-ttd-<pid>-...} whose process no longer exists.
+     */
+    static void removeOrphans(Path parent) {
+      try (var dirs = Files.newDirectoryStream(parent, PREFIX + "*")) {
+        for (Path dir : dirs) {
+          String[] parts = dir.getFileName().toString().split("-");
+          if (parts.length >= 4 && parts[2].chars().allMatch(Character::isDigit) && !parts[2].isEmpty()
+              && ProcessHandle.of(Long.parseLong(parts[2])).isEmpty()) {
+            Dirs.deleteRecursively(dir);
+          }
+        }
+      } catch (IOException | RuntimeException e) {
+        // best effort: another JVM may be deleting the same orphan
+      }
+    }
+
     static synchronized Path next(String appName) {
       try {
         if (root == null) {
           Path shm = Path.of("/dev/shm");
-          root = Files.isDirectory(shm) && Files.isWritable(shm)
-              ? Files.createTempDirectory(shm, "im-ttd-")
-              : Files.createTempDirectory("im-ttd-");
+          Path parent = Files.isDirectory(shm) && Files.isWritable(shm)
+              ? shm : Path.of(System.getProperty("java.io.tmpdir"));
+          removeOrphans(parent);
+          root = Files.createTempDirectory(parent, PREFIX + ProcessHandle.current().pid() + "-");
           Path created = root;
           Runtime.getRuntime().addShutdownHook(new Thread(() -> Dirs.deleteRecursively(created), "im-ttd-cleanup"));
         }

@@ -37,4 +37,29 @@ class StreamsDefaultsTest {
     assertThat(dirs.subList(3, dirs.size())).allSatisfy(d -> assertThat(d.resolve("state")).exists());
     assertThat(dirs.stream().map(Path::getParent).distinct()).hasSize(1);
   }
+
+  @Test
+  void theStateRootsOfJvmsThatDiedWithoutCleaningUpAreRemovedAndLiveOnesKept() throws Exception {
+    // Given the root of a process that has exited (a killed mutation minion), ours, and an unrelated dir
+    Process exited = new ProcessBuilder("true").start();
+    exited.waitFor();
+    Path parent = Files.createTempDirectory("im-ttd-test");
+    Path orphan = Files.createDirectories(parent.resolve("im-ttd-" + exited.pid() + "-123").resolve("app-1"));
+    Path live = Files.createDirectories(parent.resolve("im-ttd-" + ProcessHandle.current().pid() + "-456"));
+    Path other = Files.createDirectories(parent.resolve("im-ttd-notapid"));
+
+    StreamsDefaults.TestStateDirs.removeOrphans(parent);
+
+    assertThat(orphan.getParent()).doesNotExist();
+    assertThat(live).isDirectory();
+    assertThat(other).isDirectory();
+    dev.impipe.runtime.embedded.Dirs.deleteRecursively(parent);
+  }
+
+  @Test
+  void testDriversUseTheProductionRocksDbSettingsPlusCheapOpenAndClose() {
+    assertThat(StreamsDefaults.forTests("app-z").get(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG))
+        .isEqualTo(SharedRocksDBMemory.ForTests.class);
+    assertThat(SharedRocksDBMemory.class).isAssignableFrom(SharedRocksDBMemory.ForTests.class);
+  }
 }
