@@ -14,24 +14,19 @@ import dev.impipe.fanout.FanoutTopology;
 import dev.impipe.inbox.InboxStoreComponent;
 import dev.impipe.inbox.InboxStoreTopology;
 import dev.impipe.runtime.app.PipelineRuntime;
+import java.io.BufferedReader;
 import java.io.File;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.regex.Matcher;
@@ -41,8 +36,9 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 
 /**
  * Sync reads: fan-out fills the inboxes, the inbox store materialises them, then HTTP
- * {@code GET /v1/users/U/devices/D/sync?limit=50} for random users and devices at a fixed concurrency (closed
- * loop: each worker sends its next request when the previous one is answered). Also runs {@code wrk} if installed.
+ * {@code GET /v1/users/U/devices/D/sync?limit=50} for random users and devices from {@link SyncLoad} in its own JVM:
+ * a closed loop at a fixed concurrency (the saturated rate), then an open loop at half that rate, where the target
+ * is checked. Also runs {@code wrk} if installed (a closed loop from outside Java).
  */
 public final class SyncScenario implements Scenario {
 
@@ -64,8 +60,8 @@ public final class SyncScenario implements Scenario {
     result.setup("large-group threshold (IM_LARGE_GROUP_THRESHOLD; 0 = write diffusion only)",
         Long.toString(threshold));
     result.setup("requests", "GET /v1/users/{random user}/devices/{d0|d1|d2}/sync?limit=" + limit + ", "
-        + concurrency + " concurrent closed-loop workers (java.net.http, HTTP/1.1), " + seconds + " s after a "
-        + "2 s warm-up");
+        + concurrency + " keep-alive connections in a closed loop for " + seconds + " s after a 2 s warm-up, then "
+        + seconds + " s open loop at half the closed loop's rate (load generator in its own JVM, HTTP/1.1)");
     double ceiling = Ceiling.measure(cluster, result, cluster.partitions(cluster.names().inbox()),
         FanoutScenario.inboxEntrySize(cluster), Ceiling.records(options, FanoutScenario.inboxEntrySize(cluster)));
 
@@ -102,8 +98,6 @@ public final class SyncScenario implements Scenario {
     cluster.step("inboxes filled and materialised");
 
     String base = "http://127.0.0.1:" + runtime.http().port();
-    HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-        .connectTimeout(Duration.ofSeconds(5)).build();
     // Authentication is on, as in production: every request carries its user's bearer token (minted up front,
     // verified by the server on every request).
     TokenIssuer issuer = cluster.tokens();
@@ -112,160 +106,80 @@ public final class SyncScenario implements Scenario {
       tokens[u] = "Bearer " + issuer.issue(Workload.user(u), java.time.Duration.ofHours(2));
     }
     result.note("Authentication on: every request carries an HS256 bearer token that the server verifies.");
-    runLoad(client, base, users, limit, concurrency, 2, null, null, null, log, result, tokens);
-    Histogram latency = result.latency("sync request (limit " + limit + ")", "us");
-    AtomicLong ok = new AtomicLong();
-    AtomicLong failed = new AtomicLong();
-    AtomicLong entries = new AtomicLong();
-    double elapsed = runLoad(client, base, users, limit, concurrency, seconds, latency, ok, failed, log, result,
-        entries, tokens);
-    double rps = ok.get() / elapsed;
-    result.figure("sync requests", rps, "requests/s");
-    result.figure("sync: mean entries per response", ok.get() == 0 ? 0 : (double) entries.get() / ok.get(),
-        "entries");
-    result.figure("sync: failed requests (non-200)", failed.get(), "requests", "0", failed.get() == 0);
-    result.figure("sync latency p50 (closed loop, saturated)", latency.percentile(50) / 1000.0, "ms");
-    result.figure("sync latency p99 (closed loop, saturated)", latency.percentile(99) / 1000.0, "ms");
-    result.figure("sync latency max (closed loop, saturated)", latency.max() / 1000.0, "ms");
+    int openConnections = (int) options.fixed("open-connections", 16);
+    Path dir = Files.createTempDirectory("im-bench-sync");
+    try {
+      Path tokensFile = dir.resolve("tokens.txt");
+      Files.write(tokensFile, List.of(tokens), StandardCharsets.UTF_8);
+      String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+      List<String> cmd = List.of(java, "-Xms64m", "-Xmx64m", "-XX:+UseSerialGC", "-cp",
+          System.getProperty("java.class.path"), SyncLoad.class.getName(), "127.0.0.1",
+          Integer.toString(runtime.http().port()), tokensFile.toString(), Integer.toString(limit), dir.toString(),
+          "2", Long.toString(seconds), Integer.toString(concurrency), Integer.toString(openConnections));
+      cluster.step("load generator (own JVM, " + SyncLoad.class.getSimpleName() + "): 2 s warm-up, " + seconds
+          + " s closed loop on " + concurrency + " connections, then " + seconds + " s open loop at half that "
+          + "rate on " + openConnections + " connections");
+      Path loadLog = dir.resolve("load.log");
+      Process load = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(loadLog.toFile()).start();
+      if (!load.waitFor(2 * seconds + 120, TimeUnit.SECONDS)) {
+        load.destroyForcibly();
+        throw new IllegalStateException("the sync load generator did not finish; its log: "
+            + Files.readString(loadLog));
+      }
+      Files.readAllLines(loadLog, StandardCharsets.UTF_8).stream().filter(l -> !l.isBlank())
+          .forEach(l -> result.note("load generator: " + l));
+      if (load.exitValue() != 0) {
+        throw new IllegalStateException("the sync load generator failed (exit " + load.exitValue() + ")");
+      }
+      Histogram latency = result.latency("sync request (limit " + limit + ")", "us");
+      long[] closed = readPhase(dir.resolve("closed.txt"), latency);
+      double rps = closed[0] / (closed[3] / 1e9);
+      result.figure("sync requests", rps, "requests/s");
+      result.figure("sync: mean entries per response", closed[0] == 0 ? 0 : (double) closed[2] / closed[0],
+          "entries");
+      result.figure("sync: failed requests (non-200)", closed[1], "requests", "0", closed[1] == 0);
+      result.figure("sync latency p50 (closed loop, saturated)", latency.percentile(50) / 1000.0, "ms");
+      result.figure("sync latency p99 (closed loop, saturated)", latency.percentile(99) / 1000.0, "ms");
+      result.figure("sync latency max (closed loop, saturated)", latency.max() / 1000.0, "ms");
 
-    // Saturated, a closed loop's latency is concurrency / throughput plus queueing: it measures the load generator's
-    // setting more than the server. The target is checked at half the saturated rate (as the
-    // fan-out latency target), open loop, each request timed from when it was due, not from when it went out, so a
-    // stalled server is charged for every request it delayed.
-    double halfRate = rps / 2;
-    Histogram atHalf = result.latency("sync request at half the saturated rate (open loop)", "us");
-    AtomicLong halfFailed = new AtomicLong();
-    double offered = openLoop(client, base, users, limit, halfRate, seconds, atHalf, halfFailed, tokens);
-    result.figure("sync: open-loop rate (half the saturated rate)", offered, "requests/s");
-    result.figure("sync: failed requests at half rate (non-200)", halfFailed.get(), "requests", "0",
-        halfFailed.get() == 0);
-    result.figure("sync latency p50 at half rate", atHalf.percentile(50) / 1000.0, "ms");
-    result.figure("sync latency p99 at half rate", atHalf.percentile(99) / 1000.0, "ms", "<= 10",
-        atHalf.percentile(99) <= 10_000);
-    result.figure("sync latency max at half rate", atHalf.max() / 1000.0, "ms");
+      // Saturated, a closed loop's latency is concurrency / throughput plus queueing: it measures the load
+      // generator's setting more than the server. The target is checked at half the saturated rate (as the
+      // fan-out latency target), open loop, each request timed from when it was due, not from when it went out, so a
+      // stalled server is charged for every request it delayed.
+      Histogram atHalf = result.latency("sync request at half the saturated rate (open loop)", "us");
+      long[] open = readPhase(dir.resolve("open.txt"), atHalf);
+      result.figure("sync: open-loop rate (half the saturated rate)", open[0] / (open[3] / 1e9), "requests/s");
+      result.figure("sync: failed requests at half rate (non-200)", open[1], "requests", "0", open[1] == 0);
+      result.figure("sync latency p50 at half rate", atHalf.percentile(50) / 1000.0, "ms");
+      result.figure("sync latency p99 at half rate", atHalf.percentile(99) / 1000.0, "ms", "<= 10",
+          atHalf.percentile(99) <= 10_000);
+      result.figure("sync latency max at half rate", atHalf.max() / 1000.0, "ms");
+    } finally {
+      try (var files = Files.list(dir)) {
+        for (Path f : (Iterable<Path>) files::iterator) {
+          Files.deleteIfExists(f);
+        }
+      }
+      Files.deleteIfExists(dir);
+    }
     result.figure("ceiling (producer, for reference)", ceiling, "records/s");
     wrk(base, users, limit, concurrency, result, cluster, tokens);
-    result.note("The load generator runs in the same JVM as the inbox store and competes with it for the two "
-        + "cores; latency is measured client-side (request sent -> full response read).");
+    result.note("The load generator runs in its own small JVM (SyncLoad: plain keep-alive sockets, serial GC, 64 MB "
+        + "heap) on the same two cores as everything else; latency is measured client-side (request due or sent -> "
+        + "full response read).");
   }
 
-  private static double runLoad(HttpClient client, String base, int users, int limit, int concurrency,
-      long seconds, Histogram latency, AtomicLong ok, AtomicLong failed, PrintStream log, Result result,
-      String[] tokens) throws InterruptedException {
-    return runLoad(client, base, users, limit, concurrency, seconds, latency, ok, failed, log, result,
-        new AtomicLong(), tokens);
-  }
-
-  private static final Pattern SEQ = Pattern.compile("\"seq\"");
-
-  private static double runLoad(HttpClient client, String base, int users, int limit, int concurrency,
-      long seconds, Histogram latency, AtomicLong ok, AtomicLong failed, PrintStream log, Result result,
-      AtomicLong entries, String[] tokens) throws InterruptedException {
-    AtomicLong done = new AtomicLong();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
-    long start = System.nanoTime();
-    List<Thread> workers = new ArrayList<>();
-    List<Throwable> problems = new java.util.concurrent.CopyOnWriteArrayList<>();
-    for (int w = 0; w < concurrency; w++) {
-      SplittableRandom random = new SplittableRandom(1000 + w);
-      Thread t = new Thread(() -> {
-        while (System.nanoTime() < deadline) {
-          int user = random.nextInt(users);
-          String url = base + "/v1/users/" + Workload.user(user) + "/devices/d"
-              + random.nextInt(3) + "/sync?limit=" + limit;
-          long t0 = System.nanoTime();
-          try {
-            HttpResponse<String> r = client.send(HttpRequest.newBuilder(URI.create(url)).GET()
-                .header("Authorization", tokens[user])
-                .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
-            long us = (System.nanoTime() - t0) / 1000;
-            done.incrementAndGet();
-            if (latency == null) {
-              continue;
-            }
-            if (r.statusCode() == 200) {
-              latency.record(us);
-              ok.incrementAndGet();
-              Matcher m = SEQ.matcher(r.body());
-              long n = 0;
-              while (m.find()) {
-                n++;
-              }
-              entries.addAndGet(n);
-            } else {
-              failed.incrementAndGet();
-              if (problems.size() < 3) {
-                problems.add(new IllegalStateException(r.statusCode() + " " + r.body()));
-              }
-            }
-          } catch (IOException e) {
-            if (failed != null) {
-              failed.incrementAndGet();
-            }
-            if (problems.size() < 3) {
-              problems.add(e);
-            }
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return;
-          }
-        }
-      }, "bench-sync-" + w);
-      workers.add(t);
-    }
-    try (Progress p = latency == null ? null : Progress.start(log, result, "sync", "requests", 0, done::get,
-        () -> "p99 so far " + latency.percentile(99) / 1000.0 + " ms", "sync requests")) {
-      workers.forEach(Thread::start);
-      for (Thread t : workers) {
-        t.join();
+  /** Reads one phase's file of {@link SyncLoad} into {@code latency}; returns ok, failed, entries, elapsed ns. */
+  private static long[] readPhase(Path file, Histogram latency) throws IOException {
+    try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.US_ASCII)) {
+      String[] head = in.readLine().split(" ");
+      String line;
+      while ((line = in.readLine()) != null) {
+        latency.record(Long.parseLong(line));
       }
+      return new long[] {Long.parseLong(head[0]), Long.parseLong(head[1]), Long.parseLong(head[2]),
+          Long.parseLong(head[3])};
     }
-    problems.forEach(e -> result.note("sync problem (first few shown): " + e));
-    return (System.nanoTime() - start) / 1e9;
-  }
-
-  /**
-   * Sends sync requests at a fixed rate for {@code seconds}, whatever the answers' pace (asynchronously, so a slow
-   * answer does not delay the next request); records each latency from the moment the request was due. Returns the
-   * rate actually offered.
-   */
-  private static double openLoop(HttpClient client, String base, int users, int limit, double rate, long seconds,
-      Histogram latency, AtomicLong failed, String[] tokens) throws InterruptedException {
-    SplittableRandom random = new SplittableRandom(77);
-    long intervalNanos = (long) (1e9 / Math.max(1, rate));
-    long start = System.nanoTime();
-    long end = start + TimeUnit.SECONDS.toNanos(seconds);
-    List<java.util.concurrent.CompletableFuture<?>> pending = new ArrayList<>();
-    long sent = 0;
-    for (long due = start; due < end; due += intervalNanos) {
-      long wait = due - System.nanoTime();
-      if (wait > 0) {
-        java.util.concurrent.locks.LockSupport.parkNanos(wait);
-      }
-      int user = random.nextInt(users);
-      String url = base + "/v1/users/" + Workload.user(user) + "/devices/d" + random.nextInt(3) + "/sync?limit="
-          + limit;
-      long dueAt = due;
-      pending.add(client.sendAsync(HttpRequest.newBuilder(URI.create(url)).GET().header("Authorization",
-              tokens[user]).timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString())
-          .handle((r, e) -> {
-            if (e == null && r.statusCode() == 200) {
-              latency.record((System.nanoTime() - dueAt) / 1000);
-            } else {
-              failed.incrementAndGet();
-            }
-            return null;
-          }));
-      sent++;
-    }
-    double offered = sent / ((System.nanoTime() - start) / 1e9);
-    try {
-      java.util.concurrent.CompletableFuture.allOf(pending.toArray(new java.util.concurrent.CompletableFuture<?>[0]))
-          .get(30, TimeUnit.SECONDS);
-    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
-      failed.incrementAndGet();
-    }
-    return offered;
   }
 
   /**
