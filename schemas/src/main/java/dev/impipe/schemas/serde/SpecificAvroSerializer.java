@@ -1,5 +1,6 @@
 package dev.impipe.schemas.serde;
 
+import dev.impipe.avro.InboxEntry;
 import dev.impipe.schemas.registry.SchemaRegistryClient;
 import dev.impipe.schemas.registry.SchemaRegistryClients;
 import java.io.ByteArrayOutputStream;
@@ -7,6 +8,7 @@ import java.io.IOException;
 import java.util.Map;
 import org.apache.avro.Schema;
 import org.apache.avro.io.BinaryEncoder;
+import org.apache.avro.io.DatumWriter;
 import org.apache.avro.io.EncoderFactory;
 import org.apache.avro.specific.SpecificDatumWriter;
 import org.apache.avro.specific.SpecificRecord;
@@ -18,6 +20,23 @@ public class SpecificAvroSerializer<T extends SpecificRecord> implements Seriali
 
   private SchemaRegistryClient registry;
   private boolean isKey;
+  /** The last topic and schema written, their registry id and writer (immutable, so safe to share). */
+  private volatile Slot<T> last;
+
+  private record Slot<T>(String topic, Schema schema, int id, DatumWriter<T> writer) {
+  }
+
+  /**
+   * The writer for {@code schema}: a hand-written one for the hot records (their generated classes get no fast
+   * custom coders from Avro because of their timestamp logical types), else Avro's {@link SpecificDatumWriter}.
+   */
+  @SuppressWarnings("unchecked")
+  static <T> DatumWriter<T> writerFor(Schema schema) {
+    if (schema == InboxEntry.getClassSchema()) {
+      return (DatumWriter<T>) new InboxEntryWriter();
+    }
+    return new SpecificDatumWriter<>(schema);
+  }
 
   /** For Kafka's reflective construction; {@link #configure} must follow. */
   public SpecificAvroSerializer() {}
@@ -43,7 +62,14 @@ public class SpecificAvroSerializer<T extends SpecificRecord> implements Seriali
       throw new SerializationException("SpecificAvroSerializer used before configure()");
     }
     Schema schema = data.getSchema();
-    int id = registry.register(SchemaRegistryClient.subject(topic, isKey), schema);
+    Slot<T> slot = last;
+    if (slot == null || slot.topic != topic || slot.schema != schema) {
+      // One slot is enough: a serializer instance nearly always writes one record type to one topic.
+      slot = new Slot<>(topic, schema, registry.register(SchemaRegistryClient.subject(topic, isKey), schema),
+          writerFor(schema));
+      last = slot;
+    }
+    int id = slot.id;
     ByteArrayOutputStream out = new ByteArrayOutputStream(256);
     out.write(WireFormat.MAGIC_BYTE);
     out.write(id >>> 24);
@@ -52,7 +78,7 @@ public class SpecificAvroSerializer<T extends SpecificRecord> implements Seriali
     out.write(id);
     try {
       BinaryEncoder encoder = EncoderFactory.get().directBinaryEncoder(out, null);
-      new SpecificDatumWriter<T>(schema).write(data, encoder);
+      slot.writer.write(data, encoder);
       encoder.flush();
     } catch (IOException | RuntimeException e) {
       throw new SerializationException("Cannot serialize " + schema.getFullName() + " for topic " + topic

@@ -42,6 +42,27 @@ class SpecificAvroSerdeTest {
   }
 
   @Test
+  void oneSerializerWritingTwoTopicsAndTwoTypesAlternatelyStampsEachWithItsOwnSchemaId() {
+    SpecificAvroSerializer<SpecificRecord> serializer = new SpecificAvroSerializer<>();
+    serializer.configure(Map.of(SchemaRegistryClients.URL_CONFIG, URL), false);
+    var registry = SchemaRegistryClients.forUrl(URL);
+    InboxEntry entry = TestRecords.inboxEntry();
+    ChatMessage message = TestRecords.directMessage();
+    for (int round = 0; round < 2; round++) {
+      for (String topic : new String[] {"im.a", "im.b"}) {
+        for (SpecificRecord value : new SpecificRecord[] {entry, message}) {
+          ByteBuffer bytes = ByteBuffer.wrap(serializer.serialize(topic, value));
+          assertThat(bytes.get()).isEqualTo(WireFormat.MAGIC_BYTE);
+          int id = bytes.getInt();
+          assertThat(id).as("%s on %s", value.getSchema().getName(), topic)
+              .isEqualTo(registry.register(topic + "-value", value.getSchema()));
+          assertThat(registry.getById(id)).isEqualTo(value.getSchema());
+        }
+      }
+    }
+  }
+
+  @Test
   void everyKindOfFieldSurvivesARoundTrip() {
     // Strings (non-ASCII), enums, nullable unions, timestamps, maps
     ChatMessage message = TestRecords.directMessage();
