@@ -108,10 +108,23 @@ class ClusterFaultIT {
       for (LocalCluster.Child c : cluster.brokers()) {
         killQuietly(c);
       }
+      printWarnings();
       cluster.close();
     }
     System.out.println(clusterLog.toString(StandardCharsets.UTF_8));
     Dirs.deleteRecursively(dir);
+  }
+
+  /** The instances' errors and the project's own warnings (their logs go with the cluster), 40 lines per log. */
+  private void printWarnings() {
+    for (LocalCluster.Child c : cluster.instances()) {
+      try (var lines = Files.lines(c.log(), StandardCharsets.UTF_8)) {
+        lines.filter(l -> l.contains(" ERROR ") || l.contains(" WARN dev.impipe")).limit(40)
+            .forEach(l -> System.out.println("[instance " + c.number() + "] " + l));
+      } catch (java.io.IOException | java.io.UncheckedIOException e) {
+        System.out.println("could not read " + c.log() + ": " + e);
+      }
+    }
   }
 
   private static void killQuietly(LocalCluster.Child c) {
@@ -544,7 +557,8 @@ class ClusterFaultIT {
         } else if (r.statusCode() == 503 && r.headers().firstValue("Retry-After").isPresent()) {
           noteUnavailable();
         } else {
-          wrong.add(url + " -> " + r.statusCode() + " " + r.body());
+          wrong.add(url + " -> " + r.statusCode() + " " + r.body() + " (headers " + r.headers().map() + ", "
+              + r.version() + ")");
         }
       } catch (java.io.IOException e) {
         noteUnavailable(); // the instance died under the request: a client sees a dropped connection and retries

@@ -248,6 +248,11 @@ public final class OwnerRouter {
     }
   }
 
+  /** Whether a forwarded answer can be passed on: anything but a 200 with an empty body (every route has one). */
+  static boolean isAnswer(int status, int bodyLength) {
+    return status != 200 || bodyLength > 0;
+  }
+
   /** The owner's answer, or null when it could not be reached in time. Never throws. */
   private CompletableFuture<Response> forward(HostInfo owner, Request request, long deadline) {
     long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
@@ -281,6 +286,14 @@ public final class OwnerRouter {
     http.client().request(options)
         .compose(req -> req.send(Buffer.buffer(request.body())))
         .compose(resp -> resp.body().map(body -> {
+          if (!isAnswer(resp.statusCode(), body.length())) {
+            // Every forwarded route answers 200 with a JSON body: a 200 without one is not an answer (seen once in
+            // a broker-kill fault test, cause not found yet). Retried like an owner that did not answer; said
+            // loudly so the next occurrence can be traced.
+            LOG.warn("Forwarding {} {} to {}: 200 without a body (headers {}); retrying", request.method(),
+                request.path(), owner, resp.headers().entries());
+            throw new IllegalStateException("200 without a body");
+          }
           Response r = new Response(resp.statusCode(), resp.getHeader("Content-Type") == null ? "application/json"
               : resp.getHeader("Content-Type"), body.getBytes(), Map.of());
           String retry = resp.getHeader("Retry-After");
