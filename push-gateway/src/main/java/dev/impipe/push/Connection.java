@@ -71,6 +71,8 @@ final class Connection {
 
   private Phase phase = Phase.BACKLOG;
   private boolean firstPage = true;
+  /** Whether the {@code synced} frame (the first backlog read to its end) was sent. */
+  private boolean synced;
   private boolean fetching;
   /** Inbox seq of the last entry pushed (or the committed cursor, once the first page told it). */
   private long pushed = -1;
@@ -358,6 +360,14 @@ final class Connection {
       return;
     }
     phase = Phase.LIVE;
+    if (!synced) {
+      // Once per connection: everything up to the committed cursor's end is on its way; live entries follow.
+      synced = true;
+      ObjectNode frame = Json.MAPPER.createObjectNode();
+      frame.put("type", "synced");
+      frame.put("cursor", vector().encode());
+      socket.writeTextMessage(frame.toString());
+    }
     while (!pending.isEmpty() && phase == Phase.LIVE) {
       Live live = pending.poll();
       if (live.group() != null) {

@@ -15,6 +15,8 @@ final class Device implements DeviceClient.Listener {
   final List<String> resyncs = new CopyOnWriteArrayList<>();
   final List<JsonNode> errors = new CopyOnWriteArrayList<>();
   volatile String lastCursor;
+  /** How many entries had arrived when the {@code synced} frame came (-1: not yet). */
+  volatile int entriesAtSynced = -1;
   volatile int closeCode = -1;
   volatile String closeReason;
   final boolean autoAck;
@@ -38,6 +40,11 @@ final class Device implements DeviceClient.Listener {
     if (autoAck) {
       c.ack(cursor);
     }
+  }
+
+  @Override
+  public void synced(DeviceClient c, String cursor) {
+    entriesAtSynced = entries.size();
   }
 
   @Override

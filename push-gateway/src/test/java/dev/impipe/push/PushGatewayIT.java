@@ -163,10 +163,12 @@ class PushGatewayIT {
     await().atMost(Duration.ofSeconds(30)).until(() -> again.bodies().size() >= 5);
     post("dan", Map.of("to", "carol", "body", "live", "clientMsgId", "d-6"));
 
-    // Then it receives exactly the missed ones, in order, then the live one
+    // Then it receives exactly the missed ones, in order, then "synced", then the live one
     await().atMost(Duration.ofSeconds(30)).until(() -> again.bodies().contains("live"));
     assertThat(again.bodies()).containsExactly("away-1", "away-2", "away-3", "away-4", "away-5", "live");
     assertThat(again.seqs()).isSorted().doesNotHaveDuplicates();
+    assertThat(again.entriesAtSynced).as("entries received before the synced frame").isEqualTo(5);
+    assertThat(again.client.syncedFuture()).isDone();
   }
 
   @Test

@@ -46,6 +46,12 @@ public final class DeviceClient implements AutoCloseable {
     /** An entry (a sync entry with {@code seq} and {@code source}) and the cursor to ACK once it is stored. */
     void entry(DeviceClient client, JsonNode entry, String cursor);
 
+    /**
+     * The backlog (everything after the committed cursor when the device connected) has been sent; live entries
+     * follow. Once per connection.
+     */
+    default void synced(DeviceClient client, String cursor) {}
+
     /** The gateway asked the device to resync from its cursor (it fell behind); the socket closes next. */
     default void resync(DeviceClient client, String reason) {}
 
@@ -127,6 +133,7 @@ public final class DeviceClient implements AutoCloseable {
   private final Listener listener;
   private final Map<String, CompletableFuture<JsonNode>> sends = new ConcurrentHashMap<>();
   private final CompletableFuture<Integer> closed = new CompletableFuture<>();
+  private final CompletableFuture<Void> synced = new CompletableFuture<>();
   private volatile WebSocket socket;
 
   private DeviceClient(String device, Listener listener) {
@@ -142,6 +149,7 @@ public final class DeviceClient implements AutoCloseable {
       String reason = ws.closeReason() == null ? "" : ws.closeReason();
       sends.values().forEach(f -> f.completeExceptionally(new IllegalStateException("connection closed")));
       listener.closed(this, code, reason);
+      synced.completeExceptionally(new IllegalStateException("closed (" + code + ") before the backlog was sent"));
       closed.complete(code);
     });
     ws.exceptionHandler(e -> { });
@@ -164,6 +172,10 @@ public final class DeviceClient implements AutoCloseable {
         } else if (frame.path("type").asText().equals("error")) {
           listener.error(this, frame);
         }
+      }
+      case "synced" -> {
+        listener.synced(this, frame.path("cursor").asText());
+        synced.complete(null);
       }
       case "resync" -> listener.resync(this, frame.path("reason").asText());
       default -> { }
@@ -207,6 +219,14 @@ public final class DeviceClient implements AutoCloseable {
 
   public void resume() {
     socket.resume();
+  }
+
+  /**
+   * Completes once the gateway has sent the backlog this connection started with (the {@code synced} frame); fails
+   * if the socket closes first.
+   */
+  public CompletableFuture<Void> syncedFuture() {
+    return synced;
   }
 
   /** Completes with the close code once the socket closed. */
