@@ -48,7 +48,7 @@ public final class BenchMain {
         push      WebSocket devices on the push gateway (one client JVM), direct messages between them at full
                   speed then at half rate, every entry ACKed: connections held, pushes/s, send -> device
                   latency, ACKs written, AckTimeouts for ACKed pushes (0), heap and RSS
-                  [--devices 10k --duration 20]
+                  [--devices 10k --duration 20 --warmup 20 (0 at --scale small) --pending 20k]
       --scale small is what the integration tests run (about 1/20 of the default sizes).
       """;
 

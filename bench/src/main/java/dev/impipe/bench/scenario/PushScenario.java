@@ -48,11 +48,13 @@ public final class PushScenario implements Scenario {
   public void run(BenchOptions options, BenchCluster cluster, Result result, PrintStream log) throws Exception {
     int devices = (int) options.count("devices", 10_000, 500);
     long seconds = options.fixed("duration", options.small() ? 8 : 20);
+    long warmup = options.fixed("warmup", options.small() ? 0 : 20);
     // Pushes sent and not yet delivered during the full-speed phase: a backlog the pipeline can drain within the
     // final wait even when a small run shares the machine (20,000 at default scale).
     long maxPending = options.count("pending", 20_000, 1_000);
     result.setup("devices", devices + " WebSocket devices (one user each), every entry ACKed at once");
-    result.setup("load", "direct messages between random devices to im.messages: " + seconds
+    result.setup("load", "direct messages between random devices to im.messages: "
+        + (warmup > 0 ? warmup + " s of warm-up at full speed (not measured, then one ACK timeout), " : "") + seconds
         + " s at full speed (at most " + maxPending + " pushes pending), then " + seconds
         + " s at half the pushes measured");
     // Register the message schema now (serializing does): under load the registry must not be on the clock of the
@@ -65,8 +67,10 @@ public final class PushScenario implements Scenario {
     AtomicLong messagesSeen = new AtomicLong();
     Histogram latency = result.latency("send -> device receives (half rate)", "ms");
     Histogram fullLatency = result.latency("send -> device receives (full speed)", "ms");
-    boolean[] halfPhase = {false};
+    // 0: warm-up (not recorded), 1: full speed, 2: half rate
+    int[] phase = {0};
     AtomicLong timeoutSeqs = new AtomicLong();
+    long warmupTimeouts = 0;
     Deserializer<AckTimeout> timeouts = cluster.topics().ackTimeouts().valueSerde().deserializer();
     try (DeviceClient.Factory factory = DeviceClient.factory(2);
          TopicWatcher watcher = new TopicWatcher(cluster, cluster.names().ackTimeouts(), r ->
@@ -74,9 +78,10 @@ public final class PushScenario implements Scenario {
       DeviceClient.Listener listener = (client, entry, cursor) -> {
         pushes.incrementAndGet();
         client.ack(cursor);
-        if ("MESSAGE".equals(entry.path("type").asText()) && !client.device().equals(sender(entry))) {
+        if (phase[0] > 0 && "MESSAGE".equals(entry.path("type").asText())
+            && !client.device().equals(sender(entry))) {
           long ms = System.currentTimeMillis() - entry.path("timestamp").asLong();
-          (halfPhase[0] ? latency : fullLatency).record(Math.max(0, ms));
+          (phase[0] == 2 ? latency : fullLatency).record(Math.max(0, ms));
           messagesSeen.incrementAndGet();
         }
       };
@@ -121,13 +126,39 @@ public final class PushScenario implements Scenario {
       try (KafkaProducer<String, ChatMessage> producer =
                cluster.producer(cluster.topics().messages().valueSerde().serializer())) {
         Support.SendErrors errors = new Support.SendErrors();
+        if (warmup > 0) {
+          // Warm-up, not measured: the same load, so that the JIT compilers of the three JVMs are done with the
+          // code paths of the load (in the first 20 s they took ~45 % of the machine, perf) before it is measured.
+          long w0 = System.nanoTime();
+          try (Progress p = Progress.start(log, result, "warm-up", "pushes", 0, pushes::get, () -> "", null)) {
+            while (System.nanoTime() - w0 < TimeUnit.SECONDS.toNanos(warmup)) {
+              if (sent.get() * 2 - pushes.get() > maxPending) {
+                java.util.concurrent.locks.LockSupport.parkNanos(200_000);
+                continue;
+              }
+              if (send(producer, topic, random, devices, errors)) {
+                sent.incrementAndGet();
+              }
+            }
+            BenchCluster.await("warm-up pushes delivered", Duration.ofSeconds(120),
+                () -> pushes.get() >= sent.get() * 2);
+          }
+          BenchCluster.await("one ACK timeout after the warm-up", Duration.ofSeconds(60),
+              deadline(Duration.ofSeconds(17)));
+          warmupTimeouts = timeoutSeqs.get();
+        }
+        phase[0] = 1;
         // Full speed: as fast as the producer takes them, bounded so the backlog stays within the queues.
+        long s0 = sent.get();
         long p0 = pushes.get();
         long t0 = System.nanoTime();
         try (Progress p = Progress.start(log, result, "full speed", "pushes", 0, pushes::get,
-            () -> "messages sent " + sent.get() + ", connections " + (long) runtime.metric("im_push_connections", ""), "pushes delivered")) {
+            // Counted here: a scrape of the pipeline's /metrics costs it tens of ms of CPU (hundreds of Kafka client
+            // gauges); once a second it was a third of the pipeline's Java samples (JFR).
+            () -> "messages sent " + sent.get() + ", devices open " + clients.stream().filter(DeviceClient::isOpen)
+                .count(), "pushes delivered")) {
           while (System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(seconds)) {
-            if (sent.get() * 2 - (pushes.get() - p0) > maxPending) {
+            if ((sent.get() - s0) * 2 - (pushes.get() - p0) > maxPending) {
               // Wait without spinning: on two cores a spinning sender takes the CPU the pipeline needs.
               java.util.concurrent.locks.LockSupport.parkNanos(200_000);
               continue;
@@ -139,7 +170,13 @@ public final class PushScenario implements Scenario {
         }
         fullRate = (pushes.get() - p0) / ((System.nanoTime() - t0) / 1e9);
         result.figure("pushes delivered, full speed", fullRate, "pushes/s", ">= 20,000", fullRate >= 20_000);
-        halfPhase[0] = true;
+        // The half-rate phase starts without the full-speed backlog (up to --pending pushes), so its latency is
+        // the latency at that rate, not the time to drain the backlog.
+        try (Progress p = Progress.start(log, result, "draining", "pushes", 0, pushes::get, () -> "", null)) {
+          BenchCluster.await("full-speed pushes delivered", Duration.ofSeconds(120),
+              () -> pushes.get() >= sent.get() * 2);
+        }
+        phase[0] = 2;
         Support.Pacer pacer = new Support.Pacer(fullRate / 4); // each message is two pushes (recipient, sender)
         try (Progress p = Progress.start(log, result, "half rate", "pushes", 0, pushes::get,
             () -> "latency p99 " + latency.percentile(99) + " ms", "pushes delivered")) {
@@ -161,15 +198,12 @@ public final class PushScenario implements Scenario {
       result.figure("send -> device receives max (half rate)", latency.max(), "ms");
       result.figure("ACKs written", runtime.metric("im_push_acks_total", ""), "acks");
       // Every push was ACKed at once: wait out one ACK timeout, then no AckTimeout may exist.
-      BenchCluster.await("one ACK timeout to pass", Duration.ofSeconds(40), new java.util.function.BooleanSupplier() {
-        final long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(17);
-
-        @Override
-        public boolean getAsBoolean() {
-          return System.nanoTime() > until;
-        }
-      });
-      result.figure("AckTimeouts for ACKed pushes", timeoutSeqs.get(), "seqs", "0", timeoutSeqs.get() == 0);
+      BenchCluster.await("one ACK timeout to pass", Duration.ofSeconds(40), deadline(Duration.ofSeconds(17)));
+      if (warmup > 0) {
+        result.figure("AckTimeouts for ACKed pushes (warm-up)", warmupTimeouts, "seqs");
+      }
+      long measuredTimeouts = timeoutSeqs.get() - warmupTimeouts;
+      result.figure("AckTimeouts for ACKed pushes", measuredTimeouts, "seqs", "0", measuredTimeouts == 0);
       result.figure("heap used (gateway JVM: gateway and Streams apps)", Support.mbValue((long) runtime.metric(
           "jvm_memory_used_bytes", "area=\"heap\"")), "MB");
       result.figure("RSS (gateway JVM: gateway, Streams apps)", Support.mbValue(rss(runtime.process.pid())), "MB");
@@ -271,6 +305,12 @@ public final class PushScenario implements Scenario {
         process.destroyForcibly();
       }
     }
+  }
+
+  /** True once {@code wait} has passed from now. */
+  private static java.util.function.BooleanSupplier deadline(Duration wait) {
+    long until = System.nanoTime() + wait.toNanos();
+    return () -> System.nanoTime() > until;
   }
 
   private static String sender(JsonNode entry) {
