@@ -110,4 +110,13 @@ public record AckTimeoutConfig(
   public long inputLagToleranceMs() {
     return Math.max(tick.toMillis(), 1_000);
   }
+
+  /**
+   * How long without any input record (delivery or ACK) a task's input counts as idle, so its slots expire by the
+   * wall clock: 5 s (at least the lag tolerance, at most half the timeout). A delivery is itself input, so a seq
+   * whose ACK never comes is idle long before its deadline: the timeout is not delayed by this.
+   */
+  public long inputIdleMs() {
+    return Math.max(inputLagToleranceMs(), Math.min(timeout.toMillis() / 2, 5_000));
+  }
 }

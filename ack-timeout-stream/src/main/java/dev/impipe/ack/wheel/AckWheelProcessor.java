@@ -66,11 +66,11 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
    * scans from the beginning once. */
   private long cursor = Long.MIN_VALUE;
   private Cancellable catchUp;
-  /** Highest record timestamp of the ACKs read (stream time of im.acks in this task); MIN_VALUE before the first. */
-  private long ackTime = Long.MIN_VALUE;
-  /** Wall time the last ACK was read, or the task started; and how far behind the wall clock that ACK was. */
-  private long lastAckWall;
-  private long lastAckLag = Long.MAX_VALUE;
+  /** Highest record timestamp read (deliveries and ACKs: the task's stream time); MIN_VALUE before the first. */
+  private long inputTime = Long.MIN_VALUE;
+  /** Wall time the last record was read, or the task started; and how far behind the wall clock that record was. */
+  private long lastInputWall;
+  private long lastInputLag = Long.MAX_VALUE;
 
   /** A wheel with a budget of its own (one task per thread, or tests). */
   public AckWheelProcessor(AckTimeoutConfig config, AckWheelMetrics metrics) {
@@ -97,7 +97,7 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     this.pending = metrics.pendingOf(taskId);
     // RocksDB's estimate after a restore; exact deltas from here on.
     pending.set(pendingStore.approximateNumEntries());
-    lastAckWall = ctx.currentSystemTimeMs();
+    lastInputWall = ctx.currentSystemTimeMs();
     // Anchored on slot boundaries, so a slot fires as soon as it is due: lateness < 1 tick (plus the thread's
     // poll loop), not up to 2 ticks as with a punctuator whose phase is wherever the task happened to start.
     long nextBoundary = (Math.floorDiv(ctx.currentSystemTimeMs(), tickMs) + 1) * tickMs;
@@ -111,10 +111,12 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
       onDelivery(record.key(), delivery);
     } else if (value instanceof Ack ack) {
       onAck(record.key(), ack);
-      lastAckWall = context.currentSystemTimeMs();
-      lastAckLag = lastAckWall - record.timestamp();
-      ackTime = Math.max(ackTime, record.timestamp());
     }
+    // Both inputs count: a task reads its two partitions in timestamp order, so once a record of time t was read,
+    // so were the ACKs produced before t.
+    lastInputWall = context.currentSystemTimeMs();
+    lastInputLag = lastInputWall - record.timestamp();
+    inputTime = Math.max(inputTime, record.timestamp());
     // Tombstones (null values) carry nothing to do.
   }
 
@@ -177,17 +179,23 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
   }
 
   /**
-   * Up to which time the ACK input is known to have been read: the wall clock while it is caught up (its last ACK was
-   * read within the tolerance of being produced) or idle (no ACK for that long); while it lags (a backlog), the
-   * newest ACK read, but never more than the grace behind the wall clock. A slot expires only once this has passed
-   * its end, so an ACK produced before its deadline but still in the backlog is read first.
+   * Up to which time the input is known to have been read: the wall clock while it is caught up (the last record,
+   * delivery or ACK, was read just now and within the tolerance of being produced) or idle (no record for
+   * {@link AckTimeoutConfig#inputIdleMs()}); while it lags (a backlog), the newest record time read, but never more
+   * than the grace behind the wall clock. A slot expires only once this has passed its end, so an ACK produced
+   * before its deadline but still in the backlog is read first.
+   *
+   * <p>This used to follow the ACKs alone, idle after one tolerance (1 s) without an ACK: under load a stream thread
+   * that paused a second between two ACKs of a lagging task (a commit, its other tasks) took the backlog for silence
+   * and fired every overdue slot by the wall clock with the ACKs still unread (the push benchmark: 25,037 timeouts,
+   * every one for a seq its device had ACKed at once, emitted 4 s after the deadline at the median, up to 35 s).
    */
   long inputHorizon(long now) {
     long tolerance = config.inputLagToleranceMs();
-    if (lastAckLag <= tolerance || now - lastAckWall >= tolerance) {
+    if ((lastInputLag <= tolerance && now - lastInputWall < tolerance) || now - lastInputWall >= config.inputIdleMs()) {
       return now;
     }
-    return Math.max(ackTime, now - config.inputGrace().toMillis());
+    return Math.max(inputTime, now - config.inputGrace().toMillis());
   }
 
   /**

@@ -103,6 +103,44 @@ class AckInputLagTest {
     assertThat(timeouts.readValuesToList()).hasSize(1);
   }
 
+  @Test
+  void aPauseInALaggingInputIsNotTakenForSilence() {
+    start(Duration.ofSeconds(60));
+    // Given alice's phone got seq 1 at 0 s (deadline 10 s), and from 9 s the input lags 7 s
+    push("alice", 1, 0);
+    for (long now = 9_000; now <= 11_000; now += 500) {
+      advanceTo(now);
+      ack("bob", now, now - 7_000);
+    }
+    // When the stream thread reads nothing for 3.5 s (a long commit, its other tasks) while the deadline is past
+    advanceTo(13_000);
+    advanceTo(14_500);
+    // Then nothing fires: a pause in a backlog is not an idle input
+    assertThat(timeouts.isEmpty()).isTrue();
+
+    // And when the backlog goes on with alice's ACK (produced at 5 s), there is never a timeout for seq 1
+    ack("alice", 1, 5_000);
+    advanceTo(30_000);
+    assertThat(timeouts.isEmpty()).isTrue();
+  }
+
+  @Test
+  void deliveriesToOthersKeepATimeoutOnTimeWhenItsAckNeverComes() {
+    start(Duration.ofSeconds(60));
+    // Given seq 1 to alice at 0 s (deadline 10 s) and no ACK from anyone, while bob gets a push every 500 ms
+    push("alice", 1, 0);
+    long seq = 1;
+    for (long now = 500; now < 11_000; now += 500) {
+      advanceTo(now);
+      push("bob", seq++, now);
+      if (now < 10_000) {
+        assertThat(timeouts.isEmpty()).as("at %d ms", now).isTrue();
+      }
+    }
+    // Then alice's timeout fired within a tick of the deadline: the input was caught up all along
+    assertThat(timeouts.readValuesToList()).extracting(AckTimeout::getUserId).contains("alice");
+  }
+
   private void start(Duration grace) {
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, "ack-lag-test");

@@ -229,8 +229,10 @@ class AckWheelTopologyTest {
     start(AckTimeoutConfig.defaults());
     advanceTo(30_000);
 
-    // When a Delivery record pushed at 2 s (deadline 17 s) arrives only now, e.g. after a push-worker outage
-    push("alice", "phone", 3, at(2_000));
+    // When a Delivery record pushed at 2 s (deadline 17 s) is written only now, e.g. after a push-worker outage
+    // (the record's time is when it was written: the input is not lagging, the push worker was)
+    deliveries.pipeInput("alice", Delivery.newBuilder().setUserId("alice").setDeviceId("phone").setSeq(3)
+        .setPushedAt(at(2_000)).setAttempt(1).build(), at(30_000));
 
     // Then the next tick (now = 31 s) times it out
     advanceTo(31_000);

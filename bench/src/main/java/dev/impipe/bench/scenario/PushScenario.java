@@ -70,14 +70,35 @@ public final class PushScenario implements Scenario {
     // 0: warm-up (not recorded), 1: full speed, 2: half rate
     int[] phase = {0};
     AtomicLong timeoutSeqs = new AtomicLong();
+    java.util.concurrent.ConcurrentHashMap<String, Long> received = new java.util.concurrent.ConcurrentHashMap<>();
+    AtomicLong timedOutNotReceived = new AtomicLong();
+    Histogram emitLateness = result.latency("AckTimeout emitted after its deadline", "ms");
+    Histogram ackedBeforeDeadline = result.latency("timed-out seq: received and ACKed this long before the deadline",
+        "ms");
     long warmupTimeouts = 0;
     Deserializer<AckTimeout> timeouts = cluster.topics().ackTimeouts().valueSerde().deserializer();
     try (DeviceClient.Factory factory = DeviceClient.factory(2);
-         TopicWatcher watcher = new TopicWatcher(cluster, cluster.names().ackTimeouts(), r ->
-             timeoutSeqs.addAndGet(timeouts.deserialize(r.topic(), r.headers(), r.value()).getSeqs().size()))) {
+         TopicWatcher watcher = new TopicWatcher(cluster, cluster.names().ackTimeouts(), r -> {
+           AckTimeout t = timeouts.deserialize(r.topic(), r.headers(), r.value());
+           timeoutSeqs.addAndGet(t.getSeqs().size());
+           // Where a false timeout came from: when the device had received (and at once ACKed) the seq.
+           long deadline = t.getDeadline().toEpochMilli();
+           emitLateness.record(Math.max(0, r.timestamp() - deadline));
+           for (long seq : t.getSeqs()) {
+             Long at = received.get(t.getUserId() + "/" + seq);
+             if (at == null) {
+               timedOutNotReceived.incrementAndGet();
+             } else {
+               ackedBeforeDeadline.record(Math.max(0, deadline - at));
+             }
+           }
+         })) {
       DeviceClient.Listener listener = (client, entry, cursor) -> {
         pushes.incrementAndGet();
         client.ack(cursor);
+        if ("inbox".equals(entry.path("source").asText())) {
+          received.put(client.device() + "/" + entry.path("seq").asLong(), System.currentTimeMillis());
+        }
         if (phase[0] > 0 && "MESSAGE".equals(entry.path("type").asText())
             && !client.device().equals(sender(entry))) {
           long ms = System.currentTimeMillis() - entry.path("timestamp").asLong();
@@ -204,6 +225,7 @@ public final class PushScenario implements Scenario {
       }
       long measuredTimeouts = timeoutSeqs.get() - warmupTimeouts;
       result.figure("AckTimeouts for ACKed pushes", measuredTimeouts, "seqs", "0", measuredTimeouts == 0);
+      result.figure("timed-out seqs the device never received", timedOutNotReceived.get(), "seqs");
       result.figure("heap used (gateway JVM: gateway and Streams apps)", Support.mbValue((long) runtime.metric(
           "jvm_memory_used_bytes", "area=\"heap\"")), "MB");
       result.figure("RSS (gateway JVM: gateway, Streams apps)", Support.mbValue(rss(runtime.process.pid())), "MB");
