@@ -113,7 +113,9 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
       onAck(record.key(), ack);
     }
     // Both inputs count: a task reads its two partitions in timestamp order, so once a record of time t was read,
-    // so were the ACKs produced before t.
+    // so were the ACKs produced before t. Only roughly: with max.task.idle.ms at 0 a task whose ACK partition has
+    // nothing fetched yet reads its deliveries ahead (a likely source of the push benchmark's remaining false
+    // timeouts, see README "Devices").
     lastInputWall = context.currentSystemTimeMs();
     lastInputLag = lastInputWall - record.timestamp();
     inputTime = Math.max(inputTime, record.timestamp());
