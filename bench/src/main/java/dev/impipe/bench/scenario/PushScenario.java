@@ -1,6 +1,7 @@
 package dev.impipe.bench.scenario;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.impipe.avro.Ack;
 import dev.impipe.avro.AckTimeout;
 import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.ConversationType;
@@ -76,6 +77,11 @@ public final class PushScenario implements Scenario {
     Histogram ackedBeforeDeadline = result.latency("timed-out seq: received and ACKed this long before the deadline",
         "ms");
     long warmupTimeouts = 0;
+    // Every Ack record written (per user: seq, record time) and every timed-out seq, to tell at the end whether a
+    // false timeout's Ack was written before its deadline (the wheel fired too soon) or after (it was late upstream).
+    java.util.concurrent.ConcurrentHashMap<String, List<long[]>> ackRecords = new java.util.concurrent.ConcurrentHashMap<>();
+    List<TimedOut> timedOut = java.util.Collections.synchronizedList(new ArrayList<>());
+    Deserializer<Ack> ackValues = cluster.topics().acks().valueSerde().deserializer();
     Deserializer<AckTimeout> timeouts = cluster.topics().ackTimeouts().valueSerde().deserializer();
     try (DeviceClient.Factory factory = DeviceClient.factory(2);
          TopicWatcher watcher = new TopicWatcher(cluster, cluster.names().ackTimeouts(), r -> {
@@ -85,6 +91,7 @@ public final class PushScenario implements Scenario {
            long deadline = t.getDeadline().toEpochMilli();
            emitLateness.record(Math.max(0, r.timestamp() - deadline));
            for (long seq : t.getSeqs()) {
+             timedOut.add(new TimedOut(t.getUserId(), seq, deadline));
              Long at = received.get(t.getUserId() + "/" + seq);
              if (at == null) {
                timedOutNotReceived.incrementAndGet();
@@ -92,6 +99,11 @@ public final class PushScenario implements Scenario {
                ackedBeforeDeadline.record(Math.max(0, deadline - at));
              }
            }
+         });
+         TopicWatcher ackWatcher = new TopicWatcher(cluster, cluster.names().acks(), r -> {
+           Ack a = ackValues.deserialize(r.topic(), r.headers(), r.value());
+           ackRecords.computeIfAbsent(a.getUserId(), u -> java.util.Collections.synchronizedList(new ArrayList<>()))
+               .add(new long[] {a.getSeq(), r.timestamp()});
          })) {
       DeviceClient.Listener listener = (client, entry, cursor) -> {
         pushes.incrementAndGet();
@@ -226,6 +238,39 @@ public final class PushScenario implements Scenario {
       long measuredTimeouts = timeoutSeqs.get() - warmupTimeouts;
       result.figure("AckTimeouts for ACKed pushes", measuredTimeouts, "seqs", "0", measuredTimeouts == 0);
       result.figure("timed-out seqs the device never received", timedOutNotReceived.get(), "seqs");
+      long beforeDeadline = 0;
+      long afterDeadline = 0;
+      long noAck = 0;
+      Histogram ackAfterReceive = result.latency("timed-out seq: its Ack record's time minus the device's receipt", "ms");
+      synchronized (timedOut) {
+        for (TimedOut t : timedOut) {
+          long first = Long.MAX_VALUE;
+          List<long[]> acks = ackRecords.getOrDefault(t.user(), List.of());
+          synchronized (acks) {
+            for (long[] a : acks) {
+              if (a[0] >= t.seq()) {
+                first = Math.min(first, a[1]);
+              }
+            }
+          }
+          Long at = received.get(t.user() + "/" + t.seq());
+          if (first == Long.MAX_VALUE) {
+            noAck++;
+          } else {
+            if (first < t.deadline()) {
+              beforeDeadline++;
+            } else {
+              afterDeadline++;
+            }
+            if (at != null) {
+              ackAfterReceive.record(Math.max(0, first - at));
+            }
+          }
+        }
+      }
+      result.figure("timed-out seqs whose Ack record was written before the deadline", beforeDeadline, "seqs");
+      result.figure("timed-out seqs whose Ack record was written after the deadline", afterDeadline, "seqs");
+      result.figure("timed-out seqs without an Ack record", noAck, "seqs");
       result.figure("heap used (gateway JVM: gateway and Streams apps)", Support.mbValue((long) runtime.metric(
           "jvm_memory_used_bytes", "area=\"heap\"")), "MB");
       result.figure("RSS (gateway JVM: gateway, Streams apps)", Support.mbValue(rss(runtime.process.pid())), "MB");
@@ -328,6 +373,8 @@ public final class PushScenario implements Scenario {
       }
     }
   }
+
+  private record TimedOut(String user, long seq, long deadline) {}
 
   /** True once {@code wait} has passed from now. */
   private static java.util.function.BooleanSupplier deadline(Duration wait) {
