@@ -66,11 +66,9 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
    * scans from the beginning once. */
   private long cursor = Long.MIN_VALUE;
   private Cancellable catchUp;
-  /** Highest record timestamp read (deliveries and ACKs: the task's stream time); MIN_VALUE before the first. */
-  private long inputTime = Long.MIN_VALUE;
-  /** Wall time the last record was read, or the task started; and how far behind the wall clock that record was. */
-  private long lastInputWall;
-  private long lastInputLag = Long.MAX_VALUE;
+  /** How far each input of this task has been read. */
+  private final InputClock deliveriesRead = new InputClock();
+  private final InputClock acksRead = new InputClock();
 
   /** A wheel with a budget of its own (one task per thread, or tests). */
   public AckWheelProcessor(AckTimeoutConfig config, AckWheelMetrics metrics) {
@@ -97,7 +95,8 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     this.pending = metrics.pendingOf(taskId);
     // RocksDB's estimate after a restore; exact deltas from here on.
     pending.set(pendingStore.approximateNumEntries());
-    lastInputWall = ctx.currentSystemTimeMs();
+    deliveriesRead.start(ctx.currentSystemTimeMs());
+    acksRead.start(ctx.currentSystemTimeMs());
     // Anchored on slot boundaries, so a slot fires as soon as it is due: lateness < 1 tick (plus the thread's
     // poll loop), not up to 2 ticks as with a punctuator whose phase is wherever the task happened to start.
     long nextBoundary = (Math.floorDiv(ctx.currentSystemTimeMs(), tickMs) + 1) * tickMs;
@@ -109,16 +108,11 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     SpecificRecord value = record.value();
     if (value instanceof Delivery delivery) {
       onDelivery(record.key(), delivery);
+      deliveriesRead.read(context.currentSystemTimeMs(), record.timestamp());
     } else if (value instanceof Ack ack) {
       onAck(record.key(), ack);
+      acksRead.read(context.currentSystemTimeMs(), record.timestamp());
     }
-    // Both inputs count: a task reads its two partitions in timestamp order, so once a record of time t was read,
-    // so were the ACKs produced before t. Only roughly: with max.task.idle.ms at 0 a task whose ACK partition has
-    // nothing fetched yet reads its deliveries ahead (a likely source of the push benchmark's remaining false
-    // timeouts, see README "Devices").
-    lastInputWall = context.currentSystemTimeMs();
-    lastInputLag = lastInputWall - record.timestamp();
-    inputTime = Math.max(inputTime, record.timestamp());
     // Tombstones (null values) carry nothing to do.
   }
 
@@ -181,11 +175,13 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
   }
 
   /**
-   * Up to which time the input is known to have been read: the wall clock while it is caught up (the last record,
-   * delivery or ACK, was read just now and within the tolerance of being produced) or idle (no record for
-   * {@link AckTimeoutConfig#inputIdleMs()}); while it lags (a backlog), the newest record time read, but never more
-   * than the grace behind the wall clock. A slot expires only once this has passed its end, so an ACK produced
-   * before its deadline but still in the backlog is read first.
+   * Up to which time the input is known to have been read, for each of the task's two inputs (deliveries, ACKs):
+   * the wall clock while the input is caught up (a record was read just now, and the last record of every active
+   * input was read within the tolerance of being produced) or idle (no record of either for
+   * {@link AckTimeoutConfig#inputIdleMs()}); while one lags (a backlog), the smaller of the active inputs' newest
+   * record times (an input idle for that long is left out), but never more than the grace behind the wall clock. A
+   * slot expires only once this has passed its end, so an ACK produced before its deadline but still in the backlog
+   * is read first, even while fresh deliveries are read ahead of it.
    *
    * <p>This used to follow the ACKs alone, idle after one tolerance (1 s) without an ACK: under load a stream thread
    * that paused a second between two ACKs of a lagging task (a commit, its other tasks) took the backlog for silence
@@ -194,10 +190,48 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
    */
   long inputHorizon(long now) {
     long tolerance = config.inputLagToleranceMs();
-    if ((lastInputLag <= tolerance && now - lastInputWall < tolerance) || now - lastInputWall >= config.inputIdleMs()) {
+    long idle = config.inputIdleMs();
+    boolean deliveries = deliveriesRead.active(now, idle);
+    boolean acks = acksRead.active(now, idle);
+    boolean current = (deliveries && now - deliveriesRead.wall < tolerance) || (acks && now - acksRead.wall < tolerance);
+    if (!deliveries && !acks
+        || current && (!deliveries || deliveriesRead.fresh(tolerance)) && (!acks || acksRead.fresh(tolerance))) {
       return now;
     }
-    return Math.max(inputTime, now - config.inputGrace().toMillis());
+    // A watermark: each input still active has been read up to its newest record time, so both up to the smaller.
+    long watermark = Math.min(deliveries ? deliveriesRead.time : Long.MAX_VALUE,
+        acks ? acksRead.time : Long.MAX_VALUE);
+    return Math.max(watermark, now - config.inputGrace().toMillis());
+  }
+
+  /** How far one input (the task's deliveries or its ACKs) has been read. */
+  private static final class InputClock {
+    /** Newest record time read; MIN_VALUE before the first. */
+    long time = Long.MIN_VALUE;
+    /** Wall time of the last record read, or the task's start. */
+    long wall;
+    /** How far behind the wall clock the last record read was. */
+    long lag = Long.MAX_VALUE;
+
+    void start(long now) {
+      wall = now;
+    }
+
+    void read(long now, long timestamp) {
+      wall = now;
+      lag = now - timestamp;
+      time = Math.max(time, timestamp);
+    }
+
+    /** Read within the idle time: a backlog may still be behind it. */
+    boolean active(long now, long idleMs) {
+      return now - wall < idleMs;
+    }
+
+    /** The last record read was produced within the tolerance of being read. */
+    boolean fresh(long tolerance) {
+      return lag <= tolerance;
+    }
   }
 
   /**

@@ -125,6 +125,28 @@ class AckInputLagTest {
   }
 
   @Test
+  void freshDeliveriesReadAheadOfLaggingAcksDoNotExpireSlots() {
+    start(Duration.ofSeconds(60));
+    // Given alice's phone got seq 1 at 0 s (deadline 10 s)
+    push("alice", 1, 0);
+    // When from 9 s the ACKs read lag 7 s while fresh deliveries to bob are read after them (the last record read
+    // is always a fresh one)
+    long seq = 1;
+    for (long now = 9_000; now <= 12_000; now += 500) {
+      advanceTo(now);
+      ack("bob", now, now - 7_000);
+      push("bob", seq++, now);
+    }
+    // Then nothing fires: the ACK input has only been read up to 5 s
+    assertThat(timeouts.isEmpty()).isTrue();
+
+    // And when the ACKs reach alice's (produced at 5 s), there is never a timeout for seq 1
+    ack("alice", 1, 5_000);
+    advanceTo(30_000);
+    assertThat(timeouts.readValuesToList()).extracting(AckTimeout::getUserId).doesNotContain("alice");
+  }
+
+  @Test
   void deliveriesToOthersKeepATimeoutOnTimeWhenItsAckNeverComes() {
     start(Duration.ofSeconds(60));
     // Given seq 1 to alice at 0 s (deadline 10 s) and no ACK from anyone, while bob gets a push every 500 ms
