@@ -56,10 +56,7 @@ class AckInputLagTest {
     push("alice", 1, 0);
     // and from now = 9 s the ACK input lags 7 s: the backlog being read holds ACKs produced at 2 s, 2.5 s, ...
     // When the wall clock passes the deadline (now = 12 s) while alice's ACK, produced at 5 s, is still unread
-    for (long now = 9_000; now <= 12_000; now += 500) {
-      advanceTo(now);
-      ack("bob", now, now - 7_000);
-    }
+    readLaggingAcks(9_000, 12_000, 7_000);
     // Then nothing times out: the input has not been read up to the deadline yet
     assertThat(timeouts.isEmpty()).isTrue();
 
@@ -108,10 +105,7 @@ class AckInputLagTest {
     start(Duration.ofSeconds(60));
     // Given alice's phone got seq 1 at 0 s (deadline 10 s), and from 9 s the input lags 7 s
     push("alice", 1, 0);
-    for (long now = 9_000; now <= 11_000; now += 500) {
-      advanceTo(now);
-      ack("bob", now, now - 7_000);
-    }
+    readLaggingAcks(9_000, 11_000, 7_000);
     // When the stream thread reads nothing for 3.5 s (a long commit, its other tasks) while the deadline is past
     advanceTo(13_000);
     advanceTo(14_500);
@@ -178,6 +172,14 @@ class AckInputLagTest {
         topics.acks().valueSerde().serializer());
     timeouts = driver.createOutputTopic(topics.ackTimeouts().name(), topics.ackTimeouts().keySerde().deserializer(),
         topics.ackTimeouts().valueSerde().deserializer());
+  }
+
+  /** From {@code from} to {@code to}, every 500 ms, reads an ACK of bob's produced {@code lag} ms earlier. */
+  private void readLaggingAcks(long from, long to, long lag) {
+    for (long now = from; now <= to; now += 500) {
+      advanceTo(now);
+      ack("bob", now, now - lag);
+    }
   }
 
   private void advanceTo(long millisAfterT0) {

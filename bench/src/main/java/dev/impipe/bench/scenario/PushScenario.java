@@ -72,7 +72,6 @@ public final class PushScenario implements Scenario {
     int[] phase = {0};
     AtomicLong timeoutSeqs = new AtomicLong();
     java.util.concurrent.ConcurrentHashMap<String, Long> received = new java.util.concurrent.ConcurrentHashMap<>();
-    AtomicLong timedOutNotReceived = new AtomicLong();
     Histogram emitLateness = result.latency("AckTimeout emitted after its deadline", "ms");
     Histogram ackedBeforeDeadline = result.latency("timed-out seq: received and ACKed this long before the deadline",
         "ms");
@@ -87,18 +86,9 @@ public final class PushScenario implements Scenario {
          TopicWatcher watcher = new TopicWatcher(cluster, cluster.names().ackTimeouts(), r -> {
            AckTimeout t = timeouts.deserialize(r.topic(), r.headers(), r.value());
            timeoutSeqs.addAndGet(t.getSeqs().size());
-           // Where a false timeout came from: when the device had received (and at once ACKed) the seq.
            long deadline = t.getDeadline().toEpochMilli();
            emitLateness.record(Math.max(0, r.timestamp() - deadline));
-           for (long seq : t.getSeqs()) {
-             timedOut.add(new TimedOut(t.getUserId(), seq, deadline));
-             Long at = received.get(t.getUserId() + "/" + seq);
-             if (at == null) {
-               timedOutNotReceived.incrementAndGet();
-             } else {
-               ackedBeforeDeadline.record(Math.max(0, deadline - at));
-             }
-           }
+           t.getSeqs().forEach(seq -> timedOut.add(new TimedOut(t.getUserId(), seq, deadline)));
          });
          TopicWatcher ackWatcher = new TopicWatcher(cluster, cluster.names().acks(), r -> {
            Ack a = ackValues.deserialize(r.topic(), r.headers(), r.value());
@@ -162,17 +152,8 @@ public final class PushScenario implements Scenario {
         if (warmup > 0) {
           // Warm-up, not measured: the same load, so that the JIT compilers of the three JVMs are done with the
           // code paths of the load (in the first 20 s they took ~45 % of the machine, perf) before it is measured.
-          long w0 = System.nanoTime();
           try (Progress p = Progress.start(log, result, "warm-up", "pushes", 0, pushes::get, () -> "", null)) {
-            while (System.nanoTime() - w0 < TimeUnit.SECONDS.toNanos(warmup)) {
-              if (sent.get() * 2 - pushes.get() > maxPending) {
-                java.util.concurrent.locks.LockSupport.parkNanos(200_000);
-                continue;
-              }
-              if (send(producer, topic, random, devices, errors)) {
-                sent.incrementAndGet();
-              }
-            }
+            sendBounded(warmup, maxPending, sent, pushes, () -> send(producer, topic, random, devices, errors));
             BenchCluster.await("warm-up pushes delivered", Duration.ofSeconds(120),
                 () -> pushes.get() >= sent.get() * 2);
           }
@@ -182,7 +163,6 @@ public final class PushScenario implements Scenario {
         }
         phase[0] = 1;
         // Full speed: as fast as the producer takes them, bounded so the backlog stays within the queues.
-        long s0 = sent.get();
         long p0 = pushes.get();
         long t0 = System.nanoTime();
         try (Progress p = Progress.start(log, result, "full speed", "pushes", 0, pushes::get,
@@ -190,16 +170,7 @@ public final class PushScenario implements Scenario {
             // gauges); once a second it was a third of the pipeline's Java samples (JFR).
             () -> "messages sent " + sent.get() + ", devices open " + clients.stream().filter(DeviceClient::isOpen)
                 .count(), "pushes delivered")) {
-          while (System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(seconds)) {
-            if ((sent.get() - s0) * 2 - (pushes.get() - p0) > maxPending) {
-              // Wait without spinning: on two cores a spinning sender takes the CPU the pipeline needs.
-              java.util.concurrent.locks.LockSupport.parkNanos(200_000);
-              continue;
-            }
-            if (send(producer, topic, random, devices, errors)) {
-              sent.incrementAndGet();
-            }
-          }
+          sendBounded(seconds, maxPending, sent, pushes, () -> send(producer, topic, random, devices, errors));
         }
         fullRate = (pushes.get() - p0) / ((System.nanoTime() - t0) / 1e9);
         result.figure("pushes delivered, full speed", fullRate, "pushes/s", ">= 20,000", fullRate >= 20_000);
@@ -237,7 +208,9 @@ public final class PushScenario implements Scenario {
       }
       long measuredTimeouts = timeoutSeqs.get() - warmupTimeouts;
       result.figure("AckTimeouts for ACKed pushes", measuredTimeouts, "seqs", "0", measuredTimeouts == 0);
-      result.figure("timed-out seqs the device never received", timedOutNotReceived.get(), "seqs");
+      // Where each false timeout came from: when its device received (and at once ACKed) the seq, and when the
+      // first Ack record covering it was written.
+      long notReceived = 0;
       long beforeDeadline = 0;
       long afterDeadline = 0;
       long noAck = 0;
@@ -254,6 +227,11 @@ public final class PushScenario implements Scenario {
             }
           }
           Long at = received.get(t.user() + "/" + t.seq());
+          if (at == null) {
+            notReceived++;
+          } else {
+            ackedBeforeDeadline.record(Math.max(0, t.deadline() - at));
+          }
           if (first == Long.MAX_VALUE) {
             noAck++;
           } else {
@@ -268,6 +246,7 @@ public final class PushScenario implements Scenario {
           }
         }
       }
+      result.figure("timed-out seqs the device never received", notReceived, "seqs");
       result.figure("timed-out seqs whose Ack record was written before the deadline", beforeDeadline, "seqs");
       result.figure("timed-out seqs whose Ack record was written after the deadline", afterDeadline, "seqs");
       result.figure("timed-out seqs without an Ack record", noAck, "seqs");
@@ -375,6 +354,27 @@ public final class PushScenario implements Scenario {
   }
 
   private record TimedOut(String user, long seq, long deadline) {}
+
+  /**
+   * Sends for {@code seconds} as fast as {@code send} goes while at most {@code maxPending} of the pushes it caused
+   * (two per message) are not delivered yet; counts the messages sent in {@code sent}.
+   */
+  private static void sendBounded(long seconds, long maxPending, AtomicLong sent, AtomicLong pushes,
+      java.util.function.BooleanSupplier send) {
+    long s0 = sent.get();
+    long p0 = pushes.get();
+    long t0 = System.nanoTime();
+    while (System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(seconds)) {
+      if ((sent.get() - s0) * 2 - (pushes.get() - p0) > maxPending) {
+        // Wait without spinning: on two cores a spinning sender takes the CPU the pipeline needs.
+        java.util.concurrent.locks.LockSupport.parkNanos(200_000);
+        continue;
+      }
+      if (send.getAsBoolean()) {
+        sent.incrementAndGet();
+      }
+    }
+  }
 
   /** True once {@code wait} has passed from now. */
   private static java.util.function.BooleanSupplier deadline(Duration wait) {
