@@ -8,7 +8,8 @@ import java.util.concurrent.atomic.LongAccumulator;
  * A log-linear latency histogram (HdrHistogram's layout, much simplified): values below 256 are counted exactly,
  * larger ones in buckets 1/128 of their power of two wide, so a reported percentile is at most 0.8% above the true
  * value (never below it). The maximum is kept exactly. Thread-safe and lock-free; fixed size (64 KB) whatever the
- * count, so it can take every sample of a long run.
+ * count, so it can take every sample of a long run. It also counts the samples of the current interval apart
+ * ({@link #takeInterval()}), for a percentile-over-time series.
  */
 public final class Histogram {
 
@@ -22,10 +23,30 @@ public final class Histogram {
   private final AtomicLong sum = new AtomicLong();
   private final LongAccumulator max = new LongAccumulator(Math::max, Long.MIN_VALUE);
   private final LongAccumulator min = new LongAccumulator(Math::min, Long.MAX_VALUE);
+  /** The samples since the last {@link #takeInterval()}; null in an interval histogram itself. */
+  private volatile Histogram interval;
 
   /** @param unit what the recorded values are, e.g. {@code ms} or {@code us} */
   public Histogram(String unit) {
+    this(unit, true);
+  }
+
+  private Histogram(String unit, boolean withInterval) {
     this.unit = unit;
+    this.interval = withInterval ? new Histogram(unit, false) : null;
+  }
+
+  /**
+   * The samples recorded since the previous call (or since creation), as a histogram of their own; counting goes
+   * on in a fresh one. A sample recorded while the two are swapped may land in either.
+   */
+  public Histogram takeInterval() {
+    Histogram taken = interval;
+    if (taken == null) {
+      throw new IllegalStateException("an interval histogram has no interval of its own");
+    }
+    interval = new Histogram(unit, false);
+    return taken;
   }
 
   public String unit() {
@@ -41,6 +62,10 @@ public final class Histogram {
     sum.addAndGet(v);
     max.accumulate(v);
     min.accumulate(v);
+    Histogram window = interval;
+    if (window != null) {
+      window.record(v);
+    }
   }
 
   static int index(long v) {

@@ -14,6 +14,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Everything one scenario run measured: figures (with the performance target they answer to, if any), latency
@@ -23,6 +26,9 @@ public final class Result {
 
   /** One measured number; {@code target} is a human-readable condition such as {@code >= 0.5}, or null. */
   public record Figure(String name, double value, String unit, String target, Boolean met) {}
+
+  /** Name suffix of the series that follow a latency histogram over time (its p99 in each second). */
+  public static final String LATENCY_SERIES_SUFFIX = " - p99 of each second";
 
   private final String scenario;
   private final Instant startedAt = Instant.now();
@@ -34,6 +40,7 @@ public final class Result {
   private final Map<String, Series> series = new LinkedHashMap<>();
   private final List<String> notes = new ArrayList<>();
   private final Map<String, Object> machine = new LinkedHashMap<>();
+  private ScheduledExecutorService latencySampler;
 
   public Result(String scenario, String command) {
     this.scenario = scenario;
@@ -83,8 +90,31 @@ public final class Result {
         .orElseThrow(() -> new IllegalArgumentException("no figure " + name)).value();
   }
 
+  /**
+   * The latency histogram called {@code name}; its p99 in each second is also followed as the series
+   * {@code name + }{@link #LATENCY_SERIES_SUFFIX} (sampled once a second until {@link #write}).
+   */
   public synchronized Histogram latency(String name, String unit) {
+    if (latencySampler == null) {
+      latencySampler = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "bench-latency-sampler");
+        t.setDaemon(true);
+        return t;
+      });
+      latencySampler.scheduleAtFixedRate(this::sampleLatencies, 1, 1, TimeUnit.SECONDS);
+    }
     return latencies.computeIfAbsent(name, n -> new Histogram(unit));
+  }
+
+  /** Adds one point per latency histogram that recorded anything since the last call: that interval's p99. */
+  synchronized void sampleLatencies() {
+    double at = elapsedSeconds();
+    latencies.forEach((name, h) -> {
+      Histogram window = h.takeInterval();
+      if (window.count() > 0) {
+        series(name + LATENCY_SERIES_SUFFIX, h.unit()).add(at, window.percentile(99));
+      }
+    });
   }
 
   public synchronized Map<String, Histogram> latencies() {
@@ -101,6 +131,10 @@ public final class Result {
 
   /** Writes {@code SCENARIO-<time>.json}, {@code .md} and {@code .svg} into {@code dir}; returns the JSON path. */
   public synchronized Path write(Path dir) throws IOException {
+    if (latencySampler != null) {
+      latencySampler.shutdownNow();
+      sampleLatencies();
+    }
     machine.put("loadAverageAtEnd", Machine.loadAverage());
     machine.put("durationSeconds", round(elapsedSeconds()));
     Files.createDirectories(dir);

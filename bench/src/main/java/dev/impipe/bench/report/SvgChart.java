@@ -6,8 +6,9 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * A hand-written SVG of one run: the rate series over time (records/s), the other series (pending, lag, ...) over
- * time, and the latency percentiles of each histogram as bars on a log scale. No chart library.
+ * A hand-written SVG of one run: the rate series over time (records/s), the latency histograms' p99 of each second
+ * over time, the other series (pending, lag, ...) over time, and the latency percentiles of each histogram as bars
+ * on a log scale. No chart library.
  */
 final class SvgChart {
 
@@ -22,13 +23,15 @@ final class SvgChart {
 
   static String render(Result result) {
     List<Series> rates = new ArrayList<>();
+    List<Series> overTime = new ArrayList<>();
     List<Series> others = new ArrayList<>();
-    result.seriesMap().values().forEach(s -> (s.unit().endsWith("/s") ? rates : others).add(s));
+    result.seriesMap().values().forEach(s -> (s.name().endsWith(Result.LATENCY_SERIES_SUFFIX) ? overTime
+        : s.unit().endsWith("/s") ? rates : others).add(s));
     Map<String, Histogram> latencies = result.latencyMap();
-    int panels = (rates.isEmpty() ? 0 : 1) + (others.isEmpty() ? 0 : 1) + (latencies.isEmpty() ? 0 : 1);
+    int linePanels = (rates.isEmpty() ? 0 : 1) + (overTime.isEmpty() ? 0 : 1) + (others.isEmpty() ? 0 : 1);
+    int panels = linePanels + (latencies.isEmpty() ? 0 : 1);
     int latH = 60 + latencies.size() * 5 * 14 + latencies.size() * 16;
-    int height = 40 + (rates.isEmpty() ? 0 : PANEL_H + 40) + (others.isEmpty() ? 0 : PANEL_H + 40)
-        + (latencies.isEmpty() ? 0 : latH) + (panels == 0 ? 40 : 0);
+    int height = 40 + linePanels * (PANEL_H + 40) + (latencies.isEmpty() ? 0 : latH) + (panels == 0 ? 40 : 0);
     StringBuilder svg = new StringBuilder();
     svg.append(String.format(Locale.ROOT, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
         + "font-family=\"sans-serif\" font-size=\"12\">\n", WIDTH, height));
@@ -37,6 +40,10 @@ final class SvgChart {
     int y = 40;
     if (!rates.isEmpty()) {
       lines(svg, rates, "throughput over time", y);
+      y += PANEL_H + 40;
+    }
+    if (!overTime.isEmpty()) {
+      lines(svg, overTime, "latency over time (p99 of the samples of each second)", y);
       y += PANEL_H + 40;
     }
     if (!others.isEmpty()) {

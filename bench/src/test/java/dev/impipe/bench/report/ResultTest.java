@@ -46,4 +46,26 @@ class ResultTest {
     String md = Files.readString(json.resolveSibling(json.getFileName().toString().replace(".json", ".md")));
     assertThat(md).contains("| ratio | 0.49 | ratio | >= 0.5 | **no** |").contains("123,457");
   }
+
+  @Test
+  void followsEachLatencyHistogramOverTimeAsItsP99PerInterval() throws Exception {
+    Result r = new Result("push", "bin/im bench push");
+    Histogram h = r.latency("send -> receive", "ms");
+    for (int i = 1; i <= 100; i++) {
+      h.record(i);
+    }
+    r.sampleLatencies();
+    r.sampleLatencies(); // nothing recorded in this interval: no point
+    h.record(5_000);
+    r.sampleLatencies();
+
+    Series overTime = r.seriesMap().get("send -> receive" + Result.LATENCY_SERIES_SUFFIX);
+    assertThat(overTime.unit()).isEqualTo("ms");
+    assertThat(overTime.points()).extracting(p -> p[1]).containsExactly(99.0, 5_000.0);
+    assertThat(h.percentile(99)).isEqualTo(100); // the whole-run histogram keeps every sample
+
+    Path json = r.write(dir);
+    String svg = Files.readString(json.resolveSibling(json.getFileName().toString().replace(".json", ".svg")));
+    assertThat(svg).contains("latency over time").contains("send -&gt; receive" + Result.LATENCY_SERIES_SUFFIX);
+  }
 }
