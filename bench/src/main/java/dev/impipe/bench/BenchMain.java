@@ -38,7 +38,8 @@ public final class BenchMain {
              --large-groups 0 --large-size 2000 --large-group-threshold 1000]
         ackwheel  deliveries at a fixed rate, most ACKed after a random delay, a known share never ACKed:
                   sustained rate, timeout lateness, peak pending, heap after GC
-                  [--rate 5000 --duration 60 --never-acked 0.1 --tick 1s --timeout 10s --users 100k]
+                  [--rate 5000 --duration 60 --never-acked 0.1 --tick 1s --timeout 10s --users 100k];
+                  --rate max: as fast as the broker takes them for 15 s, then the time the wheel needs to catch up
         delay     schedules spread over a window plus a burst due in the same millisecond: scheduling rate,
                   burst drain time, lateness, heap after GC
                   [--spread 200k --window 30 --burst 1m --lead auto]

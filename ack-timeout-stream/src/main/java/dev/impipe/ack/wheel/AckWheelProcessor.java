@@ -153,15 +153,22 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     long seq = ack.getSeq();
     Bytes deviceKey = Bytes.wrap(WheelCodec.device(user, device));
     byte[] previous = ackedStore.get(deviceKey);
-    if (previous == null || seq >= WheelCodec.decodeSeqValue(previous)) {
+    long previousSeq = previous == null ? Long.MIN_VALUE : WheelCodec.decodeSeqValue(previous);
+    if (previous == null || seq >= previousSeq) {
       // The time of the ACK keeps the entry for IM_ACK_ACKED_RETENTION from the device's last ACK.
-      ackedStore.put(deviceKey, WheelCodec.ackedValue(Math.max(seq, previous == null ? seq
-          : WheelCodec.decodeSeqValue(previous)), context.currentSystemTimeMs()));
+      ackedStore.put(deviceKey, WheelCodec.ackedValue(Math.max(seq, previousSeq), context.currentSystemTimeMs()));
     }
-    // Cumulative: every pending seq <= the ACKed one on this device, found by a range of the device's prefix.
+    // Cumulative: every pending seq <= the ACKed one on this device, found by a range of the device's prefix. It
+    // starts after the device's previous ACK: nothing at or below that is pending (that ACK removed it, and a
+    // delivery of such a seq is ignored), and starting lower made every ACK step over the RocksDB tombstones of all
+    // the device's earlier ACKed seqs (the range seek was the stream thread's hot spot at --rate max). A repeated
+    // or older ACK scans nothing.
+    if (previous != null && (previousSeq == Long.MAX_VALUE || seq <= previousSeq)) {
+      return;
+    }
     List<KeyValue<Bytes, byte[]>> done = new ArrayList<>();
     try (KeyValueIterator<Bytes, byte[]> it = pendingStore.range(
-        Bytes.wrap(WheelCodec.pending(user, device, Long.MIN_VALUE)),
+        Bytes.wrap(WheelCodec.pending(user, device, previous == null ? Long.MIN_VALUE : previousSeq + 1)),
         Bytes.wrap(WheelCodec.pending(user, device, seq)))) {
       it.forEachRemaining(done::add);
     }

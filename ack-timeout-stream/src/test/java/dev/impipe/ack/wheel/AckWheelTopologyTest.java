@@ -146,6 +146,34 @@ class AckWheelTopologyTest {
   }
 
   @Test
+  void successiveAcksEachRemoveEverythingPendingUpToThemAboveThePreviousAck() {
+    // Given alice's phone got 1..3, ACKed 2, then got 4..6 (pushed in second 1 and 2: deadline slots 16 s / 17 s)
+    start(AckTimeoutConfig.defaults());
+    for (long seq = 1; seq <= 3; seq++) {
+      push("alice", "phone", seq, at(1_000 + seq));
+    }
+    advanceTo(1_500);
+    ack("alice", "phone", 2, at(1_500));
+    for (long seq = 4; seq <= 6; seq++) {
+      push("alice", "phone", seq, at(2_000 + seq));
+    }
+
+    // When the phone ACKs 5 (covering 3, still pending from before the first ACK, and 4..5), then repeats it
+    advanceTo(3_000);
+    ack("alice", "phone", 5, at(3_000));
+    ack("alice", "phone", 5, at(3_001));
+
+    // Then only 6 times out, once (3 would have fired at 17 s, 6 fires at 18 s)
+    advanceTo(17_000);
+    assertThat(timeouts.isEmpty()).isTrue();
+    advanceTo(18_000);
+    assertThat(timeouts.readRecordsToList()).containsExactly(
+        record("alice", timeout("alice", "phone", List.of(6L), 2_006, 17_006, 1), 18_000));
+    advanceTo(40_000);
+    assertThat(timeouts.isEmpty()).isTrue();
+  }
+
+  @Test
   void noTimeoutAfterAnAck() {
     // Given a push of 7 to alice's phone at now = 0.5 s (deadline 15.5 s)
     start(AckTimeoutConfig.defaults());
