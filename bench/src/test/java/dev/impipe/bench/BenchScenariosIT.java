@@ -37,6 +37,7 @@ class BenchScenariosIT {
   private static final Map<String, List<String>> CORRECTNESS = Map.of(
       "ackwheel", List.of("timeouts received", ACKED_TIMEOUTS),
       "delay", List.of("records delivered", "delivered early (must be 0)"),
+      "scale", List.of("pending ACK timers held", "scheduled records held"),
       "sync", List.of("sync: failed requests (non-200)"));
 
   /**

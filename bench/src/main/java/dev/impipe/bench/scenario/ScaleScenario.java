@@ -10,6 +10,7 @@ import dev.impipe.bench.report.Machine;
 import dev.impipe.bench.report.Progress;
 import dev.impipe.bench.report.Result;
 import dev.impipe.delay.DelayComponent;
+import dev.impipe.delay.DelayConfig;
 import dev.impipe.runtime.app.PipelineRuntime;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -52,8 +53,10 @@ public final class ScaleScenario implements Scenario {
 
     long heapBefore = Machine.heapAfterGc();
     long rssBefore = Machine.rss();
+    // The delay app only delivers to allowed topics: without the allow-list every schedule would be refused (and
+    // this run measured an empty schedule store).
     PipelineRuntime runtime = cluster.run(List.of(new AckTimeoutComponent(), new DelayComponent()),
-        Map.of("IM_ACK_TIMEOUT", "7d"));
+        Map.of("IM_ACK_TIMEOUT", "7d", DelayConfig.IM_DELAY_TARGETS, out));
     long heapIdle = Machine.heapAfterGc();
     long rssIdle = Machine.rss();
     Support.SendErrors errors = new Support.SendErrors();
@@ -113,8 +116,8 @@ public final class ScaleScenario implements Scenario {
     long disk = Machine.diskUsage(cluster.stateDir());
     double timerRate = timers / timerSeconds;
     double scheduleRate = schedules / scheduleSeconds;
-    result.figure("pending ACK timers held", pendingHeld, "timers");
-    result.figure("scheduled records held", scheduledHeld, "records");
+    result.figure("pending ACK timers held", pendingHeld, "timers", "= " + timers, pendingHeld == timers);
+    result.figure("scheduled records held", scheduledHeld, "records", "= " + schedules, scheduledHeld == schedules);
     result.figure("timer load rate (produce start -> committed)", timerRate, "timers/s");
     result.figure("timer load / ceiling", timerRate / ceiling, "ratio");
     result.figure("schedule load rate (produce start -> committed)", scheduleRate, "schedules/s");

@@ -8,15 +8,20 @@ import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.Cache;
 import org.rocksdb.LRUCache;
 import org.rocksdb.Options;
-import org.rocksdb.WriteBufferManager;
 
 /**
- * Bounds the off-heap memory of every RocksDB store of the process by one setting, {@value #IM_ROCKSDB_MEMORY}
+ * Bounds the block cache of every RocksDB store of the process by one setting, {@value #IM_ROCKSDB_MEMORY}
  * (default {@value #DEFAULT_MEMORY_TEXT}; {@code off} leaves every store with Kafka Streams' own per-store defaults, for
- * comparison): one LRU block cache shared by all stores (data, index and filter
- * blocks all count against it) and one write-buffer manager charging every memtable to that same cache. Without
- * it each store (and each segment of a window store) has its own 50 MB cache and up to 3 x 16 MB memtables, so RSS
- * grows with the number of stores and with the state held.
+ * comparison): one LRU block cache shared by all stores (data, index and filter blocks all count against it).
+ * Without it each store (and each segment of a window store) has its own 50 MB cache, so RSS grows with the number
+ * of stores and with the state held.
+ *
+ * <p>Memtables stay per store (Kafka Streams' defaults, up to 3 x 16 MB each). They used to be charged to one
+ * write-buffer manager over the same cache; that stalled writes: once a store that is no longer written (the ACK
+ * wheel after a burst of timers) held most of the budget in its memtables, every write to another store flushed
+ * that store's small memtable, and its writes waited for the flush queue (bench scale: schedules taken in at ~330/s
+ * after the first 64k instead of 80k/s with {@code off}). RocksDB flushes only the store being written, never an
+ * idle one, so a shared budget needs a flush of idle stores first.
  *
  * <p>The cache and manager are created by the first store that is configured and shared by every store after it,
  * across all Streams apps of the JVM; they are never closed (they live as long as the process). Kafka Streams'
@@ -30,13 +35,10 @@ public class SharedRocksDBMemory implements RocksDBConfigSetter {
   public static final String CONFIG_BYTES = "im.rocksdb.memory.bytes";
   public static final String DEFAULT_MEMORY_TEXT = "256m";
   public static final long DEFAULT_MEMORY_BYTES = 256L << 20;
-  /** Share of the memory that memtables may take (the rest is block cache). */
-  static final double WRITE_BUFFER_SHARE = 0.5;
   /** Share of the cache kept for index and filter blocks (high priority). */
   static final double HIGH_PRIORITY_SHARE = 0.1;
 
   private static Cache cache;
-  private static WriteBufferManager writeBuffers;
   private static long configuredBytes;
 
   /** The memory bound in bytes: plain bytes or a k / m / g suffix (binary units); 16 MiB to 1 TiB. */
@@ -77,7 +79,6 @@ public class SharedRocksDBMemory implements RocksDBConfigSetter {
   private static synchronized void ensureShared(long bytes) {
     if (cache == null) {
       cache = new LRUCache(bytes, -1, false, HIGH_PRIORITY_SHARE);
-      writeBuffers = new WriteBufferManager((long) (bytes * WRITE_BUFFER_SHARE), cache);
       configuredBytes = bytes;
     }
   }
@@ -92,12 +93,11 @@ public class SharedRocksDBMemory implements RocksDBConfigSetter {
     table.setCacheIndexAndFilterBlocksWithHighPriority(true);
     table.setPinTopLevelIndexAndFilter(true);
     options.setTableFormatConfig(table);
-    options.setWriteBufferManager(writeBuffers);
   }
 
   @Override
   public void close(String storeName, Options options) {
-    // The cache and the write-buffer manager are shared by every store of the process: not closed here.
+    // The cache is shared by every store of the process: not closed here.
   }
 
   /**
