@@ -2,6 +2,7 @@ package dev.impipe.ack;
 
 import dev.impipe.ack.wheel.AckWheelMetrics;
 import dev.impipe.ack.wheel.AckWheelTopology;
+import dev.impipe.ack.wheel.StreamThreadConsumers;
 import dev.impipe.runtime.app.ComponentContext;
 import dev.impipe.runtime.app.PipelineComponent;
 import java.util.Map;
@@ -33,7 +34,9 @@ public final class AckTimeoutComponent implements PipelineComponent {
   public static Map<String, Object> overrides(AckTimeoutConfig config) {
     return Map.of(StreamsConfig.NUM_STREAM_THREADS_CONFIG, config.streamThreads(),
         // Wall-clock punctuations run between polls: a short poll keeps timeouts within a tick of due.
-        StreamsConfig.POLL_MS_CONFIG, pollMs(config));
+        StreamsConfig.POLL_MS_CONFIG, pollMs(config),
+        // Lets the wheel ask its thread's consumer whether an input is read to its end (quiet) or lagging.
+        StreamsConfig.DEFAULT_CLIENT_SUPPLIER_CONFIG, StreamThreadConsumers.class.getName());
   }
 
   static long pollMs(AckTimeoutConfig config) {

@@ -13,6 +13,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.OptionalLong;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.avro.specific.SpecificRecord;
@@ -44,6 +45,8 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
   static final long MAX_MS_PER_WINDOW = 1_000;
   /** Most {@code ack-acked} keys one punctuation looks at while scanning for old ones. */
   static final int ACKED_SCAN_PER_RUN = 10_000;
+  /** An input read to its end by the consumer and not read from for this long is quiet, not lagging. */
+  static final long QUIET_MS = 250;
 
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(AckWheelProcessor.class);
 
@@ -67,22 +70,27 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
   private long cursor = Long.MIN_VALUE;
   private Cancellable catchUp;
   /** How far each input of this task has been read. */
-  private final InputClock deliveriesRead = new InputClock();
-  private final InputClock acksRead = new InputClock();
+  private final InputClock deliveriesRead;
+  private final InputClock acksRead;
+  private final InputLag inputLag;
+  private int partition;
 
-  /** A wheel with a budget of its own (one task per thread, or tests). */
-  public AckWheelProcessor(AckTimeoutConfig config, AckWheelMetrics metrics) {
-    this(config, metrics, new PunctuationBudget(config.maxEntriesPerPunctuation(), MAX_MS_PER_WINDOW,
-        PunctuationBudget.DEFAULT_WINDOW_MS));
-  }
-
-  /** @param budget shared by the wheels of all tasks of the app: bounds what one stream thread expires per window */
-  public AckWheelProcessor(AckTimeoutConfig config, AckWheelMetrics metrics, PunctuationBudget budget) {
+  /**
+   * @param budget shared by the wheels of all tasks of the app: bounds what one stream thread expires per window
+   * @param deliveriesTopic the deliveries topic, whose partition of this task {@code inputLag} is asked about
+   * @param acksTopic likewise for the ACKs
+   * @param inputLag how far the stream thread's consumer is behind an input partition's end
+   */
+  public AckWheelProcessor(AckTimeoutConfig config, AckWheelMetrics metrics, PunctuationBudget budget,
+      String deliveriesTopic, String acksTopic, InputLag inputLag) {
     this.config = config;
     this.budget = budget;
     this.metrics = metrics;
     this.tickMs = config.tick().toMillis();
     this.timeoutMs = config.timeout().toMillis();
+    this.deliveriesRead = new InputClock(deliveriesTopic);
+    this.acksRead = new InputClock(acksTopic);
+    this.inputLag = inputLag;
   }
 
   @Override
@@ -92,6 +100,7 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     this.wheelStore = ctx.getStateStore(AckWheelTopology.WHEEL_STORE);
     this.ackedStore = ctx.getStateStore(AckWheelTopology.ACKED_STORE);
     this.taskId = ctx.taskId().toString();
+    this.partition = ctx.taskId().partition();
     this.pending = metrics.pendingOf(taskId);
     // RocksDB's estimate after a restore; exact deltas from here on.
     pending.set(pendingStore.approximateNumEntries());
@@ -198,8 +207,8 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
   long inputHorizon(long now) {
     long tolerance = config.inputLagToleranceMs();
     long idle = config.inputIdleMs();
-    boolean deliveries = deliveriesRead.active(now, idle);
-    boolean acks = acksRead.active(now, idle);
+    boolean deliveries = holdsBack(deliveriesRead, now, idle);
+    boolean acks = holdsBack(acksRead, now, idle);
     boolean current = (deliveries && now - deliveriesRead.wall < tolerance) || (acks && now - acksRead.wall < tolerance);
     if (!deliveries && !acks
         || current && (!deliveries || deliveriesRead.fresh(tolerance)) && (!acks || acksRead.fresh(tolerance))) {
@@ -211,14 +220,39 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     return Math.max(watermark, now - config.inputGrace().toMillis());
   }
 
+  /**
+   * Whether an input may still hold records older than the wall clock: when the consumer knows its lag, records
+   * waiting at the broker (lag > 0) always hold the horizon back, however long nothing was read (a busy thread is
+   * not a quiet input), and an input read to its end with nothing processed for {@link #QUIET_MS} holds nothing back
+   * (the records the consumer fetched are processed by then: the task processes its buffered records every loop);
+   * without a known lag, an input holds back while read within the idle time.
+   */
+  private boolean holdsBack(InputClock input, long now, long idle) {
+    OptionalLong behind = inputLag.behind(input.topic, partition);
+    if (behind.isPresent()) {
+      if (behind.getAsLong() > 0) {
+        return true;
+      }
+      if (now - input.wall >= QUIET_MS) {
+        return false;
+      }
+    }
+    return input.active(now, idle);
+  }
+
   /** How far one input (the task's deliveries or its ACKs) has been read. */
   private static final class InputClock {
+    final String topic;
     /** Newest record time read; MIN_VALUE before the first. */
     long time = Long.MIN_VALUE;
     /** Wall time of the last record read, or the task's start. */
     long wall;
     /** How far behind the wall clock the last record read was. */
     long lag = Long.MAX_VALUE;
+
+    InputClock(String topic) {
+      this.topic = topic;
+    }
 
     void start(long now) {
       wall = now;

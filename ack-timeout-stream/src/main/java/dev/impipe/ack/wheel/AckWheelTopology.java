@@ -42,12 +42,21 @@ public final class AckWheelTopology {
     // One budget for the wheels of all tasks: a stream thread's punctuations together expire at most
     // maxEntriesPerPunctuation entries per commit window (one transaction), whatever the number of tasks.
     return build(topics, config, metrics, new PunctuationBudget(config.maxEntriesPerPunctuation(),
-        AckWheelProcessor.MAX_MS_PER_WINDOW, PunctuationBudget.DEFAULT_WINDOW_MS));
+        AckWheelProcessor.MAX_MS_PER_WINDOW, PunctuationBudget.DEFAULT_WINDOW_MS), StreamThreadConsumers.LAG);
   }
 
   /** With a given expiry budget (tests: two topologies standing for two tasks of one thread). */
   static Topology build(ImTopics topics, AckTimeoutConfig config, AckWheelMetrics metrics,
       PunctuationBudget budget) {
+    return build(topics, config, metrics, budget, StreamThreadConsumers.LAG);
+  }
+
+  /**
+   * With a given expiry budget and input lag source ({@link StreamThreadConsumers#LAG} in production, where the app
+   * sets {@link StreamThreadConsumers} as its client supplier; it knows nothing on a TopologyTestDriver).
+   */
+  static Topology build(ImTopics topics, AckTimeoutConfig config, AckWheelMetrics metrics,
+      PunctuationBudget budget, InputLag inputLag) {
     Topic<String, Delivery> deliveries = topics.deliveries();
     Topic<String, Ack> acks = topics.acks();
     Topic<String, AckTimeout> timeouts = topics.ackTimeouts();
@@ -55,7 +64,8 @@ public final class AckWheelTopology {
     topology.addSource(DELIVERIES_SOURCE, deliveries.keySerde().deserializer(),
         deliveries.valueSerde().deserializer(), deliveries.name());
     topology.addSource(ACKS_SOURCE, acks.keySerde().deserializer(), acks.valueSerde().deserializer(), acks.name());
-    topology.addProcessor(WHEEL_PROCESSOR, () -> new AckWheelProcessor(config, metrics, budget),
+    topology.addProcessor(WHEEL_PROCESSOR, () -> new AckWheelProcessor(config, metrics, budget, deliveries.name(),
+        acks.name(), inputLag),
         DELIVERIES_SOURCE, ACKS_SOURCE);
     for (String store : new String[] {PENDING_STORE, WHEEL_STORE, ACKED_STORE}) {
       topology.addStateStore(Stores.keyValueStoreBuilder(

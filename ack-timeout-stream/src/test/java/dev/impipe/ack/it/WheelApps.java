@@ -52,6 +52,9 @@ final class WheelApps {
     streams.start();
     Awaitility.await("wheel app RUNNING").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
         .until(() -> streams.state() == KafkaStreams.State.RUNNING);
+    // The wheel asks its thread's consumer for its inputs' lag: every stream thread's consumer must be found.
+    streams.metadataForLocalThreads().forEach(t -> org.assertj.core.api.Assertions
+        .assertThat(dev.impipe.ack.wheel.StreamThreadConsumers.knows(t.threadName())).as(t.threadName()).isTrue());
     return streams;
   }
 }

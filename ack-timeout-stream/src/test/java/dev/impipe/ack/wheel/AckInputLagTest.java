@@ -6,6 +6,7 @@ import dev.impipe.ack.AckTimeoutConfig;
 import dev.impipe.avro.Ack;
 import dev.impipe.avro.AckTimeout;
 import dev.impipe.avro.Delivery;
+import dev.impipe.runtime.streams.PunctuationBudget;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -13,6 +14,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.OptionalLong;
 import java.util.Properties;
 import java.util.UUID;
 import org.apache.kafka.streams.StreamsConfig;
@@ -42,6 +44,9 @@ class AckInputLagTest {
   private TestInputTopic<String, Ack> acks;
   private TestOutputTopic<String, AckTimeout> timeouts;
   private Instant clock = T0;
+  /** What the consumer knows of each input's lag (unknown unless a test says: the time rules alone). */
+  private OptionalLong lagOfAcks = OptionalLong.empty();
+  private OptionalLong lagOfDeliveries = OptionalLong.empty();
 
   @AfterEach
   void close() {
@@ -157,6 +162,52 @@ class AckInputLagTest {
     assertThat(timeouts.readValuesToList()).extracting(AckTimeout::getUserId).contains("alice");
   }
 
+  @Test
+  void anInputReadToItsEndIsQuietAtOnceSoADeadlineAfterTheLastRecordFiresWithinATick() {
+    // Given the consumer has read both inputs to their end (lag 0)
+    lagOfAcks = OptionalLong.of(0);
+    lagOfDeliveries = OptionalLong.of(0);
+    start(Duration.ofSeconds(60));
+    // and seq 1 to alice at 0 s (deadline 10 s, never ACKed), and bob's traffic until 8.5 s, then nothing (the
+    // load stopped)
+    push("alice", 1, 0);
+    for (long now = 500; now <= 8_500; now += 500) {
+      advanceTo(now);
+      push("bob", now, now);
+      ack("bob", now, now);
+    }
+    // When the deadline's slot comes round (10 s), 1.5 s after the last record
+    advanceTo(10_000);
+    // Then it fires then: the inputs are quiet, not lagging (by record times alone the wheel waited for 5 s of
+    // silence, until 13.5 s: the last record's time is all it knows the inputs were read up to)
+    assertThat(timeouts.readValuesToList()).extracting(AckTimeout::getUserId).contains("alice");
+  }
+
+  @Test
+  void anAckInputWithRecordsWaitingAtTheBrokerHoldsTimeoutsBackHoweverLongItIsNotRead() {
+    // Given the consumer knows of ACKs at the broker it has not fetched (the thread is busy with other tasks)
+    lagOfAcks = OptionalLong.of(500);
+    lagOfDeliveries = OptionalLong.of(0);
+    start(Duration.ofSeconds(60));
+    // and seq 1 to alice at 0 s (deadline 10 s); the ACK input was last read at 3 s (an ACK produced at 3 s)
+    push("alice", 1, 0);
+    advanceTo(3_000);
+    ack("bob", 1, 3_000);
+    // When fresh deliveries to bob keep being read until 12 s, but no ACK for 9 s (longer than the idle time)
+    for (long now = 3_500; now <= 12_000; now += 500) {
+      advanceTo(now);
+      push("bob", now, now);
+    }
+    // Then nothing fires: unread ACKs are not silence
+    assertThat(timeouts.isEmpty()).isTrue();
+
+    // And when the ACKs are read again, alice's (produced at 5 s) among them, there is never a timeout for seq 1
+    lagOfAcks = OptionalLong.of(0);
+    ack("alice", 1, 5_000);
+    advanceTo(30_000);
+    assertThat(timeouts.readValuesToList()).extracting(AckTimeout::getUserId).doesNotContain("alice");
+  }
+
   private void start(Duration grace) {
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, "ack-lag-test");
@@ -164,8 +215,10 @@ class AckInputLagTest {
     props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
     AckTimeoutConfig config = AckTimeoutConfig.defaults().withTiming(Duration.ofSeconds(1), Duration.ofSeconds(10))
         .withInputGrace(grace);
+    InputLag lag = (topic, partition) -> topic.equals(topics.acks().name()) ? lagOfAcks : lagOfDeliveries;
     driver = new TopologyTestDriver(AckWheelTopology.build(topics, config,
-        new AckWheelMetrics(new SimpleMeterRegistry())), props, T0);
+        new AckWheelMetrics(new SimpleMeterRegistry()), new PunctuationBudget(config.maxEntriesPerPunctuation(),
+            AckWheelProcessor.MAX_MS_PER_WINDOW, PunctuationBudget.DEFAULT_WINDOW_MS), lag), props, T0);
     deliveries = driver.createInputTopic(topics.deliveries().name(), topics.deliveries().keySerde().serializer(),
         topics.deliveries().valueSerde().serializer());
     acks = driver.createInputTopic(topics.acks().name(), topics.acks().keySerde().serializer(),
