@@ -45,8 +45,6 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
   static final long MAX_MS_PER_WINDOW = 1_000;
   /** Most {@code ack-acked} keys one punctuation looks at while scanning for old ones. */
   static final int ACKED_SCAN_PER_RUN = 10_000;
-  /** An input read to its end by the consumer and not read from for this long is quiet, not lagging. */
-  static final long QUIET_MS = 250;
 
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(AckWheelProcessor.class);
 
@@ -117,12 +115,16 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     SpecificRecord value = record.value();
     if (value instanceof Delivery delivery) {
       onDelivery(record.key(), delivery);
-      deliveriesRead.read(context.currentSystemTimeMs(), record.timestamp());
+      deliveriesRead.read(context.currentSystemTimeMs(), record.timestamp(), offset());
     } else if (value instanceof Ack ack) {
       onAck(record.key(), ack);
-      acksRead.read(context.currentSystemTimeMs(), record.timestamp());
+      acksRead.read(context.currentSystemTimeMs(), record.timestamp(), offset());
     }
     // Tombstones (null values) carry nothing to do.
+  }
+
+  private long offset() {
+    return context.recordMetadata().map(m -> m.offset()).orElse(-1L);
   }
 
   private void onDelivery(String key, Delivery delivery) {
@@ -221,21 +223,15 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
   }
 
   /**
-   * Whether an input may still hold records older than the wall clock: when the consumer knows its lag, records
-   * waiting at the broker (lag > 0) always hold the horizon back, however long nothing was read (a busy thread is
-   * not a quiet input), and an input read to its end with nothing processed for {@link #QUIET_MS} holds nothing back
-   * (the records the consumer fetched are processed by then: the task processes its buffered records every loop);
-   * without a known lag, an input holds back while read within the idle time.
+   * Whether an input may still hold records older than the wall clock: when its consumer can tell, records waiting
+   * at the broker always hold the horizon back, however long nothing was read (a busy thread is not a quiet input),
+   * and an input whose every record is processed holds nothing back (no idle wait after the load stops); otherwise
+   * an input holds back while read within the idle time.
    */
   private boolean holdsBack(InputClock input, long now, long idle) {
-    OptionalLong behind = inputLag.behind(input.topic, partition);
-    if (behind.isPresent()) {
-      if (behind.getAsLong() > 0) {
-        return true;
-      }
-      if (now - input.wall >= QUIET_MS) {
-        return false;
-      }
+    OptionalLong unprocessed = inputLag.unprocessed(input.topic, partition, input.offset);
+    if (unprocessed.isPresent()) {
+      return unprocessed.getAsLong() > 0;
     }
     return input.active(now, idle);
   }
@@ -250,6 +246,9 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     /** How far behind the wall clock the last record read was. */
     long lag = Long.MAX_VALUE;
 
+    /** Offset of the last record processed in this task; -1 before the first. */
+    long offset = -1;
+
     InputClock(String topic) {
       this.topic = topic;
     }
@@ -258,7 +257,8 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
       wall = now;
     }
 
-    void read(long now, long timestamp) {
+    void read(long now, long timestamp, long offset) {
+      this.offset = offset;
       wall = now;
       lag = now - timestamp;
       time = Math.max(time, timestamp);

@@ -3,17 +3,22 @@ package dev.impipe.ack.wheel;
 import java.util.OptionalLong;
 
 /**
- * How far the stream thread's consumer is behind the end of one input partition: the records the broker holds
- * (up to the last stable offset, read_committed) beyond the consumer's position. The wheel uses it to tell an input
- * that went quiet (read to its end) from one that is only not being read (records waiting at the broker), which
- * record times alone cannot tell apart.
+ * Whether one input partition of a task still has records the task has not processed, as the stream thread's
+ * consumer knows it. The wheel uses it to tell an input that went quiet (everything processed) from one that is only
+ * not being read (records waiting at the broker), which record times alone cannot tell apart.
  */
 @FunctionalInterface
 public interface InputLag {
 
   /** Not known: the wheel falls back to its time rules (tests on a TopologyTestDriver, no consumer registered). */
-  InputLag UNKNOWN = (topic, partition) -> OptionalLong.empty();
+  InputLag UNKNOWN = (topic, partition, lastProcessedOffset) -> OptionalLong.empty();
 
-  /** Records of {@code topic}-{@code partition} not fetched yet by the calling stream thread's consumer. */
-  OptionalLong behind(String topic, int partition);
+  /**
+   * Records of {@code topic}-{@code partition} not processed yet: more than 0 when the broker holds records the
+   * consumer has not fetched (its lag; read_committed, up to the last stable offset); 0 only when the consumer is at
+   * the end and its position is right after {@code lastProcessedOffset} (so nothing fetched waits in the task's
+   * buffer either); empty when it cannot tell (nothing processed yet, fetched records or transaction markers in
+   * between, or no consumer known).
+   */
+  OptionalLong unprocessed(String topic, int partition, long lastProcessedOffset);
 }

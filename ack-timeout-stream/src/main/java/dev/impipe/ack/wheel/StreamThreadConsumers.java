@@ -1,6 +1,7 @@
 package dev.impipe.ack.wheel;
 
 import java.lang.ref.WeakReference;
+import java.time.Duration;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,20 +23,30 @@ public class StreamThreadConsumers extends DefaultKafkaClientSupplier {
   private static final Map<String, WeakReference<Consumer<byte[], byte[]>>> BY_THREAD = new ConcurrentHashMap<>();
 
   /**
-   * The lag of an input partition as the calling stream thread's consumer knows it ({@code Consumer#currentLag}: no
-   * request to the broker); empty when the thread has no registered consumer or the consumer does not know it yet.
-   * Only called from the stream thread that owns the consumer (a processor's punctuation), as a consumer requires.
+   * {@link InputLag} from the calling stream thread's consumer ({@code Consumer#currentLag} and {@code position}: no
+   * request to the broker); empty when the thread has no registered consumer or the consumer cannot tell. Only
+   * called from the stream thread that owns the consumer (a processor's punctuation), as a consumer requires.
    */
-  public static final InputLag LAG = (topic, partition) -> {
+  public static final InputLag LAG = (topic, partition, lastProcessedOffset) -> {
     WeakReference<Consumer<byte[], byte[]>> ref = BY_THREAD.get(Thread.currentThread().getName());
     Consumer<byte[], byte[]> consumer = ref == null ? null : ref.get();
     if (consumer == null) {
       return OptionalLong.empty();
     }
+    TopicPartition tp = new TopicPartition(topic, partition);
     try {
-      return consumer.currentLag(new TopicPartition(topic, partition));
+      OptionalLong lag = consumer.currentLag(tp);
+      if (lag.isEmpty() || lag.getAsLong() > 0) {
+        return lag;
+      }
+      if (lastProcessedOffset < 0) {
+        return OptionalLong.empty();
+      }
+      // At the end: processed all only if nothing fetched lies between the last processed record and the position.
+      return consumer.position(tp, Duration.ZERO) == lastProcessedOffset + 1 ? OptionalLong.of(0)
+          : OptionalLong.empty();
     } catch (RuntimeException e) {
-      // Not assigned (any more) or otherwise unknown: the wheel's time rules apply.
+      // Not assigned (any more), position not known yet, or otherwise unknown: the wheel's time rules apply.
       return OptionalLong.empty();
     }
   };

@@ -44,7 +44,7 @@ class AckInputLagTest {
   private TestInputTopic<String, Ack> acks;
   private TestOutputTopic<String, AckTimeout> timeouts;
   private Instant clock = T0;
-  /** What the consumer knows of each input's lag (unknown unless a test says: the time rules alone). */
+  /** What the consumer tells of each input's unprocessed records (unknown unless a test says: time rules alone). */
   private OptionalLong lagOfAcks = OptionalLong.empty();
   private OptionalLong lagOfDeliveries = OptionalLong.empty();
 
@@ -164,7 +164,7 @@ class AckInputLagTest {
 
   @Test
   void anInputReadToItsEndIsQuietAtOnceSoADeadlineAfterTheLastRecordFiresWithinATick() {
-    // Given the consumer has read both inputs to their end (lag 0)
+    // Given every record of both inputs is processed (the consumer is at the end, right after the last one)
     lagOfAcks = OptionalLong.of(0);
     lagOfDeliveries = OptionalLong.of(0);
     start(Duration.ofSeconds(60));
@@ -215,7 +215,8 @@ class AckInputLagTest {
     props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
     AckTimeoutConfig config = AckTimeoutConfig.defaults().withTiming(Duration.ofSeconds(1), Duration.ofSeconds(10))
         .withInputGrace(grace);
-    InputLag lag = (topic, partition) -> topic.equals(topics.acks().name()) ? lagOfAcks : lagOfDeliveries;
+    InputLag lag = (topic, partition, lastOffset) -> topic.equals(topics.acks().name()) ? lagOfAcks
+        : lagOfDeliveries;
     driver = new TopologyTestDriver(AckWheelTopology.build(topics, config,
         new AckWheelMetrics(new SimpleMeterRegistry()), new PunctuationBudget(config.maxEntriesPerPunctuation(),
             AckWheelProcessor.MAX_MS_PER_WINDOW, PunctuationBudget.DEFAULT_WINDOW_MS), lag), props, T0);
