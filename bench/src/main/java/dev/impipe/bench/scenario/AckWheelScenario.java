@@ -162,13 +162,7 @@ public final class AckWheelScenario implements Scenario {
         // How long the wheel needs to read the backlog it was left with: its sustained rate includes that time.
         try {
           BenchCluster.await("the wheel read its whole input", Duration.ofMinutes(5),
-              () -> {
-                try {
-                  return cluster.lag(AckTimeoutComponent.NAME, Set.of(deliveriesTopic, acksTopic)) == 0;
-                } catch (Exception e) {
-                  return false; // an offsets lookup that failed is asked again
-                }
-              });
+              cluster.caughtUp(AckTimeoutComponent.NAME, Set.of(deliveriesTopic, acksTopic)));
           catchUpSeconds = (System.nanoTime() - loadEnd) / 1e9;
         } catch (IllegalStateException e) {
           result.note("The wheel had not read its whole input 5 minutes after the load stopped.");
