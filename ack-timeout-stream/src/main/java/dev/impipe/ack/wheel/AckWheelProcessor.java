@@ -193,7 +193,10 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
   }
 
   /**
-   * Up to which time the input is known to have been read, for each of the task's two inputs (deliveries, ACKs):
+   * Up to which time the input is known to have been read. When the stream thread's consumer can tell for both of
+   * the task's inputs (deliveries, ACKs) whether records are unprocessed ({@link InputLag}, which asks the broker
+   * for "none"): the smaller of the newest record times read of the inputs with records unprocessed, the wall clock
+   * if none has, never more than the grace behind the wall clock. Otherwise, by record times, for each input:
    * the wall clock while the input is caught up (a record was read just now, and the last record of every active
    * input was read within the tolerance of being produced) or idle (no record of either for
    * {@link AckTimeoutConfig#inputIdleMs()}); while one lags (a backlog), the smaller of the active inputs' newest
@@ -209,8 +212,17 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
   long inputHorizon(long now) {
     long tolerance = config.inputLagToleranceMs();
     long idle = config.inputIdleMs();
-    boolean deliveries = holdsBack(deliveriesRead, now, idle);
-    boolean acks = holdsBack(acksRead, now, idle);
+    OptionalLong deliveriesLag = inputLag.unprocessed(deliveriesRead.topic, partition, deliveriesRead.offset);
+    OptionalLong acksLag = inputLag.unprocessed(acksRead.topic, partition, acksRead.offset);
+    if (deliveriesLag.isPresent() && acksLag.isPresent()) {
+      // The consumer tells for both: an input with records unprocessed has been read up to its newest record time
+      // (however fresh that looks: the unread ones may be older than the wall clock), one without is caught up.
+      long read = Math.min(deliveriesLag.getAsLong() > 0 ? deliveriesRead.time : now,
+          acksLag.getAsLong() > 0 ? acksRead.time : now);
+      return Math.max(read, now - config.inputGrace().toMillis());
+    }
+    boolean deliveries = holdsBack(deliveriesLag, deliveriesRead, now, idle);
+    boolean acks = holdsBack(acksLag, acksRead, now, idle);
     boolean current = (deliveries && now - deliveriesRead.wall < tolerance) || (acks && now - acksRead.wall < tolerance);
     if (!deliveries && !acks
         || current && (!deliveries || deliveriesRead.fresh(tolerance)) && (!acks || acksRead.fresh(tolerance))) {
@@ -228,8 +240,7 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
    * and an input whose every record is processed holds nothing back (no idle wait after the load stops); otherwise
    * an input holds back while read within the idle time.
    */
-  private boolean holdsBack(InputClock input, long now, long idle) {
-    OptionalLong unprocessed = inputLag.unprocessed(input.topic, partition, input.offset);
+  private static boolean holdsBack(OptionalLong unprocessed, InputClock input, long now, long idle) {
     if (unprocessed.isPresent()) {
       return unprocessed.getAsLong() > 0;
     }

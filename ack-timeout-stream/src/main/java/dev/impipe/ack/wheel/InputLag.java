@@ -15,10 +15,11 @@ public interface InputLag {
 
   /**
    * Records of {@code topic}-{@code partition} not processed yet: more than 0 when the broker holds records the
-   * consumer has not fetched (its lag; read_committed, up to the last stable offset); 0 only when the consumer is at
-   * the end and its position is right after {@code lastProcessedOffset} (so nothing fetched waits in the task's
-   * buffer either); empty when it cannot tell (nothing processed yet, fetched records or transaction markers in
-   * between, or no consumer known).
+   * consumer has not handed to the task (read_committed, up to the last stable offset); 0 only when the broker's end
+   * offset, asked at the time of the call, is the consumer's position and that is right after
+   * {@code lastProcessedOffset} (so nothing fetched waits in the task's buffer either): every record written before
+   * the call has been processed; empty when it cannot tell (nothing processed yet, fetched records or transaction
+   * markers in between, the broker not answering, or no consumer known).
    */
   OptionalLong unprocessed(String topic, int partition, long lastProcessedOffset);
 }

@@ -2,6 +2,7 @@ package dev.impipe.ack.wheel;
 
 import java.lang.ref.WeakReference;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,34 +23,55 @@ public class StreamThreadConsumers extends DefaultKafkaClientSupplier {
   static final String CONSUMER_SUFFIX = "-consumer";
   private static final Map<String, WeakReference<Consumer<byte[], byte[]>>> BY_THREAD = new ConcurrentHashMap<>();
 
+  /** How long the wheel's punctuation waits for the broker's end offset before it falls back to its time rules. */
+  static final Duration END_OFFSET_TIMEOUT = Duration.ofSeconds(2);
+
   /**
-   * {@link InputLag} from the calling stream thread's consumer ({@code Consumer#currentLag} and {@code position}: no
-   * request to the broker); empty when the thread has no registered consumer or the consumer cannot tell. Only
-   * called from the stream thread that owns the consumer (a processor's punctuation), as a consumer requires.
+   * {@link InputLag} from the calling stream thread's consumer; empty when the thread has no registered consumer.
+   * Only called from the stream thread that owns the consumer (a processor's punctuation), as a consumer requires.
    */
   public static final InputLag LAG = (topic, partition, lastProcessedOffset) -> {
     WeakReference<Consumer<byte[], byte[]>> ref = BY_THREAD.get(Thread.currentThread().getName());
     Consumer<byte[], byte[]> consumer = ref == null ? null : ref.get();
-    if (consumer == null) {
-      return OptionalLong.empty();
-    }
-    TopicPartition tp = new TopicPartition(topic, partition);
+    return consumer == null ? OptionalLong.empty()
+        : unprocessed(consumer, new TopicPartition(topic, partition), lastProcessedOffset);
+  };
+
+  /**
+   * Records of {@code tp} the task has not processed, as {@link InputLag#unprocessed} defines it. A lag the
+   * consumer already knows of ({@code Consumer#currentLag}, no request) holds back at once. "Nothing unprocessed" is
+   * never taken from that cached lag: it is as old as the partition's last fetch response the consumer has handed
+   * out, and under load a response can wait in the consumer's buffer behind other partitions' for many seconds
+   * while the broker holds newer records (the push benchmark: ACKs at the broker 13 s before their deadline, the
+   * cached lag 0, the wheel firing). So it asks the broker for the end offset (read_committed: the last stable
+   * offset) at the time of the call, and says 0 only when the position is that end and right after the last
+   * processed record: every record written before the call has been processed.
+   */
+  static OptionalLong unprocessed(Consumer<?, ?> consumer, TopicPartition tp, long lastProcessedOffset) {
     try {
-      OptionalLong lag = consumer.currentLag(tp);
-      if (lag.isEmpty() || lag.getAsLong() > 0) {
-        return lag;
+      OptionalLong cached = consumer.currentLag(tp);
+      if (cached.isPresent() && cached.getAsLong() > 0) {
+        return cached;
       }
       if (lastProcessedOffset < 0) {
         return OptionalLong.empty();
       }
+      Long end = consumer.endOffsets(List.of(tp), END_OFFSET_TIMEOUT).get(tp);
+      if (end == null) {
+        return OptionalLong.empty();
+      }
+      long position = consumer.position(tp, Duration.ZERO);
+      if (position < end) {
+        // Not fetched, or fetched and waiting in the consumer's buffer: either way not processed.
+        return OptionalLong.of(end - position);
+      }
       // At the end: processed all only if nothing fetched lies between the last processed record and the position.
-      return consumer.position(tp, Duration.ZERO) == lastProcessedOffset + 1 ? OptionalLong.of(0)
-          : OptionalLong.empty();
+      return position == lastProcessedOffset + 1 ? OptionalLong.of(0) : OptionalLong.empty();
     } catch (RuntimeException e) {
-      // Not assigned (any more), position not known yet, or otherwise unknown: the wheel's time rules apply.
+      // Not assigned (any more), position not known yet, broker not answering in time: the time rules apply.
       return OptionalLong.empty();
     }
-  };
+  }
 
   /** Whether the stream thread called {@code threadName} has its main consumer registered here. */
   public static boolean knows(String threadName) {

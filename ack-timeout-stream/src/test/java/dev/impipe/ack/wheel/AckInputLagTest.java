@@ -208,6 +208,28 @@ class AckInputLagTest {
     assertThat(timeouts.readValuesToList()).extracting(AckTimeout::getUserId).doesNotContain("alice");
   }
 
+  @Test
+  void unprocessedAcksBoundTheHorizonByWhatWasReadHoweverFreshTheLastOneWas() {
+    // Given the consumer tells that a few ACKs always wait unprocessed (the wheel is just behind a steady load)
+    lagOfAcks = OptionalLong.of(3);
+    lagOfDeliveries = OptionalLong.of(0);
+    start(Duration.ofSeconds(60));
+    // and seq 1 to alice at 0 s (deadline 10 s); ACKs of bob are read 200 ms after they were produced (fresh)
+    push("alice", 1, 0);
+    readLaggingAcks(500, 10_000, 200);
+    // When the deadline's slot comes round (10 s), the newest ACK read was produced at 9.8 s
+    // Then nothing fires: ACKs produced between 9.8 s and 10 s may still be unread (by the time rules alone a
+    // fresh input counted as caught up and the slot fired)
+    assertThat(timeouts.isEmpty()).isTrue();
+
+    // And when alice's ACK, produced at 9.9 s, is read next, there is never a timeout for seq 1
+    advanceTo(10_200);
+    ack("alice", 1, 9_900);
+    lagOfAcks = OptionalLong.of(0);
+    advanceTo(30_000);
+    assertThat(timeouts.readValuesToList()).extracting(AckTimeout::getUserId).doesNotContain("alice");
+  }
+
   private void start(Duration grace) {
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, "ack-lag-test");

@@ -1,0 +1,78 @@
+package dev.impipe.ack.wheel;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.impipe.runtime.testing.ItEnvironment;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * {@link StreamThreadConsumers#unprocessed} against a real consumer on the real broker: the consumer's cached lag is
+ * that of its last fetch, so "nothing unprocessed" must come from the broker. This is what let the ACK wheel fire
+ * while ACKs sat at the broker (the push benchmark's false timeouts).
+ */
+@Timeout(value = 2, unit = TimeUnit.MINUTES)
+class StreamThreadConsumersIT {
+
+  @Test
+  void recordsWrittenSinceTheConsumersLastFetchCountAsUnprocessed() throws Exception {
+    ItEnvironment.Endpoints env = ItEnvironment.get();
+    String topic = ItEnvironment.unique("lag");
+    TopicPartition tp = new TopicPartition(topic, 0);
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", env.bootstrapServers()))) {
+      admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+    }
+    try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
+            ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, env.bootstrapServers(),
+            ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true), new ByteArraySerializer(), new ByteArraySerializer());
+        KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(Map.of(
+            ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, env.bootstrapServers(),
+            ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"),
+            new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+      // Given 5 records, all read and processed (last processed offset 4)
+      send(producer, topic, 5);
+      consumer.assign(List.of(tp));
+      consumer.seekToBeginning(List.of(tp));
+      List<ConsumerRecord<byte[], byte[]>> read = new ArrayList<>();
+      Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
+        consumer.poll(Duration.ofMillis(100)).forEach(read::add);
+        return read.size() == 5 && consumer.currentLag(tp).isPresent();
+      });
+      long last = read.get(4).offset();
+      assertThat(StreamThreadConsumers.unprocessed(consumer, tp, last)).isEqualTo(OptionalLong.of(0));
+      // and a record fetched but not processed yet is not "nothing unprocessed"
+      assertThat(StreamThreadConsumers.unprocessed(consumer, tp, last - 1)).isEmpty();
+
+      // When 3 more records are written and the consumer has not polled since
+      send(producer, topic, 3);
+
+      // Then they count as unprocessed: the consumer's cached lag still says 0 here (seen on Kafka 4.3.1: its last
+      // fetch saw the end at 5), the broker says 3
+      assertThat(StreamThreadConsumers.unprocessed(consumer, tp, last)).isEqualTo(OptionalLong.of(3));
+    }
+  }
+
+  private static void send(KafkaProducer<byte[], byte[]> producer, String topic, int count) throws Exception {
+    for (int i = 0; i < count; i++) {
+      producer.send(new ProducerRecord<>(topic, 0, null, new byte[] {(byte) i})).get(30, TimeUnit.SECONDS);
+    }
+  }
+}
