@@ -4,7 +4,6 @@ import dev.impipe.runtime.topics.TopicNames;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.Predicate;
-import java.util.regex.Pattern;
 
 /**
  * Decides whether a schedule may deliver to a topic: allowed by {@link DelayConfig#targets()}, never an internal
@@ -14,7 +13,6 @@ import java.util.regex.Pattern;
 public final class TargetTopics {
 
   private static final int MAX_TOPIC_NAME = 249;
-  private static final Pattern LEGAL = Pattern.compile("[A-Za-z0-9._-]+");
 
   private final List<String> allowed;
   private final String delayedTopic;
@@ -31,7 +29,7 @@ public final class TargetTopics {
     if (topic == null || topic.isEmpty()) {
       return Optional.of("no target topic");
     }
-    if (topic.length() > MAX_TOPIC_NAME || !LEGAL.matcher(topic).matches()) {
+    if (topic.length() > MAX_TOPIC_NAME || !legalName(topic)) {
       return Optional.of("target topic '" + abbreviate(topic) + "' is not a valid topic name");
     }
     if (topic.startsWith("__") || topic.equals(delayedTopic) || topic.endsWith("-changelog")
@@ -64,6 +62,21 @@ public final class TargetTopics {
       }
     }
     return false;
+  }
+
+  /**
+   * Only {@code [A-Za-z0-9._-]}, as Kafka allows. A loop, not a regex: it runs for every schedule taken in and
+   * every delivery (the regex was 4.4% of the delay app's samples when 1M due records drained at once).
+   */
+  static boolean legalName(String topic) {
+    for (int i = 0; i < topic.length(); i++) {
+      char c = topic.charAt(i);
+      if (!(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_'
+          || c == '-')) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static String abbreviate(String s) {

@@ -25,4 +25,13 @@ class TargetTopicsTest {
     assertThat(anyExisting.rejection(eighty)).contains("target topic '" + eighty + "' is not a valid topic name");
     assertThat(anyExisting.rejection("a b")).contains("target topic 'a b' is not a valid topic name");
   }
+
+  @Test
+  void aNameIsLegalExactlyWhenItHasOnlyLettersDigitsDotsUnderscoresAndDashes() {
+    assertThat(TargetTopics.legalName("Az09._-zA")).isTrue();
+    // the characters just outside each legal range, and a letter Kafka does not allow
+    for (String bad : new String[] {"a/", "a:", "a@", "a[", "a`", "a{", "a,", "a ", "\u00e9", "a*"}) {
+      assertThat(TargetTopics.legalName(bad)).as(bad).isFalse();
+    }
+  }
 }
