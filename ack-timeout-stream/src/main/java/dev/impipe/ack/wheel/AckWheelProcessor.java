@@ -212,8 +212,8 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
   long inputHorizon(long now) {
     long tolerance = config.inputLagToleranceMs();
     long idle = config.inputIdleMs();
-    OptionalLong deliveriesLag = inputLag.unprocessed(deliveriesRead.topic, partition, deliveriesRead.offset);
-    OptionalLong acksLag = inputLag.unprocessed(acksRead.topic, partition, acksRead.offset);
+    OptionalLong deliveriesLag = inputLag.unprocessed(deliveriesRead.topic, partition, deliveriesRead.offset, now);
+    OptionalLong acksLag = inputLag.unprocessed(acksRead.topic, partition, acksRead.offset, now);
     if (deliveriesLag.isPresent() && acksLag.isPresent()) {
       // The consumer tells for both: an input with records unprocessed has been read up to its newest record time
       // (however fresh that looks: the unread ones may be older than the wall clock), one without is caught up.

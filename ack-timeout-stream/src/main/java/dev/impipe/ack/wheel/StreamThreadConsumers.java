@@ -2,10 +2,12 @@ package dev.impipe.ack.wheel;
 
 import java.lang.ref.WeakReference;
 import java.time.Duration;
-import java.util.List;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.LongSupplier;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.common.TopicPartition;
@@ -15,68 +17,95 @@ import org.apache.kafka.streams.processor.internals.DefaultKafkaClientSupplier;
  * Kafka Streams' own client supplier that also remembers each stream thread's main consumer, so a processor running
  * on that thread can ask it for an input partition's lag ({@link #LAG}). Set as {@code default.client.supplier} of
  * the wheel app; the clients it creates are Kafka Streams' defaults, unchanged. A stream thread's name is its client
- * id, and its main consumer's client id is that plus {@value #CONSUMER_SUFFIX}. Consumers are held weakly, so a
- * closed app's consumers are not kept alive by this map.
+ * id, and its main consumer's client id is that plus {@value #CONSUMER_SUFFIX}.
  */
 public class StreamThreadConsumers extends DefaultKafkaClientSupplier {
 
   static final String CONSUMER_SUFFIX = "-consumer";
-  private static final Map<String, WeakReference<Consumer<byte[], byte[]>>> BY_THREAD = new ConcurrentHashMap<>();
+  private static final Map<String, ThreadConsumer> BY_THREAD = new ConcurrentHashMap<>();
 
-  /** How long the wheel's punctuation waits for the broker's end offset before it falls back to its time rules. */
+  /** How long the wheel's punctuation waits for the broker's end offsets before it falls back to its time rules. */
   static final Duration END_OFFSET_TIMEOUT = Duration.ofSeconds(2);
 
   /**
    * {@link InputLag} from the calling stream thread's consumer; empty when the thread has no registered consumer.
    * Only called from the stream thread that owns the consumer (a processor's punctuation), as a consumer requires.
    */
-  public static final InputLag LAG = (topic, partition, lastProcessedOffset) -> {
-    WeakReference<Consumer<byte[], byte[]>> ref = BY_THREAD.get(Thread.currentThread().getName());
-    Consumer<byte[], byte[]> consumer = ref == null ? null : ref.get();
+  public static final InputLag LAG = (topic, partition, lastProcessedOffset, asOf) -> {
+    ThreadConsumer thread = BY_THREAD.get(Thread.currentThread().getName());
+    Consumer<byte[], byte[]> consumer = thread == null ? null : thread.consumer.get();
     return consumer == null ? OptionalLong.empty()
-        : unprocessed(consumer, new TopicPartition(topic, partition), lastProcessedOffset);
+        : thread.ends.unprocessed(consumer, new TopicPartition(topic, partition), lastProcessedOffset, asOf);
   };
 
+  /** A stream thread's main consumer (held weakly: a closed app's consumers are not kept alive) and its ends. */
+  private record ThreadConsumer(WeakReference<Consumer<byte[], byte[]>> consumer, EndOffsets ends) {}
+
   /**
-   * Records of {@code tp} the task has not processed, as {@link InputLag#unprocessed} defines it. A lag the
-   * consumer already knows of ({@code Consumer#currentLag}, no request) holds back at once. "Nothing unprocessed" is
-   * never taken from that cached lag: it is as old as the partition's last fetch response the consumer has handed
-   * out, and under load a response can wait in the consumer's buffer behind other partitions' for many seconds
-   * while the broker holds newer records (the push benchmark: ACKs at the broker 13 s before their deadline, the
-   * cached lag 0, the wheel firing). So it asks the broker for the end offset (read_committed: the last stable
-   * offset) at the time of the call, and says 0 only when the position is that end and right after the last
-   * processed record: every record written before the call has been processed.
+   * The broker's end offsets of a consumer's assigned partitions, asked once for all of them and reused by every
+   * question about a time no later than the request: the wheels of all tasks of a stream thread punctuate with the
+   * same wall-clock time, so a round costs one request per thread, not one per task and input.
    */
-  static OptionalLong unprocessed(Consumer<?, ?> consumer, TopicPartition tp, long lastProcessedOffset) {
-    try {
-      OptionalLong cached = consumer.currentLag(tp);
-      if (cached.isPresent() && cached.getAsLong() > 0) {
-        return cached;
-      }
-      if (lastProcessedOffset < 0) {
+  static final class EndOffsets {
+    private final LongSupplier clock;
+    /** Wall time just before the last request: every record written before it is below {@link #ends}. */
+    private long fetchedAt = Long.MIN_VALUE;
+    private Map<TopicPartition, Long> ends = Map.of();
+
+    EndOffsets(LongSupplier clock) {
+      this.clock = clock;
+    }
+
+    /**
+     * Records of {@code tp} the task has not processed, as {@link InputLag#unprocessed} defines it. A lag the
+     * consumer already knows of ({@code Consumer#currentLag}, no request) holds back at once. "Nothing
+     * unprocessed" is never taken from that cached lag: it is as old as the partition's last fetch response the
+     * consumer has handed out, and under load a response can wait in the consumer's buffer behind other
+     * partitions' for many seconds while the broker holds newer records (the push benchmark: ACKs at the broker
+     * 13 s before their deadline, the cached lag 0, the wheel firing). So it takes the broker's end offset
+     * (read_committed: the last stable offset) as of {@code asOf} or later, and says 0 only when the position is
+     * that end and right after the last processed record: every record written before {@code asOf} is processed.
+     */
+    OptionalLong unprocessed(Consumer<?, ?> consumer, TopicPartition tp, long lastProcessedOffset, long asOf) {
+      try {
+        OptionalLong cached = consumer.currentLag(tp);
+        if (cached.isPresent() && cached.getAsLong() > 0) {
+          return cached;
+        }
+        if (lastProcessedOffset < 0) {
+          return OptionalLong.empty();
+        }
+        Long end = fetchedAt >= asOf ? ends.get(tp) : null;
+        if (end == null) {
+          long before = clock.getAsLong();
+          Set<TopicPartition> assigned = new HashSet<>(consumer.assignment());
+          assigned.add(tp);
+          ends = consumer.endOffsets(assigned, END_OFFSET_TIMEOUT);
+          fetchedAt = before;
+          end = ends.get(tp);
+          if (end == null) {
+            return OptionalLong.empty();
+          }
+        }
+        long position = consumer.position(tp, Duration.ZERO);
+        if (position < end) {
+          // Not fetched, or fetched and waiting in the consumer's buffer: either way not processed.
+          return OptionalLong.of(end - position);
+        }
+        // At the end: processed all only if nothing fetched lies between the last processed record and the
+        // position.
+        return position == lastProcessedOffset + 1 ? OptionalLong.of(0) : OptionalLong.empty();
+      } catch (RuntimeException e) {
+        // Not assigned (any more), position not known yet, broker not answering in time: the time rules apply.
         return OptionalLong.empty();
       }
-      Long end = consumer.endOffsets(List.of(tp), END_OFFSET_TIMEOUT).get(tp);
-      if (end == null) {
-        return OptionalLong.empty();
-      }
-      long position = consumer.position(tp, Duration.ZERO);
-      if (position < end) {
-        // Not fetched, or fetched and waiting in the consumer's buffer: either way not processed.
-        return OptionalLong.of(end - position);
-      }
-      // At the end: processed all only if nothing fetched lies between the last processed record and the position.
-      return position == lastProcessedOffset + 1 ? OptionalLong.of(0) : OptionalLong.empty();
-    } catch (RuntimeException e) {
-      // Not assigned (any more), position not known yet, broker not answering in time: the time rules apply.
-      return OptionalLong.empty();
     }
   }
 
   /** Whether the stream thread called {@code threadName} has its main consumer registered here. */
   public static boolean knows(String threadName) {
-    WeakReference<Consumer<byte[], byte[]>> ref = BY_THREAD.get(threadName);
-    return ref != null && ref.get() != null;
+    ThreadConsumer thread = BY_THREAD.get(threadName);
+    return thread != null && thread.consumer.get() != null;
   }
 
   @Override
@@ -84,8 +113,9 @@ public class StreamThreadConsumers extends DefaultKafkaClientSupplier {
     Consumer<byte[], byte[]> consumer = super.getConsumer(config);
     Object clientId = config.get(ConsumerConfig.CLIENT_ID_CONFIG);
     if (clientId instanceof String id && id.endsWith(CONSUMER_SUFFIX)) {
-      BY_THREAD.values().removeIf(r -> r.get() == null);
-      BY_THREAD.put(id.substring(0, id.length() - CONSUMER_SUFFIX.length()), new WeakReference<>(consumer));
+      BY_THREAD.values().removeIf(t -> t.consumer.get() == null);
+      BY_THREAD.put(id.substring(0, id.length() - CONSUMER_SUFFIX.length()),
+          new ThreadConsumer(new WeakReference<>(consumer), new EndOffsets(System::currentTimeMillis)));
     }
     return consumer;
   }

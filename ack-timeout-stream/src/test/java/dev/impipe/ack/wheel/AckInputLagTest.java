@@ -237,7 +237,7 @@ class AckInputLagTest {
     props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
     AckTimeoutConfig config = AckTimeoutConfig.defaults().withTiming(Duration.ofSeconds(1), Duration.ofSeconds(10))
         .withInputGrace(grace);
-    InputLag lag = (topic, partition, lastOffset) -> topic.equals(topics.acks().name()) ? lagOfAcks
+    InputLag lag = (topic, partition, lastOffset, asOf) -> topic.equals(topics.acks().name()) ? lagOfAcks
         : lagOfDeliveries;
     driver = new TopologyTestDriver(AckWheelTopology.build(topics, config,
         new AckWheelMetrics(new SimpleMeterRegistry()), new PunctuationBudget(config.maxEntriesPerPunctuation(),

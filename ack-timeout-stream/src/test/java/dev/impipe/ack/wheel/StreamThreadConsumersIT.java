@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -25,7 +26,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * {@link StreamThreadConsumers#unprocessed} against a real consumer on the real broker: the consumer's cached lag is
+ * {@link StreamThreadConsumers.EndOffsets#unprocessed} against a real consumer on the real broker: the consumer's cached lag is
  * that of its last fetch, so "nothing unprocessed" must come from the broker. This is what let the ACK wheel fire
  * while ACKs sat at the broker (the push benchmark's false timeouts).
  */
@@ -57,16 +58,22 @@ class StreamThreadConsumersIT {
         return read.size() == 5 && consumer.currentLag(tp).isPresent();
       });
       long last = read.get(4).offset();
-      assertThat(StreamThreadConsumers.unprocessed(consumer, tp, last)).isEqualTo(OptionalLong.of(0));
+      AtomicLong clock = new AtomicLong(1_000);
+      StreamThreadConsumers.EndOffsets ends = new StreamThreadConsumers.EndOffsets(clock::get);
+      assertThat(ends.unprocessed(consumer, tp, last, 1_000)).isEqualTo(OptionalLong.of(0));
       // and a record fetched but not processed yet is not "nothing unprocessed"
-      assertThat(StreamThreadConsumers.unprocessed(consumer, tp, last - 1)).isEmpty();
+      assertThat(ends.unprocessed(consumer, tp, last - 1, 1_000)).isEmpty();
 
       // When 3 more records are written and the consumer has not polled since
       send(producer, topic, 3);
 
-      // Then they count as unprocessed: the consumer's cached lag still says 0 here (seen on Kafka 4.3.1: its last
-      // fetch saw the end at 5), the broker says 3
-      assertThat(StreamThreadConsumers.unprocessed(consumer, tp, last)).isEqualTo(OptionalLong.of(3));
+      // Then a question about a time before they were written is answered from the ends asked then (one request
+      // per punctuation round of a stream thread, whatever its number of tasks)
+      assertThat(ends.unprocessed(consumer, tp, last, 1_000)).isEqualTo(OptionalLong.of(0));
+      // and one about a later time counts them as unprocessed: the consumer's cached lag still says 0 here (seen on
+      // Kafka 4.3.1: its last fetch saw the end at 5), the broker says 3
+      clock.set(1_001);
+      assertThat(ends.unprocessed(consumer, tp, last, 1_001)).isEqualTo(OptionalLong.of(3));
     }
   }
 
