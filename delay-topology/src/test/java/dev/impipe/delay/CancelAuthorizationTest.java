@@ -8,6 +8,7 @@ import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.InboxEntryType;
 import dev.impipe.avro.MessageType;
 import dev.impipe.avro.ScheduleCommand;
+import dev.impipe.runtime.testing.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -17,14 +18,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.UUID;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
@@ -62,13 +61,9 @@ class CancelAuthorizationTest {
     topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope(registryUrl));
     helper = new ScheduledMessages(topics);
     meters = new SimpleMeterRegistry();
-    Properties props = new Properties();
-    props.put(StreamsConfig.APPLICATION_ID_CONFIG, "delay-cancel-test");
-    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
-    props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
     driver = new TopologyTestDriver(DelayTopology.build(topics, DelayConfig.defaults(),
-        Set.of("im.messages", "im.inbox", "im.rejected", "im.delayed")::contains, new DelayMetrics(meters)), props,
-        T0);
+        Set.of("im.messages", "im.inbox", "im.rejected", "im.delayed")::contains, new DelayMetrics(meters)),
+        StreamsTestConfig.forDriver("delay-cancel-test", topics.names(), stateDir), T0);
     delayed = driver.createInputTopic("im.delayed", new StringSerializer(), topics.delayed().valueSerde().serializer());
     messages = driver.createOutputTopic("im.messages", new ByteArrayDeserializer(), new ByteArrayDeserializer());
     inbox = driver.createOutputTopic("im.inbox", new StringDeserializer(), topics.inbox().valueSerde().deserializer());

@@ -7,6 +7,7 @@ import dev.impipe.avro.ConversationType;
 import dev.impipe.avro.MessageType;
 import dev.impipe.avro.ScheduleCommand;
 import dev.impipe.avro.ScheduleOp;
+import dev.impipe.runtime.testing.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -18,7 +19,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.common.header.Header;
@@ -26,7 +26,6 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
@@ -73,12 +72,8 @@ class DelayTopologyTest {
   }
 
   private void start(DelayConfig config) {
-    Properties props = new Properties();
-    props.put(StreamsConfig.APPLICATION_ID_CONFIG, "delay-test");
-    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
-    props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
     driver = new TopologyTestDriver(DelayTopology.build(topics, config, EXISTING::contains,
-        new DelayMetrics(meters)), props, T0);
+        new DelayMetrics(meters)), StreamsTestConfig.forDriver("delay-test", topics.names(), stateDir), T0);
     delayed = driver.createInputTopic("im.delayed", new StringSerializer(),
         topics.delayed().valueSerde().serializer());
     messages = driver.createOutputTopic("im.messages", new ByteArrayDeserializer(), new ByteArrayDeserializer());
@@ -606,7 +601,7 @@ class DelayTopologyTest {
   }
 
   private TestOutputTopic<byte[], byte[]> changelog(String store) {
-    return driver.createOutputTopic("delay-test-" + store + "-changelog", new ByteArrayDeserializer(),
+    return driver.createOutputTopic("im.delay-test-" + store + "-changelog", new ByteArrayDeserializer(),
         new ByteArrayDeserializer());
   }
 

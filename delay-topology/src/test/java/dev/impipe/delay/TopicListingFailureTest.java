@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.impipe.avro.ScheduleCommand;
 import dev.impipe.avro.ScheduleOp;
 import dev.impipe.delay.internal.AdminTopicCache;
+import dev.impipe.runtime.testing.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -15,7 +16,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
@@ -24,7 +24,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
-import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
@@ -99,12 +98,9 @@ class TopicListingFailureTest {
   }
 
   private void start(TopicLookup lookup) {
-    Properties props = new Properties();
-    props.put(StreamsConfig.APPLICATION_ID_CONFIG, "delay-listing-test");
-    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
-    props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
     driver = new TopologyTestDriver(DelayTopology.build(topics, DelayConfig.defaults(), lookup,
-        new DelayMetrics(new SimpleMeterRegistry())), props, T0);
+        new DelayMetrics(new SimpleMeterRegistry())), StreamsTestConfig.forDriver("delay-listing-test", topics.names(),
+        stateDir), T0);
   }
 
   /** Moves the wall clock in 10 ms steps, so the drain ticks run as they would. */

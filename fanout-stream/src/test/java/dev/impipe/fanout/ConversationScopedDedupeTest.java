@@ -6,8 +6,8 @@ import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.ConversationType;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.MessageType;
-import dev.impipe.runtime.app.StreamsDefaults;
 import dev.impipe.runtime.domain.Ids;
+import dev.impipe.runtime.testing.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -39,7 +39,7 @@ class ConversationScopedDedupeTest {
     registryUrl = "mock://dedupe-" + UUID.randomUUID();
     ImTopics topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope(registryUrl));
     driver = new TopologyTestDriver(FanoutTopology.build(topics, FanoutConfig.defaults(),
-        new FanoutMetrics(new SimpleMeterRegistry())), StreamsDefaults.forTests("fanout"));
+        new FanoutMetrics(new SimpleMeterRegistry())), StreamsTestConfig.forDriver("fanout"));
     messages = driver.createInputTopic(topics.messages().name(), topics.messages().keySerde().serializer(),
         topics.messages().valueSerde().serializer(), T0, Duration.ofMillis(1));
     inbox = driver.createOutputTopic(topics.inbox().name(), topics.inbox().keySerde().deserializer(),

@@ -9,7 +9,7 @@ import dev.impipe.avro.InboxEntryType;
 import dev.impipe.avro.MembershipChange;
 import dev.impipe.avro.MembershipOp;
 import dev.impipe.avro.MessageType;
-import dev.impipe.runtime.app.StreamsDefaults;
+import dev.impipe.runtime.testing.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -51,7 +51,7 @@ class EmptyGroupStateTest {
     registryUrl = "mock://fanout-empty-" + UUID.randomUUID();
     ImTopics topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope(registryUrl));
     driver = new TopologyTestDriver(FanoutTopology.build(topics, FanoutConfig.defaults(),
-        new FanoutMetrics(new SimpleMeterRegistry())), StreamsDefaults.forTests("fanout"));
+        new FanoutMetrics(new SimpleMeterRegistry())), StreamsTestConfig.forDriver("fanout"));
     members = driver.createInputTopic(topics.groupMembers().name(), topics.groupMembers().keySerde().serializer(),
         topics.groupMembers().valueSerde().serializer(), T0, Duration.ZERO);
     messages = driver.createInputTopic(topics.messages().name(), topics.messages().keySerde().serializer(),

@@ -12,9 +12,9 @@ import dev.impipe.avro.MembershipChange;
 import dev.impipe.avro.MembershipOp;
 import dev.impipe.avro.MessageType;
 import dev.impipe.fanout.internal.MemberKeys;
-import dev.impipe.runtime.app.StreamsDefaults;
 import dev.impipe.runtime.domain.HistoryKey;
 import dev.impipe.runtime.domain.Ids;
+import dev.impipe.runtime.testing.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -71,7 +71,7 @@ class FanoutTopologyTest {
     // Write diffusion only here; HybridDiffusionTest covers large groups.
     driver = new TopologyTestDriver(FanoutTopology.build(topics, FanoutConfig.defaults().withLargeGroupThreshold(0),
         metrics),
-        StreamsDefaults.forTests("fanout"));
+        StreamsTestConfig.forDriver("fanout"));
     messages = driver.createInputTopic(topics.messages().name(), topics.messages().keySerde().serializer(),
         topics.messages().valueSerde().serializer(), T0, Duration.ZERO);
     rawMessages = driver.createInputTopic(topics.messages().name(), new StringSerializer(),
@@ -345,7 +345,7 @@ class FanoutTopologyTest {
     // And the garbage is dead-lettered to im.rejected as it came, with where it came from. TopologyTestDriver does
     // not pass a deserialization handler's dead-letter records on (processing ones it does), so the handler the app
     // runs with (the production settings) is handed the deserializer's own exception here.
-    Properties props = StreamsDefaults.forTests("fanout");
+    Properties props = StreamsTestConfig.forDriver("fanout");
     StreamsConfig streamsConfig = new StreamsConfig(props);
     DeserializationExceptionHandler handler = streamsConfig.getConfiguredInstance(
         StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, DeserializationExceptionHandler.class,

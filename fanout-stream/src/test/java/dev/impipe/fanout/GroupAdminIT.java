@@ -45,10 +45,10 @@ import org.junit.jupiter.api.Timeout;
  * Group rules end to end on the real broker and registry: a non-admin's add is refused, the refused actor reads a
  * REJECTED entry from their inbox (read_committed) and im.rejected holds the request with the reason.
  */
+@Timeout(value = 4, unit = TimeUnit.MINUTES)
 class GroupAdminIT {
 
   @Test
-  @Timeout(value = 4, unit = TimeUnit.MINUTES)
   void aNonAdminsAddIsRefusedAndTheActorReadsWhy() throws Exception {
     ItEnvironment.Endpoints env = ItEnvironment.get();
     String prefix = ItEnvironment.unique("group-admin") + ".";

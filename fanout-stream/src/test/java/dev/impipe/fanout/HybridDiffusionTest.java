@@ -9,7 +9,7 @@ import dev.impipe.avro.InboxEntryType;
 import dev.impipe.avro.MembershipChange;
 import dev.impipe.avro.MembershipOp;
 import dev.impipe.avro.MessageType;
-import dev.impipe.runtime.app.StreamsDefaults;
+import dev.impipe.runtime.testing.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -55,7 +55,7 @@ class HybridDiffusionTest {
     ImTopics topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope(registryUrl));
     metrics = new FanoutMetrics(new SimpleMeterRegistry());
     driver = new TopologyTestDriver(FanoutTopology.build(topics, FanoutConfig.defaults().withLargeGroupThreshold(2),
-        metrics), StreamsDefaults.forTests("fanout"));
+        metrics), StreamsTestConfig.forDriver("fanout"));
     messages = driver.createInputTopic(topics.messages().name(), topics.messages().keySerde().serializer(),
         topics.messages().valueSerde().serializer(), T0, Duration.ofMillis(1));
     members = driver.createInputTopic(topics.groupMembers().name(), topics.groupMembers().keySerde().serializer(),

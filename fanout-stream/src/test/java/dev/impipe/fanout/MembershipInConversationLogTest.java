@@ -10,7 +10,7 @@ import dev.impipe.avro.MembershipChange;
 import dev.impipe.avro.MembershipOp;
 import dev.impipe.avro.MessageType;
 import dev.impipe.fanout.internal.MembershipProcessor;
-import dev.impipe.runtime.app.StreamsDefaults;
+import dev.impipe.runtime.testing.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -56,7 +56,7 @@ class MembershipInConversationLogTest {
     registryUrl = "mock://fanout-control-" + UUID.randomUUID();
     topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope(registryUrl));
     driver = new TopologyTestDriver(FanoutTopology.build(topics, FanoutConfig.defaults().withLargeGroupThreshold(0),
-        new FanoutMetrics(new SimpleMeterRegistry())), StreamsDefaults.forTests("fanout"));
+        new FanoutMetrics(new SimpleMeterRegistry())), StreamsTestConfig.forDriver("fanout"));
     messages = driver.createInputTopic(topics.messages().name(), topics.messages().keySerde().serializer(),
         topics.messages().valueSerde().serializer(), T0, Duration.ZERO);
     members = driver.createInputTopic(topics.groupMembers().name(), topics.groupMembers().keySerde().serializer(),

@@ -11,7 +11,7 @@ import dev.impipe.inbox.query.Page;
 import dev.impipe.inbox.query.StoreView;
 import dev.impipe.inbox.query.SyncCursor;
 import dev.impipe.inbox.query.Timelines;
-import dev.impipe.runtime.app.StreamsDefaults;
+import dev.impipe.runtime.testing.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -63,7 +63,7 @@ class DeviceCursorRetentionTest {
 
   private void start(Map<String, String> env) {
     driver = new TopologyTestDriver(InboxStoreTopology.build(topics, InboxStoreConfig.fromEnv(env)),
-        StreamsDefaults.forTests("inbox-store"), START);
+        StreamsTestConfig.forDriver("inbox-store"), START);
     cursors = driver.createInputTopic(topics.deviceCursors().name(), topics.deviceCursors().keySerde().serializer(),
         topics.deviceCursors().valueSerde().serializer());
     inbox = driver.createInputTopic(topics.inbox().name(), topics.inbox().keySerde().serializer(),

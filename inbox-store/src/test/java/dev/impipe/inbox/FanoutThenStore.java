@@ -9,8 +9,8 @@ import dev.impipe.fanout.FanoutConfig;
 import dev.impipe.fanout.FanoutMetrics;
 import dev.impipe.fanout.FanoutTopology;
 import dev.impipe.inbox.query.StoreView;
-import dev.impipe.runtime.app.StreamsDefaults;
 import dev.impipe.runtime.domain.Ids;
+import dev.impipe.runtime.testing.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -58,12 +58,12 @@ final class FanoutThenStore implements AutoCloseable {
     registryUrl = "mock://fanout-then-store-" + UUID.randomUUID();
     topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope(registryUrl));
     fanout = new TopologyTestDriver(FanoutTopology.build(topics, fanoutConfig,
-        new FanoutMetrics(new SimpleMeterRegistry())), StreamsDefaults.forTests("fanout"), T0);
+        new FanoutMetrics(new SimpleMeterRegistry())), StreamsTestConfig.forDriver("fanout"), T0);
     messages = fanout.createInputTopic(topics.messages().name(), topics.messages().keySerde().serializer(),
         topics.messages().valueSerde().serializer(), T0, Duration.ofMillis(1));
     members = fanout.createInputTopic(topics.groupMembers().name(), topics.groupMembers().keySerde().serializer(),
         topics.groupMembers().valueSerde().serializer(), T0, Duration.ofMillis(1));
-    Properties props = StreamsDefaults.forTests("inbox-store");
+    Properties props = StreamsTestConfig.forDriver("inbox-store");
     props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
     Topology storeTopology = InboxStoreTopology.build(topics, storeConfig);
     storeSources = sources(storeTopology);

@@ -15,8 +15,8 @@ import dev.impipe.inbox.query.HistoryAccess;
 import dev.impipe.inbox.query.Page;
 import dev.impipe.inbox.query.StoreView;
 import dev.impipe.inbox.query.Timelines;
-import dev.impipe.runtime.app.StreamsDefaults;
 import dev.impipe.runtime.domain.Ids;
+import dev.impipe.runtime.testing.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -68,7 +68,7 @@ class HistoryAccessTest {
     registryUrl = "mock://history-access-" + UUID.randomUUID();
     topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope(registryUrl));
     fanout = new TopologyTestDriver(FanoutTopology.build(topics, FanoutConfig.defaults().withLargeGroupThreshold(0),
-        new FanoutMetrics(new SimpleMeterRegistry())), StreamsDefaults.forTests("fanout"), T0);
+        new FanoutMetrics(new SimpleMeterRegistry())), StreamsTestConfig.forDriver("fanout"), T0);
     fanoutMessages = fanout.createInputTopic(topics.messages().name(), topics.messages().keySerde().serializer(),
         topics.messages().valueSerde().serializer(), T0, Duration.ofMillis(1));
     fanoutMembers = fanout.createInputTopic(topics.groupMembers().name(),
@@ -76,7 +76,7 @@ class HistoryAccessTest {
         Duration.ofMillis(1));
     fanoutInbox = fanout.createOutputTopic(topics.inbox().name(), topics.inbox().keySerde().deserializer(),
         topics.inbox().valueSerde().deserializer());
-    Properties props = StreamsDefaults.forTests("inbox-store");
+    Properties props = StreamsTestConfig.forDriver("inbox-store");
     props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
     store = new TopologyTestDriver(InboxStoreTopology.build(topics, InboxStoreConfig.defaults()), props, T0);
     fanoutHistory = fanout.createOutputTopic(topics.history().name(), topics.history().keySerde().deserializer(),

@@ -20,8 +20,8 @@ import dev.impipe.inbox.query.MergedSync;
 import dev.impipe.inbox.query.StoreView;
 import dev.impipe.inbox.query.SyncCursor;
 import dev.impipe.inbox.query.Timelines;
-import dev.impipe.runtime.app.StreamsDefaults;
 import dev.impipe.runtime.domain.Ids;
+import dev.impipe.runtime.testing.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -331,7 +331,7 @@ class HybridSyncTest {
     Fanout() {
       driver = new TopologyTestDriver(FanoutTopology.build(topics, FanoutConfig.defaults()
           .withLargeGroupThreshold(2), new FanoutMetrics(new SimpleMeterRegistry())),
-          StreamsDefaults.forTests("fanout"), START);
+          StreamsTestConfig.forDriver("fanout"), START);
       messages = driver.createInputTopic(topics.messages().name(), topics.messages().keySerde().serializer(),
           topics.messages().valueSerde().serializer(), START, Duration.ofMillis(1));
       membership = driver.createInputTopic(topics.groupMembers().name(),
@@ -455,7 +455,7 @@ class HybridSyncTest {
   }
 
   private void startStore(InboxStoreConfig cfg) {
-    java.util.Properties props = StreamsDefaults.forTests("inbox-store");
+    java.util.Properties props = StreamsTestConfig.forDriver("inbox-store");
     props.put(org.apache.kafka.streams.StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
     store = new TopologyTestDriver(InboxStoreTopology.build(topics, cfg), props, START);
     inboxIn = store.createInputTopic(topics.inbox().name(), topics.inbox().keySerde().serializer(),

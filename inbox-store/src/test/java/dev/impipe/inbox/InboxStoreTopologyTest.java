@@ -13,6 +13,7 @@ import dev.impipe.inbox.query.Page;
 import dev.impipe.inbox.query.StoreView;
 import dev.impipe.inbox.query.Timelines;
 import dev.impipe.runtime.domain.HistoryKey;
+import dev.impipe.runtime.testing.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -23,10 +24,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
-import java.util.Properties;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
-import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.state.KeyValueIterator;
@@ -290,15 +289,8 @@ class InboxStoreTopologyTest {
   }
 
   private TopologyTestDriver driver(InboxStoreConfig cfg) {
-    Properties props = new Properties();
-    props.put(StreamsConfig.APPLICATION_ID_CONFIG, "im.inbox-store");
-    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
-    props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
-    props.put(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, topics.names().rejected());
-    props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG,
-        org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler.class);
-    return new TopologyTestDriver(InboxStoreTopology.build(topics, cfg), props, START);
+    return new TopologyTestDriver(InboxStoreTopology.build(topics, cfg),
+        StreamsTestConfig.forDriver("inbox-store", topics.names(), stateDir), START);
   }
 
   private TestInputTopic<String, InboxEntry> inboxTopic(TopologyTestDriver driver) {

@@ -36,10 +36,10 @@ import org.junit.jupiter.api.Timeout;
  * once and cannot be saved by timing. The member who just joined is never refused; the one who left gets nothing
  * sent after the leave was acknowledged.
  */
+@Timeout(value = 4, unit = TimeUnit.MINUTES)
 class MembershipCausalityIT {
 
   @Test
-  @Timeout(value = 4, unit = TimeUnit.MINUTES)
   void joinThenSendIsNeverRefusedAndALeaverGetsNothingSentAfterTheLeaveWhateverTheClocks() throws Exception {
     ItEnvironment.Endpoints env = ItEnvironment.get();
     String prefix = ItEnvironment.unique("causality") + ".";

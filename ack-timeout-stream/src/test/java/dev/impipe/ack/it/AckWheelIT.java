@@ -154,7 +154,7 @@ class AckWheelIT {
       // Then a restarted instance (same state dir, same application id) fires every other pending timer, once
       try (KafkaStreams restarted = WheelApps.startAndAwaitRunning(topics,
           AckTimeoutConfig.defaults().withTiming(TICK, TIMEOUT), new SimpleMeterRegistry(),
-          WheelApps.properties(env.bootstrapServers(), appId, state, instance))) {
+          WheelApps.properties(env.bootstrapServers(), topics.names(), appId, state, instance))) {
         reader.readUntil(expected.size() + expected2.size(), Duration.ofSeconds(60));
         Instant lastDeadline = expected2.stream().map(deadlines::get).max(Instant::compareTo).orElseThrow();
         // ... and nothing more: past the last deadline plus two ticks, every input committed, output read to its end

@@ -78,7 +78,8 @@ class PushWorkerIT {
     Map<String, Object> clients = Map.of("bootstrap.servers", env.bootstrapServers(), "auto.offset.reset", "earliest");
     try (KafkaStreams wheel = WheelApps.startAndAwaitRunning(topics,
             AckTimeoutConfig.defaults().withTiming(TICK, TIMEOUT), new SimpleMeterRegistry(),
-            WheelApps.properties(env.bootstrapServers(), prefix + "ack-timeout", state, null));
+            WheelApps.properties(env.bootstrapServers(), topics.names(), prefix + "ack-timeout", state,
+                null));
         PushWorker worker = new PushWorker(clients, prefix + "push-worker", topics, channel, Clock.systemUTC())) {
       devices.onPush(p -> {
         if (p.deviceId().equals("phone")) {

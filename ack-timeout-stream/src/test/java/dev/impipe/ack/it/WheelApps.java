@@ -3,6 +3,7 @@ package dev.impipe.ack.it;
 import dev.impipe.ack.AckTimeoutConfig;
 import dev.impipe.ack.wheel.AckWheelMetrics;
 import dev.impipe.ack.wheel.AckWheelTopology;
+import dev.impipe.runtime.testing.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.RestSchemaRegistryClient;
@@ -15,7 +16,7 @@ import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.awaitility.Awaitility;
 
-/** Starts the wheel app against the IT broker the way the pipeline runtime does (EOS v2, own state dir). */
+/** Starts the wheel app against the IT broker with the pipeline runtime's settings (StreamsTestConfig). */
 final class WheelApps {
 
   private WheelApps() {}
@@ -28,13 +29,9 @@ final class WheelApps {
    * @param instanceId static group membership, so a restart after a crash takes over at once instead of waiting for
    *     the dead member's session to expire; null for dynamic membership
    */
-  static Properties properties(String bootstrap, String applicationId, Path stateDir, String instanceId) {
-    Properties props = new Properties();
-    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId);
-    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
-    props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-    props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, 1);
+  static Properties properties(String bootstrap, TopicNames names, String applicationId, Path stateDir,
+      String instanceId) {
+    Properties props = StreamsTestConfig.forBroker(bootstrap, names, applicationId, stateDir);
     props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 50);
     props.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), 10_000);
     props.put(StreamsConfig.consumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG), 1_000);

@@ -1,6 +1,7 @@
 package dev.impipe.ack.it;
 
 import dev.impipe.ack.AckTimeoutConfig;
+import dev.impipe.runtime.topics.TopicNames;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,7 +19,7 @@ public final class WheelChildMain {
     AckTimeoutConfig config = AckTimeoutConfig.defaults()
         .withTiming(Duration.ofMillis(Long.parseLong(args[6])), Duration.ofMillis(Long.parseLong(args[7])));
     WheelApps.startAndAwaitRunning(WheelApps.topics(args[2], args[1]), config, new SimpleMeterRegistry(),
-        WheelApps.properties(args[0], args[3], Path.of(args[4]), args[5]));
+        WheelApps.properties(args[0], TopicNames.withPrefix(args[2]), args[3], Path.of(args[4]), args[5]));
     System.out.println("RUNNING");
     System.out.flush();
     Thread.currentThread().join();

@@ -7,6 +7,7 @@ import dev.impipe.avro.Ack;
 import dev.impipe.avro.AckTimeout;
 import dev.impipe.avro.Delivery;
 import dev.impipe.runtime.streams.PunctuationBudget;
+import dev.impipe.runtime.testing.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -15,9 +16,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.OptionalLong;
-import java.util.Properties;
 import java.util.UUID;
-import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
@@ -231,17 +230,14 @@ class AckInputLagTest {
   }
 
   private void start(Duration grace) {
-    Properties props = new Properties();
-    props.put(StreamsConfig.APPLICATION_ID_CONFIG, "ack-lag-test");
-    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
-    props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
     AckTimeoutConfig config = AckTimeoutConfig.defaults().withTiming(Duration.ofSeconds(1), Duration.ofSeconds(10))
         .withInputGrace(grace);
     InputLag lag = (topic, partition, lastOffset, asOf) -> topic.equals(topics.acks().name()) ? lagOfAcks
         : lagOfDeliveries;
     driver = new TopologyTestDriver(AckWheelTopology.build(topics, config,
         new AckWheelMetrics(new SimpleMeterRegistry()), new PunctuationBudget(config.maxEntriesPerPunctuation(),
-            AckWheelProcessor.MAX_MS_PER_WINDOW, PunctuationBudget.DEFAULT_WINDOW_MS), lag), props, T0);
+            AckWheelProcessor.MAX_MS_PER_WINDOW, PunctuationBudget.DEFAULT_WINDOW_MS), lag),
+        StreamsTestConfig.forDriver("ack-lag-test", topics.names(), stateDir), T0);
     deliveries = driver.createInputTopic(topics.deliveries().name(), topics.deliveries().keySerde().serializer(),
         topics.deliveries().valueSerde().serializer());
     acks = driver.createInputTopic(topics.acks().name(), topics.acks().keySerde().serializer(),

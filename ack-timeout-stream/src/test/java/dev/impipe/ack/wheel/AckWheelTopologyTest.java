@@ -6,6 +6,7 @@ import dev.impipe.ack.AckTimeoutConfig;
 import dev.impipe.avro.Ack;
 import dev.impipe.avro.AckTimeout;
 import dev.impipe.avro.Delivery;
+import dev.impipe.runtime.testing.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -19,11 +20,9 @@ import java.util.Properties;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.utils.Bytes;
-import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
-import org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.test.TestRecord;
@@ -57,20 +56,8 @@ class AckWheelTopologyTest {
   }
 
   private void start(AckTimeoutConfig config) {
-    start(config, false);
-  }
-
-  private void start(AckTimeoutConfig config, boolean deadLetterQueue) {
-    Properties props = new Properties();
-    if (deadLetterQueue) {
-      props.put(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, topics.rejected().name());
-      props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG,
-          LogAndContinueProcessingExceptionHandler.class);
-    }
-    props.put(StreamsConfig.APPLICATION_ID_CONFIG, "ack-wheel-test");
-    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
-    props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-    driver = new TopologyTestDriver(AckWheelTopology.build(topics, config, new AckWheelMetrics(meters)), props, T0);
+    driver = new TopologyTestDriver(AckWheelTopology.build(topics, config, new AckWheelMetrics(meters)),
+        StreamsTestConfig.forDriver("ack-wheel-test", topics.names(), stateDir), T0);
     deliveries = driver.createInputTopic(topics.deliveries().name(), topics.deliveries().keySerde().serializer(),
         topics.deliveries().valueSerde().serializer());
     acks = driver.createInputTopic(topics.acks().name(), topics.acks().keySerde().serializer(),
@@ -330,7 +317,7 @@ class AckWheelTopologyTest {
   @Test
   void aRecordInTheWrongPartitionGoesToTheRejectedTopicAndTheWheelGoesOn() {
     // Given the pipeline's error handling (log and continue, dead-letter queue to im.rejected)
-    start(AckTimeoutConfig.defaults(), true);
+    start(AckTimeoutConfig.defaults());
     TestOutputTopic<byte[], byte[]> rejected = driver.createOutputTopic(topics.rejected().name(),
         topics.rejected().keySerde().deserializer(), topics.rejected().valueSerde().deserializer());
 
@@ -427,11 +414,7 @@ class AckWheelTopologyTest {
   }
 
   private Properties stateProps(String dir) {
-    Properties props = new Properties();
-    props.put(StreamsConfig.APPLICATION_ID_CONFIG, "ack-wheel-test");
-    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
-    props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.resolve(dir).toString());
-    return props;
+    return StreamsTestConfig.forDriver("ack-wheel-test", topics.names(), stateDir.resolve(dir));
   }
 
   private TestInputTopic<String, Delivery> input(TopologyTestDriver d) {

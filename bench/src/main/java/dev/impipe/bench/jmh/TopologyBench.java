@@ -13,7 +13,7 @@ import dev.impipe.avro.MessageType;
 import dev.impipe.fanout.FanoutConfig;
 import dev.impipe.fanout.FanoutMetrics;
 import dev.impipe.fanout.FanoutTopology;
-import dev.impipe.runtime.app.StreamsDefaults;
+import dev.impipe.runtime.testing.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -69,7 +69,7 @@ public class TopologyBench {
     ImTopics topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope("mock://jmh-topo"));
     AckTimeoutConfig config = AckTimeoutConfig.fromEnv(Map.of("IM_ACK_TICK", "1s", "IM_ACK_TIMEOUT", "15s"));
     wheel = new TopologyTestDriver(AckWheelTopology.build(topics, config,
-        new AckWheelMetrics(new SimpleMeterRegistry())), StreamsDefaults.forTests("jmh-wheel"), T0);
+        new AckWheelMetrics(new SimpleMeterRegistry())), StreamsTestConfig.forDriver("jmh-wheel"), T0);
     deliveries = wheel.createInputTopic(topics.deliveries().name(), topics.deliveries().keySerde().serializer(),
         topics.deliveries().valueSerde().serializer());
     acks = wheel.createInputTopic(topics.acks().name(), topics.acks().keySerde().serializer(),
@@ -79,7 +79,7 @@ public class TopologyBench {
     now = T0.toEpochMilli();
 
     fanout = new TopologyTestDriver(FanoutTopology.build(topics, FanoutConfig.defaults().withLargeGroupThreshold(0),
-        new FanoutMetrics(new SimpleMeterRegistry())), StreamsDefaults.forTests("jmh-fanout"), T0);
+        new FanoutMetrics(new SimpleMeterRegistry())), StreamsTestConfig.forDriver("jmh-fanout"), T0);
     TestInputTopic<String, MembershipChange> members = fanout.createInputTopic(topics.groupMembers().name(),
         topics.groupMembers().keySerde().serializer(), topics.groupMembers().valueSerde().serializer());
     for (int i = 0; i < GROUP_SIZE; i++) {

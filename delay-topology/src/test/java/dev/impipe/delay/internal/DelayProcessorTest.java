@@ -9,6 +9,7 @@ import dev.impipe.delay.DelayHeaders;
 import dev.impipe.delay.DelayMetrics;
 import dev.impipe.delay.DelayTopology;
 import dev.impipe.delay.TargetTopics;
+import dev.impipe.runtime.testing.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -21,14 +22,12 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
-import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.processor.TaskId;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
 import org.apache.kafka.streams.processor.api.MockProcessorContext.CapturedForward;
@@ -85,10 +84,8 @@ class DelayProcessorTest {
     int main;
 
     Task(int partition) {
-      Properties props = new Properties();
-      props.put(StreamsConfig.APPLICATION_ID_CONFIG, "delay-processor-test");
-      props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
-      context = new MockProcessorContext<>(props, new TaskId(0, partition), null);
+      context = new MockProcessorContext<>(StreamsTestConfig.forDriver("delay-processor-test"),
+          new TaskId(0, partition), null);
       schedule = windowStore(STORES.schedule());
       index = windowStore(STORES.index());
       legacySchedule = keyValueStore(STORES.legacySchedule());

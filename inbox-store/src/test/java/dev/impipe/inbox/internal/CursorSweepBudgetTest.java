@@ -2,8 +2,8 @@ package dev.impipe.inbox.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.impipe.runtime.app.StreamsDefaults;
 import dev.impipe.runtime.streams.PunctuationBudget;
+import dev.impipe.runtime.testing.StreamsTestConfig;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.atomic.AtomicLong;
@@ -105,6 +105,6 @@ class CursorSweepBudgetTest {
         Serdes.Long()).withLoggingDisabled(), "cursors-p");
     t.addStateStore(Stores.keyValueStoreBuilder(CountingStore.supplier("times", writes), Serdes.Bytes(),
         Serdes.Long()).withLoggingDisabled(), "cursors-p");
-    return new TopologyTestDriver(t, StreamsDefaults.forTests("cursor-sweep"), START);
+    return new TopologyTestDriver(t, StreamsTestConfig.forDriver("cursor-sweep"), START);
   }
 }

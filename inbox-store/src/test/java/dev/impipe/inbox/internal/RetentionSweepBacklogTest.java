@@ -2,9 +2,9 @@ package dev.impipe.inbox.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.impipe.runtime.app.StreamsDefaults;
 import dev.impipe.runtime.streams.PunctuationBudget;
 import dev.impipe.runtime.streams.StoredValues;
+import dev.impipe.runtime.testing.StreamsTestConfig;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -145,7 +145,7 @@ class RetentionSweepBacklogTest {
   }
 
   private TopologyTestDriver driver(PunctuationBudget budget, String app) {
-    java.util.Properties props = StreamsDefaults.forTests(app);
+    java.util.Properties props = StreamsTestConfig.forDriver(app);
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
     return new TopologyTestDriver(topology(budget), props, START);
   }

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.impipe.runtime.testing.ItEnvironment;
+import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.runtime.topics.TopicNames;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -73,10 +75,8 @@ class InteractiveQueryViewIT {
         Serdes.Long()).withCachingDisabled(), "put");
 
     Path state = Files.createTempDirectory("iqv-it-");
-    Properties props = new Properties();
-    props.put(StreamsConfig.APPLICATION_ID_CONFIG, app);
-    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, env.bootstrapServers());
-    props.put(StreamsConfig.STATE_DIR_CONFIG, state.toString());
+    Properties props = StreamsTestConfig.forBroker(env.bootstrapServers(), TopicNames.withPrefix(app + "."), app,
+        state);
     props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 50);
     // Daemon readers and a bounded close: a deadlocked run must fail, not hang the build.
     ExecutorService readers = Executors.newFixedThreadPool(2, task -> {

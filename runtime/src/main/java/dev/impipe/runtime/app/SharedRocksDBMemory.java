@@ -99,23 +99,4 @@ public class SharedRocksDBMemory implements RocksDBConfigSetter {
   public void close(String storeName, Options options) {
     // The cache is shared by every store of the process: not closed here.
   }
-
-  /**
-   * The production settings plus what makes a store cheap to open and close in a test driver (thousands of drivers
-   * in a mutation-testing run): a small manifest preallocation, no statistics dumps, no flush at close (a test
-   * driver's state is thrown away).
-   */
-  public static final class ForTests extends SharedRocksDBMemory {
-    @Override
-    public void setConfig(String storeName, Options options, Map<String, Object> configs) {
-      super.setConfig(storeName, options, configs);
-      options.setManifestPreallocationSize(64 * 1024);
-      options.setStatsDumpPeriodSec(0);
-      options.setStatsPersistPeriodSec(0);
-      options.setSkipStatsUpdateOnDbOpen(true);
-      options.setAvoidFlushDuringShutdown(true);
-      options.setKeepLogFileNum(1);
-      options.setInfoLogLevel(org.rocksdb.InfoLogLevel.FATAL_LEVEL);
-    }
-  }
 }
