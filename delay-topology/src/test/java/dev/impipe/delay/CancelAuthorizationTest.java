@@ -8,6 +8,8 @@ import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.InboxEntryType;
 import dev.impipe.avro.MessageType;
 import dev.impipe.avro.ScheduleCommand;
+import dev.impipe.runtime.app.DeadLetterProcessingExceptionHandler;
+import dev.impipe.runtime.streams.RejectedHeaders;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -66,6 +68,9 @@ class CancelAuthorizationTest {
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, "delay-cancel-test");
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
     props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+    // The pipeline's rejection handling: a RejectedRecord goes to im.rejected, anything else fails.
+    props.put(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, "im.rejected");
+    props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetterProcessingExceptionHandler.class);
     driver = new TopologyTestDriver(DelayTopology.build(topics, DelayConfig.defaults(),
         Set.of("im.messages", "im.inbox", "im.rejected", "im.delayed")::contains, new DelayMetrics(meters)), props,
         T0);
@@ -95,9 +100,9 @@ class CancelAuthorizationTest {
     assertThat(new String(dead.key(), StandardCharsets.UTF_8)).isEqualTo("m-1");
     assertThat(topics.delayed().valueSerde().deserializer().deserialize("im.delayed", dead.value()))
         .isEqualTo(cancel);
-    assertThat(header(dead, DelayHeaders.REJECT_REASON))
+    assertThat(header(dead, RejectedHeaders.MESSAGE))
         .isEqualTo("CANCEL of scheduled message m-1 by mallory, but only its sender may cancel it");
-    assertThat(header(dead, DelayHeaders.REJECT_SOURCE)).isEqualTo("delay");
+    assertThat(header(dead, RejectedHeaders.SOURCE)).isEqualTo("delay");
     assertThat(rejected.isEmpty()).isTrue();
     // And: mallory's inbox has one REJECTED entry about it
     TestRecord<String, InboxEntry> told = inbox.readRecord();
@@ -109,7 +114,7 @@ class CancelAuthorizationTest {
     assertThat(e.getReasonCode()).isEqualTo("NOT_SENDER");
     assertThat(e.getMessageId()).isEqualTo("m-1");
     assertThat(e.getConversationId()).isEqualTo("d:alice:bob");
-    assertThat(e.getReason()).isEqualTo(header(dead, DelayHeaders.REJECT_REASON));
+    assertThat(e.getReason()).isEqualTo(header(dead, RejectedHeaders.MESSAGE));
     assertThat(inbox.isEmpty()).isTrue();
     assertThat(meters.get("im.delay.rejected").tags("reason", "not-sender").counter().count()).isEqualTo(1);
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.impipe.avro.ScheduleCommand;
 import dev.impipe.avro.ScheduleOp;
 import dev.impipe.delay.internal.AdminTopicCache;
+import dev.impipe.runtime.app.DeadLetterProcessingExceptionHandler;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -103,6 +104,9 @@ class TopicListingFailureTest {
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, "delay-listing-test");
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
     props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+    // The pipeline's rejection handling: a RejectedRecord goes to im.rejected, anything else fails.
+    props.put(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, "im.rejected");
+    props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetterProcessingExceptionHandler.class);
     driver = new TopologyTestDriver(DelayTopology.build(topics, DelayConfig.defaults(), lookup,
         new DelayMetrics(new SimpleMeterRegistry())), props, T0);
   }

@@ -297,7 +297,7 @@ class InboxStoreTopologyTest {
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
     props.put(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, topics.names().rejected());
     props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG,
-        org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler.class);
+        dev.impipe.runtime.app.DeadLetterProcessingExceptionHandler.class);
     return new TopologyTestDriver(InboxStoreTopology.build(topics, cfg), props, START);
   }
 

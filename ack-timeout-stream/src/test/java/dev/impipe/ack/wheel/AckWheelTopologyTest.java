@@ -6,6 +6,7 @@ import dev.impipe.ack.AckTimeoutConfig;
 import dev.impipe.avro.Ack;
 import dev.impipe.avro.AckTimeout;
 import dev.impipe.avro.Delivery;
+import dev.impipe.runtime.app.DeadLetterProcessingExceptionHandler;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -23,7 +24,6 @@ import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
-import org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.test.TestRecord;
@@ -64,8 +64,7 @@ class AckWheelTopologyTest {
     Properties props = new Properties();
     if (deadLetterQueue) {
       props.put(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, topics.rejected().name());
-      props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG,
-          LogAndContinueProcessingExceptionHandler.class);
+      props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetterProcessingExceptionHandler.class);
     }
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, "ack-wheel-test");
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
@@ -419,7 +418,7 @@ class AckWheelTopologyTest {
     assertThat(rejected.readRecordsToList()).singleElement().satisfies(r -> {
       assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo("alice");
       assertThat(r.value()).containsExactly(9, 9, 9);
-      assertThat(r.headers().lastHeader(dev.impipe.runtime.streams.StoredValues.STORE_HEADER).value())
+      assertThat(r.headers().lastHeader(dev.impipe.runtime.streams.RejectedHeaders.STORE).value())
           .isEqualTo(AckWheelTopology.PENDING_STORE.getBytes(StandardCharsets.UTF_8));
     });
     assertThat(pendingStore.get(bad)).isNull();

@@ -1,6 +1,7 @@
 package dev.impipe.inbox.internal;
 
 import dev.impipe.runtime.streams.PunctuationBudget;
+import dev.impipe.runtime.streams.RejectedRecord;
 import dev.impipe.runtime.streams.StoredValues;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -96,14 +97,14 @@ public final class TimelineMaterialiser<V> implements Processor<String, V, byte[
   public void process(Record<String, V> record) {
     String owner = record.key();
     if (owner == null) {
-      throw new IllegalArgumentException("record without key: the key must be the " + spec.ownerField());
+      throw RejectedRecord.invalid("record without key: the key must be the " + spec.ownerField());
     }
     if (record.value() == null) {
-      throw new IllegalArgumentException("record of '" + owner + "' without value");
+      throw RejectedRecord.invalid("record of '" + owner + "' without value");
     }
     String valueOwner = spec.ownerOf().apply(record.value());
     if (!owner.equals(valueOwner)) {
-      throw new IllegalArgumentException("key '" + owner + "' is not the " + spec.ownerField() + " of the value ('"
+      throw RejectedRecord.invalid("key '" + owner + "' is not the " + spec.ownerField() + " of the value ('"
           + valueOwner + "'): the record would be stored where no query finds it");
     }
     long seq = context.recordMetadata().orElseThrow(() -> new IllegalStateException("no record metadata")).offset();
