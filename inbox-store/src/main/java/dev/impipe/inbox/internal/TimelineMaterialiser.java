@@ -23,7 +23,7 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * (timestamp + entry key) lets the retention punctuator delete expired entries by walking one ordered key range
  * instead of scanning the store; an optional per-owner cap evicts the oldest entries on write.
  *
- * <p>Bad records (no key, no value, a key that is not the value's owner) are thrown back to Streams, whose
+ * <p>Bad records (no key, no value, a key that is not the value's owner) are rejected ({@link RejectedRecord}): the
  * processing exception handler sends them to the rejected topic with the reason.
  *
  * <p>The sweep is bounded per stream thread, not per task: all sweeps of a thread share one

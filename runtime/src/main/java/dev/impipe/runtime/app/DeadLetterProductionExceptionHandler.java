@@ -24,6 +24,9 @@ import org.slf4j.LoggerFactory;
  */
 public class DeadLetterProductionExceptionHandler implements ProductionExceptionHandler {
 
+  /** The reason code ({@link RejectedHeaders#CODE}) of a record whose output can never be written. */
+  public static final String UNWRITABLE = "UNWRITABLE";
+
   private static final Logger LOG = LoggerFactory.getLogger(DeadLetterProductionExceptionHandler.class);
 
   private String deadLetterTopic;
@@ -49,6 +52,7 @@ public class DeadLetterProductionExceptionHandler implements ProductionException
       RecordHeaders headers = record.headers() == null ? new RecordHeaders()
           : new RecordHeaders(record.headers().toArray());
       RejectedHeaders.add(headers, RejectedHeaders.EXCEPTION, exception.getClass().getName());
+      RejectedHeaders.add(headers, RejectedHeaders.CODE, UNWRITABLE);
       RejectedHeaders.add(headers, RejectedHeaders.MESSAGE, "cannot write the output to " + record.topic() + ": "
           + exception.getMessage());
       RejectedHeaders.add(headers, RejectedHeaders.TOPIC, record.topic());
@@ -59,6 +63,7 @@ public class DeadLetterProductionExceptionHandler implements ProductionException
         context.topic(), context.partition(), context.offset(), deadLetterTopic);
     RecordHeaders headers = new RecordHeaders();
     RejectedHeaders.add(headers, RejectedHeaders.EXCEPTION, exception.getClass().getName());
+    RejectedHeaders.add(headers, RejectedHeaders.CODE, UNWRITABLE);
     RejectedHeaders.add(headers, RejectedHeaders.MESSAGE, "cannot write the output to " + record.topic() + ": "
         + exception.getMessage());
     RejectedHeaders.addOrigin(headers, context.topic(), context.partition(), context.offset());
