@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.impipe.runtime.streams.RejectedHeaders;
 import dev.impipe.runtime.streams.RejectedRecord;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Properties;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -18,6 +19,7 @@ import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.errors.StreamsException;
+import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.test.TestRecord;
@@ -43,14 +45,22 @@ class DeadLetterProcessingExceptionHandlerTest {
     topology.addProcessor("check", () -> new Processor<String, String, String, String>() {
       private org.apache.kafka.streams.processor.api.ProcessorContext<String, String> context;
 
+      private boolean rejectLater;
+
       @Override
       public void init(org.apache.kafka.streams.processor.api.ProcessorContext<String, String> ctx) {
         context = ctx;
+        ctx.schedule(Duration.ofSeconds(1), PunctuationType.WALL_CLOCK_TIME, now -> {
+          if (rejectLater) {
+            throw new RejectedRecord("INVALID", "a punctuation has no input record to reject");
+          }
+        });
       }
 
       @Override
       public void process(Record<String, String> record) {
         switch (record.value()) {
+          case "later" -> rejectLater = true;
           case "bad" -> throw new RejectedRecord("NOT_MEMBER", "sender " + record.key() + " is not a member");
           case "bug" -> throw new NullPointerException("a bug");
           default -> context.forward(record);
@@ -104,6 +114,16 @@ class DeadLetterProcessingExceptionHandlerTest {
     // And nothing went to im.rejected
     assertThat(rejected.isEmpty()).isTrue();
     assertThat(output.isEmpty()).isTrue();
+  }
+
+  @Test
+  void aRejectedRecordThrownByAPunctuationFailsForThereIsNoInputRecordToDeadLetter() {
+    // Given a punctuation that will throw a RejectedRecord
+    input.pipeInput("alice", "later");
+    // When it runs (now = 1 s later), then it fails, and nothing went to im.rejected
+    assertThatThrownBy(() -> driver.advanceWallClockTime(Duration.ofSeconds(1)))
+        .hasRootCauseInstanceOf(RejectedRecord.class);
+    assertThat(rejected.isEmpty()).isTrue();
   }
 
   private static String text(byte[] bytes) {
