@@ -1,20 +1,14 @@
 package dev.impipe.delay;
 
-/** Header names the delay topology writes. */
+/** Header names the delay topology reads and writes, besides the rejected-record ones (runtime). */
 public final class DelayHeaders {
 
   /** On a delivered record: the requested delivery time, epoch millis as a decimal UTF-8 string. */
   public static final String SCHEDULED_AT = "im.scheduled-at";
-  /** On a rejected record: why it was rejected (UTF-8 text). */
-  public static final String REJECT_REASON = "__streams.errors.message";
-  /** On a rejected record: which component rejected it ({@code delay}). */
-  public static final String REJECT_SOURCE = "im.reject.source";
-  /** On a rejected record: the topic it came from ({@code im.delayed}) or was due to go to. */
-  public static final String REJECT_TOPIC = "__streams.errors.topic";
-  /** On a rejected record: partition and offset it came from (absent when rejected at delivery time). */
-  public static final String REJECT_PARTITION = "__streams.errors.partition";
-  public static final String REJECT_OFFSET = "__streams.errors.offset";
-  /** On a rejected record: the schedule id. */
+  /**
+   * On a rejected record the topology wrote itself (undecodable in its store, or undeliverable at delivery time):
+   * the schedule id. The reason headers are those of every rejected record ({@code RejectedHeaders} in runtime).
+   */
   public static final String SCHEDULE_ID = "im.schedule-id";
 
   /**

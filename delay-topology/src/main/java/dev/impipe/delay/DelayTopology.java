@@ -26,7 +26,8 @@ import org.apache.kafka.streams.state.internals.RocksDbWindowBytesStoreSupplier;
  * The delay topology: {@code im.delayed} (bytes) -> {@link DelayProcessor} with the schedule and index stores ->
  * one sink whose topic is chosen per record (each schedule's target topic, the rejected topic, or the inbox for a
  * refused cancel's REJECTED entry). Every output goes through the app's transactional producer, so exactly-once
- * covers delivery and the delete of the schedule.
+ * covers delivery and the delete of the schedule. A bad command is rejected with a {@code RejectedRecord}: the
+ * processing exception handler writes it, as it came, to the rejected topic (same transaction).
  */
 public final class DelayTopology {
 

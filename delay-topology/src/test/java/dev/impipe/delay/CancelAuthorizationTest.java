@@ -9,6 +9,7 @@ import dev.impipe.avro.InboxEntryType;
 import dev.impipe.avro.MessageType;
 import dev.impipe.avro.ScheduleCommand;
 import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.runtime.streams.RejectedHeaders;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -90,9 +91,9 @@ class CancelAuthorizationTest {
     assertThat(new String(dead.key(), StandardCharsets.UTF_8)).isEqualTo("m-1");
     assertThat(topics.delayed().valueSerde().deserializer().deserialize("im.delayed", dead.value()))
         .isEqualTo(cancel);
-    assertThat(header(dead, DelayHeaders.REJECT_REASON))
+    assertThat(header(dead, RejectedHeaders.MESSAGE))
         .isEqualTo("CANCEL of scheduled message m-1 by mallory, but only its sender may cancel it");
-    assertThat(header(dead, DelayHeaders.REJECT_SOURCE)).isEqualTo("delay");
+    assertThat(header(dead, RejectedHeaders.SOURCE)).isEqualTo("delay");
     assertThat(rejected.isEmpty()).isTrue();
     // And: mallory's inbox has one REJECTED entry about it
     TestRecord<String, InboxEntry> told = inbox.readRecord();
@@ -104,7 +105,7 @@ class CancelAuthorizationTest {
     assertThat(e.getReasonCode()).isEqualTo("NOT_SENDER");
     assertThat(e.getMessageId()).isEqualTo("m-1");
     assertThat(e.getConversationId()).isEqualTo("d:alice:bob");
-    assertThat(e.getReason()).isEqualTo(header(dead, DelayHeaders.REJECT_REASON));
+    assertThat(e.getReason()).isEqualTo(header(dead, RejectedHeaders.MESSAGE));
     assertThat(inbox.isEmpty()).isTrue();
     assertThat(meters.get("im.delay.rejected").tags("reason", "not-sender").counter().count()).isEqualTo(1);
 

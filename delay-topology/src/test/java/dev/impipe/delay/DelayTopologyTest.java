@@ -8,6 +8,7 @@ import dev.impipe.avro.MessageType;
 import dev.impipe.avro.ScheduleCommand;
 import dev.impipe.avro.ScheduleOp;
 import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.runtime.streams.RejectedHeaders;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -310,9 +311,12 @@ class DelayTopologyTest {
     assertThat(text(out.key())).isEqualTo("far");
     assertThat(out.value()).isEqualTo(tooFarBytes);
     assertThat(header(out, "origin")).isEqualTo("api");
-    assertThat(header(out, DelayHeaders.REJECT_REASON)).contains("maximum delay").contains("PT17520H");
-    assertThat(header(out, DelayHeaders.REJECT_SOURCE)).isEqualTo("delay");
-    assertThat(header(out, DelayHeaders.REJECT_TOPIC)).isEqualTo("im.delayed");
+    assertThat(header(out, RejectedHeaders.MESSAGE)).contains("maximum delay").contains("PT17520H");
+    assertThat(header(out, RejectedHeaders.SOURCE)).isEqualTo("delay");
+    assertThat(header(out, RejectedHeaders.TOPIC)).isEqualTo("im.delayed");
+    assertThat(header(out, RejectedHeaders.PARTITION)).isEqualTo("0");
+    assertThat(header(out, RejectedHeaders.OFFSET)).isEqualTo("0");
+    assertThat(header(out, RejectedHeaders.CODE)).isEqualTo("MAX_DELAY");
     assertThat(rejected.isEmpty()).isTrue();
     assertThat(counter("im.delay.rejected", "reason", "max-delay")).isEqualTo(1);
     // ... and the one exactly at the maximum is held, not delivered
@@ -336,7 +340,7 @@ class DelayTopologyTest {
     advance(Duration.ofSeconds(2));
 
     // Then: four rejections with reasons, the good one delivered
-    assertThat(rejected.readRecordsToList()).map(r -> text(r.key()) + ": " + header(r, DelayHeaders.REJECT_REASON))
+    assertThat(rejected.readRecordsToList()).map(r -> text(r.key()) + ": " + header(r, RejectedHeaders.MESSAGE))
         .containsExactly(
             "missing: target topic 'im.nope' does not exist",
             "internal: target topic '__consumer_offsets' is not allowed",
@@ -360,7 +364,7 @@ class DelayTopologyTest {
     advance(Duration.ofSeconds(2));
 
     // Then: only the messages topic got its record; the others are rejected with the reason
-    assertThat(rejected.readRecordsToList()).map(r -> text(r.key()) + ": " + header(r, DelayHeaders.REJECT_REASON))
+    assertThat(rejected.readRecordsToList()).map(r -> text(r.key()) + ": " + header(r, RejectedHeaders.MESSAGE))
         .containsExactly("inbox: target topic 'im.inbox' is not allowed",
             "history: target topic 'im.history' is not allowed");
     assertThat(messages.readRecordsToList()).map(DelayTopologyTest::delivered)
@@ -378,7 +382,7 @@ class DelayTopologyTest {
     advance(Duration.ofSeconds(2));
 
     // Then
-    assertThat(rejected.readRecordsToList()).map(r -> header(r, DelayHeaders.REJECT_REASON))
+    assertThat(rejected.readRecordsToList()).map(r -> header(r, RejectedHeaders.MESSAGE))
         .containsExactly("target topic 'im.inbox' is not allowed");
     assertThat(messages.readRecordsToList()).map(DelayTopologyTest::delivered)
         .containsExactly(expected("ok", T0.plusSeconds(1)));
@@ -407,7 +411,7 @@ class DelayTopologyTest {
     assertThat(out).map(r -> text(r.key())).containsExactly("g", "mine", null, "tomb");
     assertThat(out.get(0).value()).containsExactly(1, 2, 3);
     assertThat(out.get(1).value()).isEqualTo(mismatched);
-    assertThat(out).map(r -> header(r, DelayHeaders.REJECT_REASON)).satisfiesExactly(
+    assertThat(out).map(r -> header(r, RejectedHeaders.MESSAGE)).satisfiesExactly(
         r -> assertThat(r).startsWith("undecodable schedule command"),
         r -> assertThat(r).isEqualTo("key 'mine' does not match schedule id 'other'"),
         r -> assertThat(r).startsWith("missing key"),
@@ -567,7 +571,7 @@ class DelayTopologyTest {
       assertThat(text(r.key())).isEqualTo("b");
       assertThat(text(r.value())).isEqualTo("garbage");
       assertThat(header(r, DelayHeaders.SCHEDULE_ID)).isEqualTo("b");
-      assertThat(header(r, DelayHeaders.REJECT_REASON)).contains("undecodable");
+      assertThat(header(r, RejectedHeaders.MESSAGE)).contains("undecodable");
     });
     assertThat(counter("im.delay.rejected", "reason", "undecodable")).isEqualTo(1);
   }

@@ -15,6 +15,7 @@ import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.embedded.BrokerSecurity;
 import dev.impipe.runtime.embedded.EmbeddedKafka;
 import dev.impipe.runtime.security.ScramPrincipals;
+import dev.impipe.runtime.streams.RejectedHeaders;
 import dev.impipe.runtime.testing.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
@@ -133,7 +134,7 @@ class SecuredDelayIT {
       ConsumerRecord<byte[], byte[]> rejected = seen.stream().filter(r -> r.topic().equals(names.rejected()))
           .findFirst().orElseThrow();
       assertThat(new String(rejected.key(), StandardCharsets.UTF_8)).isEqualTo("m2");
-      assertThat(new String(rejected.headers().lastHeader(DelayHeaders.REJECT_REASON).value(),
+      assertThat(new String(rejected.headers().lastHeader(RejectedHeaders.MESSAGE).value(),
           StandardCharsets.UTF_8)).isEqualTo("target topic '" + names.inbox() + "' is not allowed");
       assertThat(seen).extracting(ConsumerRecord::topic).doesNotContain(names.inbox());
     }

@@ -321,6 +321,7 @@ class FanoutTopologyTest {
     assertThat(topics.messages().valueSerde().deserializer().deserialize(topics.messages().name(), rej.value()))
         .isEqualTo(bad);
     assertThat(header(rej, "__streams.errors.message")).isEqualTo("sender mallory is not a member of group g1");
+    assertThat(header(rej, "im.reject.code")).isEqualTo("NOT_MEMBER");
     assertThat(header(rej, "__streams.errors.topic")).isEqualTo("im.messages");
     assertThat(header(rej, "__streams.errors.offset")).isEqualTo("0");
     assertThat(rejected.isEmpty()).isTrue();

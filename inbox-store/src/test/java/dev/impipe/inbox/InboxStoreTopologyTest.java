@@ -14,6 +14,8 @@ import dev.impipe.inbox.query.StoreView;
 import dev.impipe.inbox.query.Timelines;
 import dev.impipe.runtime.domain.HistoryKey;
 import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.runtime.streams.RejectedHeaders;
+import dev.impipe.runtime.streams.RejectedRecord;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -24,12 +26,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.Properties;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -282,10 +287,41 @@ class InboxStoreTopologyTest {
       // Then the bad one is in neither inbox, it went to the rejected topic, and processing went on
       assertThat(seqs(Timelines.after(inbox(driver), "bob", Timelines.START, 100))).containsExactly(1L);
       assertThat(Timelines.after(inbox(driver), "alice", Timelines.START, 100).entries()).isEmpty();
-      assertThat(driver.createOutputTopic(topics.names().rejected(), org.apache.kafka.common.serialization.Serdes
-          .ByteArray().deserializer(), org.apache.kafka.common.serialization.Serdes.ByteArray().deserializer())
-          .readRecordsToList()).hasSize(1);
+      assertThat(rejected(driver)).singleElement().satisfies(r -> {
+        assertThat(header(r, RejectedHeaders.CODE)).isEqualTo(RejectedRecord.INVALID);
+        assertThat(header(r, RejectedHeaders.MESSAGE)).isEqualTo("key 'bob' is not the userId of the value "
+            + "('alice'): the record would be stored where no query finds it");
+      });
     }
+  }
+
+  @Test
+  void aHistoryRecordWhoseKeyIsNotConversationAndSeqIsRejectedAndTheNextIsStored() {
+    try (TopologyTestDriver driver = driver(InboxStoreConfig.defaults())) {
+      TestInputTopic<String, ChatMessage> history = driver.createInputTopic(topics.history().name(),
+          topics.history().keySerde().serializer(), topics.history().valueSerde().serializer());
+
+      // When a history record's key has no seq (a producer bug), then a good one
+      history.pipeInput("g1", chat("g1", "alice", "no seq", START), START);
+      history.pipeInput(HistoryKey.of("g1", 0), chat("g1", "alice", "good", START), START);
+
+      // Then the bad one went to the rejected topic with its reason, and processing went on
+      assertThat(rejected(driver)).singleElement().satisfies(r -> {
+        assertThat(header(r, RejectedHeaders.CODE)).isEqualTo(RejectedRecord.INVALID);
+        assertThat(header(r, RejectedHeaders.MESSAGE)).isEqualTo("history key 'g1' is not conversationId|seq");
+      });
+      StoreView<ChatMessage> timeline = StoreView.of(driver.getKeyValueStore(InboxStoreTopology.TIMELINE_STORE));
+      assertThat(seqs(Timelines.before(timeline, "g1", OptionalLong.empty(), 10))).containsExactly(0L);
+    }
+  }
+
+  private List<TestRecord<byte[], byte[]>> rejected(TopologyTestDriver driver) {
+    return driver.createOutputTopic(topics.names().rejected(), new ByteArrayDeserializer(),
+        new ByteArrayDeserializer()).readRecordsToList();
+  }
+
+  private static String header(TestRecord<byte[], byte[]> record, String name) {
+    return new String(record.headers().lastHeader(name).value(), java.nio.charset.StandardCharsets.UTF_8);
   }
 
   private TopologyTestDriver driver(InboxStoreConfig cfg) {

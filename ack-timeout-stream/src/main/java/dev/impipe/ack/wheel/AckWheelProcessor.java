@@ -7,6 +7,7 @@ import dev.impipe.avro.Ack;
 import dev.impipe.avro.AckTimeout;
 import dev.impipe.avro.Delivery;
 import dev.impipe.runtime.streams.PunctuationBudget;
+import dev.impipe.runtime.streams.RejectedRecord;
 import dev.impipe.runtime.streams.StoredValues;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -465,10 +466,10 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
   private static void requireRouted(String key, String user, String device) {
     // A record keyed by anything but its user id sits in the wrong partition: its ACK could never meet it.
     if (!user.equals(key)) {
-      throw new IllegalArgumentException("record key '" + key + "' is not its userId '" + user + "'");
+      throw RejectedRecord.invalid("record key '" + key + "' is not its userId '" + user + "'");
     }
     if (device.isEmpty()) {
-      throw new IllegalArgumentException("empty deviceId for user '" + user + "'");
+      throw RejectedRecord.invalid("empty deviceId for user '" + user + "'");
     }
   }
 

@@ -7,6 +7,8 @@ import dev.impipe.avro.Ack;
 import dev.impipe.avro.AckTimeout;
 import dev.impipe.avro.Delivery;
 import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.runtime.streams.RejectedHeaders;
+import dev.impipe.runtime.streams.RejectedRecord;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -329,7 +331,13 @@ class AckWheelTopologyTest {
 
     // Then the bad one is in im.rejected, never armed; the good one times out at now = 16 s
     assertThat(rejected.readRecordsToList()).singleElement()
-        .satisfies(r -> assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo("mallory"));
+        .satisfies(r -> {
+          assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo("mallory");
+          assertThat(new String(r.headers().lastHeader(RejectedHeaders.MESSAGE).value(), StandardCharsets.UTF_8))
+              .isEqualTo("record key 'mallory' is not its userId 'alice'");
+          assertThat(new String(r.headers().lastHeader(RejectedHeaders.CODE).value(), StandardCharsets.UTF_8))
+              .isEqualTo(RejectedRecord.INVALID);
+        });
     advanceTo(16_000);
     assertThat(timeouts.readRecordsToList()).containsExactly(
         record("alice", timeout("alice", "phone", List.of(2L), 200, 15_200, 1), 16_000));
@@ -406,7 +414,7 @@ class AckWheelTopologyTest {
     assertThat(rejected.readRecordsToList()).singleElement().satisfies(r -> {
       assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo("alice");
       assertThat(r.value()).containsExactly(9, 9, 9);
-      assertThat(r.headers().lastHeader(dev.impipe.runtime.streams.StoredValues.STORE_HEADER).value())
+      assertThat(r.headers().lastHeader(dev.impipe.runtime.streams.RejectedHeaders.STORE).value())
           .isEqualTo(AckWheelTopology.PENDING_STORE.getBytes(StandardCharsets.UTF_8));
     });
     assertThat(pendingStore.get(bad)).isNull();

@@ -7,11 +7,15 @@ import dev.impipe.delay.DelayHeaders;
 import dev.impipe.delay.DelayMetrics;
 import dev.impipe.delay.DelayTopology;
 import dev.impipe.delay.TargetTopics;
+import dev.impipe.runtime.streams.RejectedHeaders;
+import dev.impipe.runtime.streams.RejectedRecord;
+import dev.impipe.runtime.streams.StoredValues;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -51,6 +55,9 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
  * its keys as id + timestamp bytes, which equals id order only without NUL bytes.
  */
 public final class DelayProcessor implements Processor<byte[], byte[], byte[], Outgoing> {
+
+  /** The {@link RejectedHeaders#SOURCE} of what the delay topology rejects. */
+  public static final String SOURCE = "delay";
 
   /** Names of the stores the processor uses. */
   public record StoreNames(String schedule, String index, String legacySchedule, String legacyIndex) {}
@@ -144,51 +151,42 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
   @Override
   public void process(Record<byte[], byte[]> record) {
     if (record.value() == null) {
-      reject(record, "invalid", "no schedule command (null value)");
-      return;
+      throw reject("invalid", "no schedule command (null value)");
     }
     ScheduleCommand command;
     try {
       command = commands.deserialize(inputTopic, record.headers(), record.value());
     } catch (RuntimeException e) {
-      reject(record, "invalid", "undecodable schedule command: " + e.getMessage());
-      return;
+      throw reject("invalid", "undecodable schedule command: " + e.getMessage());
     }
     String id = record.key() == null ? "" : new String(record.key(), StandardCharsets.UTF_8);
     if (id.isEmpty()) {
-      reject(record, "invalid", "missing key: a schedule command is keyed by its schedule id");
-      return;
+      throw reject("invalid", "missing key: a schedule command is keyed by its schedule id");
     }
     if (id.indexOf('\0') >= 0) {
-      reject(record, "invalid", "schedule id contains a NUL character");
-      return;
+      throw reject("invalid", "schedule id contains a NUL character");
     }
     if (!id.equals(command.getId())) {
       // CANCEL finds a schedule only in the partition of its key, so key and id must agree.
-      reject(record, "invalid", "key '" + id + "' does not match schedule id '" + command.getId() + "'");
-      return;
+      throw reject("invalid", "key '" + id + "' does not match schedule id '" + command.getId() + "'");
     }
     if (command.getOp() == ScheduleOp.CANCEL) {
-      if (!refusedCancel(record, command, id)) {
-        metrics.cancelled(remove(record.key()));
-      }
+      refuseCancelOfAnother(record, command, id);
+      metrics.cancelled(remove(record.key()));
       return;
     }
     if (command.getOp() != ScheduleOp.SCHEDULE) {
-      reject(record, "invalid", "unknown schedule operation " + command.getOp() + " (written by a newer producer?)");
-      return;
+      throw reject("invalid", "unknown schedule operation " + command.getOp() + " (written by a newer producer?)");
     }
     long now = context.currentSystemTimeMs();
     long dueMs = command.getDeliverAt().toEpochMilli();
     if (dueMs > now + config.maxDelayMs()) {
-      reject(record, "max-delay", "deliverAt " + command.getDeliverAt() + " is more than the maximum delay of "
+      throw reject("max-delay", "deliverAt " + command.getDeliverAt() + " is more than the maximum delay of "
           + Duration.ofMillis(config.maxDelayMs()) + " ahead");
-      return;
     }
     Optional<String> badTarget = targets.rejection(command.getTargetTopic());
     if (badTarget.isPresent()) {
-      reject(record, "target", badTarget.get());
-      return;
+      throw reject("target", badTarget.get());
     }
     boolean replaced = remove(record.key());
     byte[] entry = ScheduleCodec.encodeEntry(new ScheduledEntry(dueMs, command.getTargetTopic(),
@@ -241,38 +239,38 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
 
   /**
    * A CANCEL naming a requester is honoured only from the user who scheduled it ({@link DelayHeaders#SENDER} of the
-   * schedule). Refused: the CANCEL goes to the rejected topic and the requester is told; true. A CANCEL without a
-   * requester (an operator), of an unknown or delivered id (a no-op anyway), or of a schedule that records no
-   * sender (scheduled before senders were recorded, or by an operator) is not refused.
+   * schedule). Refused: the requester is told, then a {@link RejectedRecord} sends the CANCEL to the rejected topic
+   * (same transaction). A CANCEL without a requester (an operator), of an unknown or delivered id (a no-op anyway),
+   * or of a schedule that records no sender (scheduled before senders were recorded, or by an operator) is not
+   * refused.
    */
-  private boolean refusedCancel(Record<byte[], byte[]> record, ScheduleCommand command, String id) {
+  private void refuseCancelOfAnother(Record<byte[], byte[]> record, ScheduleCommand command, String id) {
     ByteBuffer requesterHeader = command.getHeaders().get(DelayHeaders.REQUESTER);
     if (requesterHeader == null) {
-      return false;
+      return;
     }
     byte[] stored = storedEntry(record.key());
     if (stored == null) {
-      return false;
+      return;
     }
     ScheduledEntry entry;
     try {
       entry = ScheduleCodec.decodeEntry(stored);
     } catch (RuntimeException e) {
       // Undecodable: its sender is unknown, as for an operator's schedule; the sweep quarantines it.
-      return false;
+      return;
     }
     byte[] sender = entry.headers().get(DelayHeaders.SENDER);
     String requester = new String(bytes(requesterHeader), StandardCharsets.UTF_8);
     if (sender == null || requester.equals(new String(sender, StandardCharsets.UTF_8))) {
-      return false;
+      return;
     }
     String reason = "CANCEL of scheduled message " + id + " by " + requester + ", but only its sender may cancel it";
     Record<byte[], Outgoing> notice = refusals.notice(requester, id, entry, reason, record.timestamp());
     if (notice != null) {
       context.forward(notice);
     }
-    reject(record, "not-sender", reason);
-    return true;
+    throw reject("not-sender", reason);
   }
 
   /** Removes the undelivered schedule of {@code id}; true if there was one. */
@@ -448,7 +446,7 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
   private void quarantine(byte[] scheduleKey, byte[] stored, String reason, long now) {
     Headers headers = new RecordHeaders();
     headers.add(DelayHeaders.SCHEDULE_ID, ScheduleCodec.idOf(scheduleKey));
-    addRejectHeaders(headers, reason, stores.schedule());
+    addRejectHeaders(headers, StoredValues.UNDECODABLE, reason, stores.schedule());
     context.forward(new Record<>(ScheduleCodec.idOf(scheduleKey), new Outgoing(rejectedTopic, stored), now,
         headers));
     metrics.rejected("undecodable");
@@ -461,7 +459,7 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
     if (badTarget.isPresent()) {
       // The topic went away (or the allow-list changed) since the record was scheduled.
       headers.add(DelayHeaders.SCHEDULE_ID, id);
-      addRejectHeaders(headers, "undeliverable at " + now + ": " + badTarget.get(), entry.topic());
+      addRejectHeaders(headers, "TARGET", "undeliverable at " + now + ": " + badTarget.get(), entry.topic());
       context.forward(new Record<>(entry.key(), new Outgoing(rejectedTopic, entry.value()), now, headers));
       metrics.rejected("target");
       return;
@@ -471,23 +469,21 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
     metrics.delivered(now - entry.deliverAtMs());
   }
 
-  private void reject(Record<byte[], byte[]> record, String category, String reason) {
-    // The original key, value and headers, as they came, plus why.
-    Headers headers = new RecordHeaders(record.headers().toArray());
-    addRejectHeaders(headers, reason, inputTopic);
-    context.recordMetadata().ifPresent(m -> {
-      headers.add(DelayHeaders.REJECT_PARTITION, Integer.toString(m.partition()).getBytes(StandardCharsets.UTF_8));
-      headers.add(DelayHeaders.REJECT_OFFSET, Long.toString(m.offset()).getBytes(StandardCharsets.UTF_8));
-    });
-    context.forward(new Record<>(record.key(), new Outgoing(rejectedTopic, record.value()), record.timestamp(),
-        headers));
+  /**
+   * Counts a rejected input record under {@code category} (the metric's reason label) and returns the rejection to
+   * throw: the processing exception handler writes the record, as it came, to the rejected topic with the reason.
+   */
+  private RejectedRecord reject(String category, String reason) {
     metrics.rejected(category);
+    return new RejectedRecord(category.toUpperCase(Locale.ROOT).replace('-', '_'), reason, SOURCE);
   }
 
-  private static void addRejectHeaders(Headers headers, String reason, String topic) {
-    headers.add(DelayHeaders.REJECT_REASON, reason.getBytes(StandardCharsets.UTF_8));
-    headers.add(DelayHeaders.REJECT_SOURCE, "delay".getBytes(StandardCharsets.UTF_8));
-    headers.add(DelayHeaders.REJECT_TOPIC, topic.getBytes(StandardCharsets.UTF_8));
+  /** The reason headers of a record this processor writes to the rejected topic itself (from a punctuation). */
+  private static void addRejectHeaders(Headers headers, String code, String reason, String topic) {
+    RejectedHeaders.add(headers, RejectedHeaders.MESSAGE, reason);
+    RejectedHeaders.add(headers, RejectedHeaders.CODE, code);
+    RejectedHeaders.add(headers, RejectedHeaders.SOURCE, SOURCE);
+    RejectedHeaders.add(headers, RejectedHeaders.TOPIC, topic);
   }
 
   @Override

@@ -1,6 +1,7 @@
 package dev.impipe.delay.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.impipe.avro.ScheduleCommand;
 import dev.impipe.avro.ScheduleOp;
@@ -10,6 +11,8 @@ import dev.impipe.delay.DelayMetrics;
 import dev.impipe.delay.DelayTopology;
 import dev.impipe.delay.TargetTopics;
 import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.runtime.streams.RejectedHeaders;
+import dev.impipe.runtime.streams.RejectedRecord;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -384,11 +387,12 @@ class DelayProcessorTest {
     t.legacy("x1", T0 + 5_000, Map.of(DelayHeaders.SENDER, utf8("alice")));
     t.legacy("x2", T0 + 6_000, Map.of(DelayHeaders.SENDER, utf8("alice")));
 
-    // bob may not cancel x2; an unknown id is a no-op; alice cancels x1
-    t.send(cancel("x2", "bob"));
-    List<String> refused = t.out();
-    assertThat(refused).hasSize(1);
-    assertThat(refused.get(0)).startsWith("im.rejected|x2|");
+    // bob may not cancel x2 (rejected: the handler dead-letters it); an unknown id is a no-op; alice cancels x1
+    assertThatThrownBy(() -> t.send(cancel("x2", "bob"))).isInstanceOfSatisfying(RejectedRecord.class, r -> {
+      assertThat(r.code()).isEqualTo("NOT_SENDER");
+      assertThat(r.source()).isEqualTo("delay");
+    });
+    assertThat(t.out()).isEmpty();
     t.send(cancel("unknown", null));
     t.send(cancel("x1", "alice"));
     assertThat(counter("im.delay.cancels", "result", "removed")).isEqualTo(1);
@@ -506,9 +510,9 @@ class DelayProcessorTest {
     assertThat(t.context.forwarded()).hasSize(1);
     CapturedForward<? extends byte[], ? extends Outgoing> f = t.context.forwarded().get(0);
     assertThat(f.record().value().topic()).isEqualTo("im.rejected");
-    assertThat(header(f, DelayHeaders.REJECT_REASON))
+    assertThat(header(f, RejectedHeaders.MESSAGE))
         .isEqualTo("undeliverable at " + (T0 + 1_000) + ": target topic 'im.messages' does not exist");
-    assertThat(header(f, DelayHeaders.REJECT_TOPIC)).isEqualTo("im.messages");
+    assertThat(header(f, RejectedHeaders.TOPIC)).isEqualTo("im.messages");
     assertThat(header(f, DelayHeaders.SCHEDULE_ID)).isEqualTo("a");
     assertThat(counter("im.delay.rejected", "reason", "target")).isEqualTo(1);
   }
@@ -518,19 +522,18 @@ class DelayProcessorTest {
     Task t = start();
     t.context.setRecordMetadata("im.delayed", 3, 42);
 
-    t.send(schedule("\0lead", T0 + 1_000));
-    t.send(schedule("mid\0dle", T0 + 1_000));
     ScheduleCommand unknown = schedule("u", T0 + 1_000);
     unknown.setOp(ScheduleOp.UNKNOWN);
-    t.send(unknown);
 
+    // (the processing exception handler writes each to im.rejected with where it came from: DelayTopologyTest)
     List<String> reasons = new ArrayList<>();
-    for (CapturedForward<? extends byte[], ? extends Outgoing> f : t.context.forwarded()) {
-      assertThat(f.record().value().topic()).isEqualTo("im.rejected");
-      assertThat(header(f, DelayHeaders.REJECT_PARTITION)).isEqualTo("3");
-      assertThat(header(f, DelayHeaders.REJECT_OFFSET)).isEqualTo("42");
-      reasons.add(header(f, DelayHeaders.REJECT_REASON));
+    for (ScheduleCommand bad : List.of(schedule("\0lead", T0 + 1_000), schedule("mid\0dle", T0 + 1_000), unknown)) {
+      assertThatThrownBy(() -> t.send(bad)).isInstanceOfSatisfying(RejectedRecord.class, r -> {
+        assertThat(r.code()).isEqualTo(RejectedRecord.INVALID);
+        reasons.add(r.reason());
+      });
     }
+    assertThat(t.context.forwarded()).isEmpty();
     assertThat(reasons).containsExactly("schedule id contains a NUL character",
         "schedule id contains a NUL character",
         "unknown schedule operation UNKNOWN (written by a newer producer?)");

@@ -5,8 +5,8 @@ import dev.impipe.avro.MembershipChange;
 import dev.impipe.avro.MembershipOp;
 import dev.impipe.fanout.FanoutMetrics;
 import dev.impipe.fanout.FanoutTopology;
-import dev.impipe.fanout.RejectedRecordException;
 import dev.impipe.runtime.domain.Ids;
+import dev.impipe.runtime.streams.RejectedRecord;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -77,8 +77,8 @@ public final class MembershipProcessor implements Processor<String, MembershipCh
     }
   }
 
-  private RejectedRecordException reject(String reason) {
+  private RejectedRecord reject(String reason) {
     metrics.rejected().increment();
-    return new RejectedRecordException(reason);
+    return RejectedRecord.invalid(reason);
   }
 }

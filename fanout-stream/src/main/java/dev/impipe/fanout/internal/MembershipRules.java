@@ -5,8 +5,8 @@ import dev.impipe.avro.InboxEntryType;
 import dev.impipe.avro.MembershipChange;
 import dev.impipe.avro.MembershipOp;
 import dev.impipe.fanout.FanoutMetrics;
-import dev.impipe.fanout.RejectedRecordException;
 import dev.impipe.runtime.domain.Ids;
+import dev.impipe.runtime.streams.RejectedRecord;
 import java.util.function.BiConsumer;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
@@ -43,7 +43,7 @@ final class MembershipRules {
    * in a REJECTED entry; {@code timestamp} the record's. Entries go to {@code out} as (user key, entry). Returns
    * whether membership changed (false for a repeated JOIN or LEAVE).
    *
-   * @throws RejectedRecordException when the actor may not make this change (after emitting the REJECTED entry)
+   * @throws RejectedRecord when the actor may not make this change (after emitting the REJECTED entry)
    */
   boolean apply(MembershipChange change, long seq, long timestamp, BiConsumer<String, InboxEntry> out) {
     Bytes key = MemberKeys.key(change.getGroupId(), change.getUserId());
@@ -53,10 +53,10 @@ final class MembershipRules {
     if (change.getActorId() != null) {
       Refusal refusal = refusal(change, group, isMember);
       if (refusal != null) {
-        // The actor's devices learn of it; then the dead letter (same transaction, see RejectedRecordException).
+        // The actor's devices learn of it; then the dead letter (same transaction, see RejectedRecord).
         out.accept(change.getActorId(), refusal.entryFor(change, seq));
         metrics.inboxEntriesWritten(1);
-        throw reject(refusal.reason());
+        throw reject(refusal.code(), refusal.reason());
       }
     }
     if (join == isMember) {
@@ -170,8 +170,8 @@ final class MembershipRules {
     return earliest;
   }
 
-  private RejectedRecordException reject(String reason) {
+  private RejectedRecord reject(String code, String reason) {
     metrics.rejected().increment();
-    return new RejectedRecordException(reason);
+    return new RejectedRecord(code, reason);
   }
 }

@@ -9,9 +9,9 @@ import dev.impipe.avro.MembershipOp;
 import dev.impipe.fanout.FanoutConfig;
 import dev.impipe.fanout.FanoutMetrics;
 import dev.impipe.fanout.FanoutTopology;
-import dev.impipe.fanout.RejectedRecordException;
 import dev.impipe.runtime.domain.HistoryKey;
 import dev.impipe.runtime.domain.Ids;
+import dev.impipe.runtime.streams.RejectedRecord;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -107,7 +107,7 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
         clock.unaccepted(seq);
         nothingInHistory(record.key(), seq, record);
       }
-    } catch (RejectedRecordException e) {
+    } catch (RejectedRecord e) {
       clock.unaccepted(seq);
       nothingInHistory(record.key(), seq, record);
       throw e;
@@ -181,11 +181,11 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
         case UNKNOWN, JOIN, LEAVE -> throw new IllegalStateException("validated: " + m.getType());
       };
     } catch (Refused refused) {
-      // The sender's devices learn of it; then the dead letter (same transaction, see RejectedRecordException).
+      // The sender's devices learn of it; then the dead letter (same transaction, see RejectedRecord).
       context.forward(record.withKey(m.getSenderId()).withValue(refused.refusal.entryFor(m, seq)),
           FanoutTopology.INBOX_SINK);
       metrics.inboxEntriesWritten(1);
-      throw reject(refused.refusal.reason());
+      throw reject(refused.refusal.code(), refused.refusal.reason());
     }
     // All checks passed: from here on, state changes and output.
     dedupe.put(dedupeKey, m.getMessageId(), timestamp);
@@ -503,8 +503,12 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     }
   }
 
-  private RejectedRecordException reject(String reason) {
+  private RejectedRecord reject(String reason) {
+    return reject(RejectedRecord.INVALID, reason);
+  }
+
+  private RejectedRecord reject(String code, String reason) {
     metrics.rejected().increment();
-    return new RejectedRecordException(reason);
+    return new RejectedRecord(code, reason);
   }
 }

@@ -2,6 +2,7 @@ package dev.impipe.inbox.internal;
 
 import dev.impipe.avro.DeviceCursor;
 import dev.impipe.runtime.streams.PunctuationBudget;
+import dev.impipe.runtime.streams.RejectedRecord;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -79,14 +80,14 @@ public final class CursorMaterialiser implements Processor<String, DeviceCursor,
   public void process(Record<String, DeviceCursor> record) {
     DeviceCursor cursor = record.value();
     if (record.key() == null || cursor == null) {
-      throw new IllegalArgumentException("cursor record needs a key (userId) and a value");
+      throw RejectedRecord.invalid("cursor record needs a key (userId) and a value");
     }
     if (!record.key().equals(cursor.getUserId())) {
-      throw new IllegalArgumentException("key '" + record.key() + "' is not the userId of the cursor ('"
+      throw RejectedRecord.invalid("key '" + record.key() + "' is not the userId of the cursor ('"
           + cursor.getUserId() + "')");
     }
     if (cursor.getSeq() < 0) {
-      throw new IllegalArgumentException("cursor seq must not be negative, got " + cursor.getSeq());
+      throw RejectedRecord.invalid("cursor seq must not be negative, got " + cursor.getSeq());
     }
     Bytes key = StoreKeys.cursor(cursor.getUserId(), cursor.getDeviceId());
     Long current = cursors.get(key);

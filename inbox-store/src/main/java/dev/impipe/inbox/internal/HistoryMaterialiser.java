@@ -2,6 +2,7 @@ package dev.impipe.inbox.internal;
 
 import dev.impipe.avro.ChatMessage;
 import dev.impipe.runtime.domain.HistoryKey;
+import dev.impipe.runtime.streams.RejectedRecord;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -68,17 +69,27 @@ public final class HistoryMaterialiser implements Processor<String, ChatMessage,
   @Override
   public void process(Record<String, ChatMessage> record) {
     if (record.key() == null) {
-      throw new IllegalArgumentException("history record without key: the key must be conversationId|seq");
+      throw RejectedRecord.invalid("history record without key: the key must be conversationId|seq");
     }
-    String conversation = HistoryKey.conversation(record.key());
-    long seq = HistoryKey.seq(record.key());
+    String conversation;
+    long seq;
+    try {
+      conversation = HistoryKey.conversation(record.key());
+      seq = HistoryKey.seq(record.key());
+    } catch (IllegalArgumentException e) {
+      seq = -1;
+      conversation = null;
+    }
+    if (seq < 0) {
+      throw RejectedRecord.invalid("history key '" + record.key() + "' is not conversationId|seq");
+    }
     Bytes key = StoreKeys.entry(conversation, seq);
     ChatMessage message = record.value();
     if (message == null) {
       history.delete(key);
     } else {
       if (!conversation.equals(message.getConversationId())) {
-        throw new IllegalArgumentException("history key '" + record.key() + "' is not of the value's conversation '"
+        throw RejectedRecord.invalid("history key '" + record.key() + "' is not of the value's conversation '"
             + message.getConversationId() + "'");
       }
       history.put(key, message);

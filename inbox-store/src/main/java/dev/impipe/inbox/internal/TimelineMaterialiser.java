@@ -1,6 +1,7 @@
 package dev.impipe.inbox.internal;
 
 import dev.impipe.runtime.streams.PunctuationBudget;
+import dev.impipe.runtime.streams.RejectedRecord;
 import dev.impipe.runtime.streams.StoredValues;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -22,7 +23,7 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * (timestamp + entry key) lets the retention punctuator delete expired entries by walking one ordered key range
  * instead of scanning the store; an optional per-owner cap evicts the oldest entries on write.
  *
- * <p>Bad records (no key, no value, a key that is not the value's owner) are thrown back to Streams, whose
+ * <p>Bad records (no key, no value, a key that is not the value's owner) are rejected ({@link RejectedRecord}): the
  * processing exception handler sends them to the rejected topic with the reason.
  *
  * <p>The sweep is bounded per stream thread, not per task: all sweeps of a thread share one
@@ -96,14 +97,14 @@ public final class TimelineMaterialiser<V> implements Processor<String, V, byte[
   public void process(Record<String, V> record) {
     String owner = record.key();
     if (owner == null) {
-      throw new IllegalArgumentException("record without key: the key must be the " + spec.ownerField());
+      throw RejectedRecord.invalid("record without key: the key must be the " + spec.ownerField());
     }
     if (record.value() == null) {
-      throw new IllegalArgumentException("record of '" + owner + "' without value");
+      throw RejectedRecord.invalid("record of '" + owner + "' without value");
     }
     String valueOwner = spec.ownerOf().apply(record.value());
     if (!owner.equals(valueOwner)) {
-      throw new IllegalArgumentException("key '" + owner + "' is not the " + spec.ownerField() + " of the value ('"
+      throw RejectedRecord.invalid("key '" + owner + "' is not the " + spec.ownerField() + " of the value ('"
           + valueOwner + "'): the record would be stored where no query finds it");
     }
     long seq = context.recordMetadata().orElseThrow(() -> new IllegalStateException("no record metadata")).offset();

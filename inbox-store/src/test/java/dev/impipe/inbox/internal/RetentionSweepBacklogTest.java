@@ -3,6 +3,7 @@ package dev.impipe.inbox.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.impipe.runtime.streams.PunctuationBudget;
+import dev.impipe.runtime.streams.RejectedHeaders;
 import dev.impipe.runtime.streams.StoredValues;
 import dev.impipe.runtime.testing.StreamsTestConfig;
 import java.nio.charset.StandardCharsets;
@@ -137,9 +138,9 @@ class RetentionSweepBacklogTest {
       TestRecord<String, byte[]> r = rejected.get(0);
       assertThat(r.key()).isEqualTo("u1");
       assertThat(new String(r.value(), StandardCharsets.UTF_8)).isEqualTo(CORRUPT + "bytes");
-      assertThat(new String(r.headers().lastHeader(StoredValues.MESSAGE_HEADER).value(), StandardCharsets.UTF_8))
+      assertThat(new String(r.headers().lastHeader(RejectedHeaders.MESSAGE).value(), StandardCharsets.UTF_8))
           .contains("does not decode").contains("entries");
-      assertThat(r.headers().lastHeader(StoredValues.STORE_KEY_HEADER).value())
+      assertThat(r.headers().lastHeader(RejectedHeaders.STORE_KEY).value())
           .isEqualTo(StoreKeys.entry("u1", 1).get());
     }
   }

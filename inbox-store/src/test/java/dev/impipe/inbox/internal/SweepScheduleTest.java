@@ -8,6 +8,7 @@ import dev.impipe.avro.DeviceCursor;
 import dev.impipe.inbox.TestData;
 import dev.impipe.runtime.domain.HistoryKey;
 import dev.impipe.runtime.streams.PunctuationBudget;
+import dev.impipe.runtime.streams.RejectedRecord;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -57,7 +58,7 @@ class SweepScheduleTest {
     commit(p, 9, 250); // newer seq, older time: the cursor moves, its age does not go back
     assertThat(cursors.get(phone)).isEqualTo(9);
     assertThat(times.get(phone)).isEqualTo(300);
-    assertThatThrownBy(() -> commit(p, -1, 400)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> commit(p, -1, 400)).isInstanceOf(RejectedRecord.class);
   }
 
   @Test

@@ -1,6 +1,6 @@
 package dev.impipe.runtime.app;
 
-import java.nio.charset.StandardCharsets;
+import dev.impipe.runtime.streams.RejectedHeaders;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -23,6 +23,9 @@ import org.slf4j.LoggerFactory;
  * itself, with its key, value and headers, goes to the dead letter queue instead of an empty one.
  */
 public class DeadLetterProductionExceptionHandler implements ProductionExceptionHandler {
+
+  /** The reason code ({@link RejectedHeaders#CODE}) of a record whose output can never be written. */
+  public static final String UNWRITABLE = "UNWRITABLE";
 
   private static final Logger LOG = LoggerFactory.getLogger(DeadLetterProductionExceptionHandler.class);
 
@@ -48,29 +51,23 @@ public class DeadLetterProductionExceptionHandler implements ProductionException
           exception.getMessage(), deadLetterTopic);
       RecordHeaders headers = record.headers() == null ? new RecordHeaders()
           : new RecordHeaders(record.headers().toArray());
-      header(headers, "__streams.errors.exception", exception.getClass().getName());
-      header(headers, "__streams.errors.message", "cannot write the output to " + record.topic() + ": "
+      RejectedHeaders.add(headers, RejectedHeaders.EXCEPTION, exception.getClass().getName());
+      RejectedHeaders.add(headers, RejectedHeaders.CODE, UNWRITABLE);
+      RejectedHeaders.add(headers, RejectedHeaders.MESSAGE, "cannot write the output to " + record.topic() + ": "
           + exception.getMessage());
-      header(headers, "__streams.errors.topic", record.topic());
+      RejectedHeaders.add(headers, RejectedHeaders.TOPIC, record.topic());
       return Response.resume(List.of(new ProducerRecord<>(deadLetterTopic, null, record.key(), record.value(),
           headers)));
     }
     LOG.warn("Cannot write to {} ({}): the input record {}-{}@{} goes to {}", record.topic(), exception.getMessage(),
         context.topic(), context.partition(), context.offset(), deadLetterTopic);
     RecordHeaders headers = new RecordHeaders();
-    header(headers, "__streams.errors.exception", exception.getClass().getName());
-    header(headers, "__streams.errors.message", "cannot write the output to " + record.topic() + ": "
+    RejectedHeaders.add(headers, RejectedHeaders.EXCEPTION, exception.getClass().getName());
+    RejectedHeaders.add(headers, RejectedHeaders.CODE, UNWRITABLE);
+    RejectedHeaders.add(headers, RejectedHeaders.MESSAGE, "cannot write the output to " + record.topic() + ": "
         + exception.getMessage());
-    header(headers, "__streams.errors.topic", context.topic());
-    header(headers, "__streams.errors.partition", Integer.toString(context.partition()));
-    header(headers, "__streams.errors.offset", Long.toString(context.offset()));
+    RejectedHeaders.addOrigin(headers, context.topic(), context.partition(), context.offset());
     return Response.resume(List.of(new ProducerRecord<>(deadLetterTopic, null, context.sourceRawKey(),
         context.sourceRawValue(), headers)));
-  }
-
-  private static void header(RecordHeaders headers, String name, String value) {
-    if (value != null) {
-      headers.add(name, value.getBytes(StandardCharsets.UTF_8));
-    }
   }
 }

@@ -27,7 +27,6 @@ import java.util.Properties;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.Topology;
-import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -179,10 +178,7 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
         everRunning.add(name);
       }
     });
-    app.setUncaughtExceptionHandler(e -> {
-      LOG.error("Stream thread of {} died; replacing it", name, e);
-      return StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
-    });
+    app.setUncaughtExceptionHandler(threadReplacement(name, env));
     KafkaStreamsMetrics binder = new KafkaStreamsMetrics(app);
     binder.bindTo(metrics);
     streams.put(name, app);
@@ -196,6 +192,16 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
     });
     app.start();
     return app;
+  }
+
+  /** The uncaught exception handler of app {@code name}: its bound from {@code env} (README "Rejected records"). */
+  static StreamThreadReplacement threadReplacement(String name, Map<String, String> env) {
+    dev.impipe.runtime.config.Env e = new dev.impipe.runtime.config.Env(env);
+    int max = e.integer(StreamThreadReplacement.IM_STREAM_THREAD_REPLACEMENTS, StreamThreadReplacement.DEFAULT_MAX,
+        0, 1000);
+    long windowMs = e.durationMs(StreamThreadReplacement.IM_STREAM_THREAD_REPLACEMENT_WINDOW,
+        StreamThreadReplacement.DEFAULT_WINDOW.toMillis(), 1_000, Duration.ofDays(1).toMillis());
+    return new StreamThreadReplacement(name, max, Duration.ofMillis(windowMs), () -> System.nanoTime() / 1_000_000);
   }
 
   /** The Streams properties every app of the pipeline starts from. */

@@ -6,7 +6,6 @@ import java.util.Properties;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.errors.LogAndContinueExceptionHandler;
-import org.apache.kafka.streams.errors.LogAndContinueProcessingExceptionHandler;
 
 /**
  * The Streams settings every app of the pipeline runs with; tests (TopologyTestDriver) use the same ones so the
@@ -16,7 +15,11 @@ public final class StreamsDefaults {
 
   private StreamsDefaults() {}
 
-  /** Exactly-once v2, and one bad record never stops a topology: it goes to the rejected topic with reason headers. */
+  /**
+   * Exactly-once v2, and one bad record never stops a topology: a record that does not deserialize, or that a
+   * processor rejects ({@link dev.impipe.runtime.streams.RejectedRecord}), goes to the rejected topic with reason
+   * headers. Any other exception in a processor fails the stream thread ({@link DeadLetterProcessingExceptionHandler}).
+   */
   public static Properties properties(ImConfig config, TopicNames names, String appName) {
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, config.topicPrefix() + appName);
@@ -29,8 +32,7 @@ public final class StreamsDefaults {
     }
     props.put(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG, names.rejected());
     props.put(StreamsConfig.DESERIALIZATION_EXCEPTION_HANDLER_CLASS_CONFIG, LogAndContinueExceptionHandler.class);
-    props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG,
-        LogAndContinueProcessingExceptionHandler.class);
+    props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetterProcessingExceptionHandler.class);
     props.put(StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG, DeadLetterProductionExceptionHandler.class);
     // A transaction's first write to a partition whose previous transaction's markers are still being written is
     // answered CONCURRENT_TRANSACTIONS and retried after retry.backoff.ms (default 100 ms, doubling to 1 s). With

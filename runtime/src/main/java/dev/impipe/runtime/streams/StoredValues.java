@@ -18,11 +18,8 @@ import org.apache.kafka.streams.processor.api.Record;
  */
 public final class StoredValues {
 
-  /** Header names of a quarantined entry: the same Kafka Streams uses for its dead letters, plus the store. */
-  public static final String EXCEPTION_HEADER = "__streams.errors.exception";
-  public static final String MESSAGE_HEADER = "__streams.errors.message";
-  public static final String STORE_HEADER = "im-store";
-  public static final String STORE_KEY_HEADER = "im-store-key";
+  /** The reason code of a quarantined entry ({@link RejectedHeaders#CODE}). */
+  public static final String UNDECODABLE = "UNDECODABLE";
 
   private StoredValues() {}
 
@@ -92,17 +89,19 @@ public final class StoredValues {
 
   /**
    * The record to write to the rejected topic for an entry of {@code store} that does not decode: key
-   * {@code owner} (the user or conversation, so it can be found), value the stored bytes, headers with the reason.
+   * {@code owner} (the user or conversation, so it can be found), value the stored bytes, headers with the reason
+   * ({@link RejectedHeaders}: exception, message, code, store and store key).
    */
   public static Record<byte[], byte[]> rejected(String store, byte[] storeKey, String owner, Undecodable e,
       long timestamp) {
     RecordHeaders headers = new RecordHeaders();
     Throwable cause = e.getCause() != null ? e.getCause() : e;
-    headers.add(EXCEPTION_HEADER, cause.getClass().getName().getBytes(StandardCharsets.UTF_8));
-    headers.add(MESSAGE_HEADER, ("stored entry of " + store + " does not decode; removed from the store: "
-        + cause.getMessage()).getBytes(StandardCharsets.UTF_8));
-    headers.add(STORE_HEADER, store.getBytes(StandardCharsets.UTF_8));
-    headers.add(STORE_KEY_HEADER, storeKey);
+    RejectedHeaders.add(headers, RejectedHeaders.EXCEPTION, cause.getClass().getName());
+    RejectedHeaders.add(headers, RejectedHeaders.MESSAGE, "stored entry of " + store
+        + " does not decode; removed from the store: " + cause.getMessage());
+    RejectedHeaders.add(headers, RejectedHeaders.CODE, UNDECODABLE);
+    RejectedHeaders.add(headers, RejectedHeaders.STORE, store);
+    headers.add(RejectedHeaders.STORE_KEY, storeKey);
     return new Record<>(owner == null ? null : owner.getBytes(StandardCharsets.UTF_8), e.stored(), timestamp,
         headers);
   }

@@ -32,6 +32,7 @@ class DeadLetterProductionExceptionHandlerTest {
       assertThat(header(r.headers(), "__streams.errors.message")).contains("im.inbox").contains("2 MB > 1 MB");
       assertThat(header(r.headers(), "__streams.errors.topic")).isEqualTo("im.messages");
       assertThat(header(r.headers(), "__streams.errors.offset")).isEqualTo("42");
+      assertThat(header(r.headers(), "im.reject.code")).isEqualTo("UNWRITABLE");
     });
   }
 
