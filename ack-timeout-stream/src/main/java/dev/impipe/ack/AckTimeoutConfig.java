@@ -40,7 +40,7 @@ public record AckTimeoutConfig(
   public static final String IM_ACK_INPUT_GRACE = "IM_ACK_INPUT_GRACE";
   public static final String IM_ACK_ACKED_RETENTION = "IM_ACK_ACKED_RETENTION";
 
-  /** The seed's numbers: one slot per second, a 15 s timeout, no retries. */
+  /** The defaults: one slot per second, a 15 s timeout, no retries. */
   public static AckTimeoutConfig defaults() {
     return fromEnv(Map.of());
   }

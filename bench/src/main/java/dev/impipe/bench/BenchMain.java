@@ -8,50 +8,16 @@ import dev.impipe.bench.scenario.ScaleScenario;
 import dev.impipe.bench.scenario.Scenario;
 import dev.impipe.bench.scenario.SyncScenario;
 import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
+import picocli.CommandLine;
+import picocli.CommandLine.ParseResult;
 
-/** Entry point of {@code bin/im bench SCENARIO}. */
+/** Entry point of {@code bin/im bench SCENARIO} (options: {@link BenchOptions#commandLine()}). */
 public final class BenchMain {
-
-  static final String USAGE = """
-      usage: bin/im bench SCENARIO [--scale small|default|FACTOR] [--bootstrap HOST:PORT --registry URL]
-                                   [--out DIR] [--SETTING VALUE ...]
-             bin/im bench jmh [JMH options]       microbenchmarks (default: -f 1 -wi 3 -i 5 -w 1s -r 1s)
-
-      Starts a Kafka broker (own JVM) and a schema registry (Apicurio, own JVM) unless --bootstrap / --registry
-      (or KAFKA_BOOTSTRAP_SERVERS / SCHEMA_REGISTRY_URL) are given, creates the pipeline's topics under a prefix
-      of their own (bench-SCENARIO-TIME.), runs Kafka's ProducerPerformance against the broker as the ceiling,
-      then the scenario, and writes bench-results/SCENARIO-TIME.{json,md,svg} (--out DIR to change).
-      Progress goes to stderr. Everything it started is stopped and deleted at the end.
-
-      scenarios (settings in brackets, defaults at --scale default; counts scale with --scale, others do not):
-        fanout    users x groups (mostly small, a few of thousands), half direct / half group messages:
-                  inbox entries/s at full speed (exactly-once), then sentAt -> visible latency at half rate
-                  [--users 50k --groups 10k --large-groups 4 --large-size 4000 --messages 200k --duration 30
-             --large-group-threshold 1000 (0: write diffusion only, to compare with hybrid mode)]
-        sync      fanout's data, then GET /v1/users/U/devices/D/sync?limit=50 for random users at fixed
-                  concurrency: requests/s and latency; also runs wrk if it is installed
-                  [--users 5k --groups 1k --messages 60k --concurrency 8 --duration 30
-             --large-groups 0 --large-size 2000 --large-group-threshold 1000]
-        ackwheel  deliveries at a fixed rate, most ACKed after a random delay, a known share never ACKed:
-                  sustained rate, timeout lateness, peak pending, heap after GC
-                  [--rate 5000 --duration 60 --never-acked 0.1 --tick 1s --timeout 10s --users 100k];
-                  --rate max: as fast as the broker takes them for 15 s, then the time the wheel needs to catch up
-        delay     schedules spread over a window plus a burst due in the same millisecond: scheduling rate,
-                  burst drain time, lateness, heap after GC
-                  [--spread 200k --window 30 --burst 1m --lead auto]
-        scale     pending ACK timers and scheduled records held at once (due in 7 days): heap after GC, RSS
-                  before/after, state on disk, load rates and what 10M of each would take
-                  [--timers 1m --schedules 1m]
-        push      WebSocket devices on the push gateway (one client JVM), direct messages between them at full
-                  speed then at half rate, every entry ACKed: connections held, pushes/s, send -> device
-                  latency, ACKs written, AckTimeouts for ACKed pushes (0), heap and RSS
-                  [--devices 10k --duration 20 --warmup 20 (0 at --scale small) --pending 20k]
-      --scale small is what the integration tests run (about 1/20 of the default sizes).
-      """;
 
   private BenchMain() {}
 
@@ -69,18 +35,33 @@ public final class BenchMain {
     System.exit(status);
   }
 
-  /** Runs one scenario; returns the exit status. */
+  /** Runs one scenario; returns the exit status (0 done, 1 failed, 2 a usage error). */
   public static int run(String[] args, Map<String, String> env, PrintStream out, PrintStream err) {
-    if (args.length == 0 || List.of("help", "--help", "-h").contains(args[0])) {
-      out.print(USAGE);
-      return args.length == 0 ? 2 : 0;
-    }
+    CommandLine cl = BenchOptions.commandLine();
+    cl.setOut(new PrintWriter(out, true, StandardCharsets.UTF_8));
+    cl.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
     BenchOptions options;
     try {
-      options = BenchOptions.parse(args, env);
+      ParseResult parsed = cl.parseArgs(args);
+      if (CommandLine.executeHelpRequest(parsed) != null) {
+        return 0;
+      }
+      if (!parsed.hasSubcommand()) {
+        cl.usage(out);
+        return 2;
+      }
+      if (!BenchOptions.SCENARIOS.contains(parsed.subcommand().commandSpec().name())) {
+        err.println("im bench: " + parsed.subcommand().commandSpec().name() + " runs from bin/im bench only");
+        return 2;
+      }
+      options = BenchOptions.from(parsed.subcommand(), env, args);
+    } catch (CommandLine.ParameterException e) {
+      err.println("im bench: " + e.getMessage());
+      err.print("Usage: " + e.getCommandLine().getHelp().synopsis(0));
+      err.println("Try '" + e.getCommandLine().getCommandSpec().qualifiedName() + " --help' for more.");
+      return 2;
     } catch (IllegalArgumentException e) {
       err.println("im bench: " + e.getMessage());
-      err.print(USAGE);
       return 2;
     }
     try {

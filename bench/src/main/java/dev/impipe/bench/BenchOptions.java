@@ -1,62 +1,180 @@
 package dev.impipe.bench;
 
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
+import picocli.CommandLine.ParseResult;
 
 /**
- * The options of {@code bin/im bench SCENARIO}.
+ * The options of {@code bin/im bench SCENARIO}, parsed by picocli: every scenario is a subcommand that declares its
+ * settings ({@link #SCENARIOS}), so {@code bin/im bench SCENARIO --help} lists them and a misspelt one is an error.
  *
- * @param scenario fanout, sync, ackwheel, delay or scale
+ * @param scenario fanout, sync, ackwheel, delay, scale or push
  * @param scale multiplier of the scenario's default sizes ({@code small} = 0.05, {@code default} = 1)
  * @param bootstrap an existing broker to use instead of starting one
  * @param registry an existing schema registry to use instead of starting one
  * @param outDir where results go
- * @param settings scenario settings given as {@code --name value} (e.g. {@code --duration 20})
+ * @param settings scenario settings given as {@code --name value} (e.g. {@code --duration 20}), by name
  * @param command the command line, for the report
  */
 public record BenchOptions(String scenario, double scale, Optional<String> bootstrap, Optional<String> registry,
     Path outDir, Map<String, String> settings, String command) {
 
-  public static final List<String> SCENARIOS = List.of("fanout", "sync", "ackwheel", "delay", "scale", "push");
   public static final double SMALL = 0.05;
 
-  /** Parses {@code args} (after the scenario name was taken as {@code args[0]}); env supplies broker defaults. */
+  /** A scenario setting: {@code --name LABEL}, what it is and its default. */
+  record Setting(String name, String label, String description) {}
+
+  /** A scenario: its description and its settings. */
+  record ScenarioSpec(String description, List<Setting> settings) {}
+
+  private static final String COUNT = "; counts scale with --scale and take 20k, 1.5m";
+
+  /** Every scenario with its settings (defaults at --scale default). */
+  static final Map<String, ScenarioSpec> SCENARIO_SPECS = scenarios();
+
+  public static final List<String> SCENARIOS = List.copyOf(SCENARIO_SPECS.keySet());
+
+  private static Map<String, ScenarioSpec> scenarios() {
+    Map<String, ScenarioSpec> m = new LinkedHashMap<>();
+    m.put("fanout", new ScenarioSpec("users x groups (mostly small, a few of thousands), half direct / half group "
+        + "messages: inbox entries/s at full speed (exactly-once), then sentAt -> visible latency at half rate",
+        List.of(new Setting("users", "N", "users (50k" + COUNT + ")"),
+            new Setting("groups", "N", "groups (10k, scales)"),
+            new Setting("large-groups", "N", "groups of --large-size members (4, scales)"),
+            new Setting("large-size", "N", "members of a large group (4000)"),
+            new Setting("messages", "N", "messages sent at full speed (200k, scales)"),
+            new Setting("duration", "SECONDS", "the half-rate latency phase (30; 10 at --scale small)"),
+            new Setting("large-group-threshold", "N", "members from which a group is read from its own timeline "
+                + "(1000; 0: write diffusion only, to compare with hybrid mode)"))));
+    m.put("sync", new ScenarioSpec("fanout's data, then GET /v1/users/U/devices/D/sync?limit=50 for random users "
+        + "at fixed concurrency: requests/s and latency; also runs wrk if it is installed",
+        List.of(new Setting("users", "N", "users (5k" + COUNT + ")"),
+            new Setting("groups", "N", "groups (1k, scales)"),
+            new Setting("messages", "N", "messages (60k, scales)"),
+            new Setting("concurrency", "N", "connections of the closed loop (8)"),
+            new Setting("duration", "SECONDS", "each measured phase (30; 8 at --scale small)"),
+            new Setting("limit", "N", "entries per sync page (50)"),
+            new Setting("large-groups", "N", "groups of --large-size members (0)"),
+            new Setting("large-size", "N", "members of a large group (2000)"),
+            new Setting("large-group-threshold", "N", "members from which a group is read from its own timeline "
+                + "(1000)"),
+            new Setting("open-connections", "N", "connections of wrk's open loop (16)"))));
+    m.put("ackwheel", new ScenarioSpec("deliveries at a fixed rate, most ACKed after a random delay, a known share "
+        + "never ACKed: sustained rate, timeout lateness, peak pending, heap after GC; --rate max: as fast as the "
+        + "broker takes them for 15 s, then the time the wheel needs to catch up",
+        List.of(new Setting("rate", "N|max", "deliveries per second (5000; 1000 at --scale small)"),
+            new Setting("duration", "SECONDS", "how long deliveries are sent (60; 15 with --rate max; 8 at --scale "
+                + "small)"),
+            new Setting("never-acked", "FRACTION", "share of deliveries never ACKed (0.1)"),
+            new Setting("tick", "DURATION", "the wheel's slot, e.g. 1s or 200ms (1s; 200ms at --scale small)"),
+            new Setting("timeout", "DURATION", "the ACK timeout (10s; 2s at --scale small)"),
+            new Setting("users", "N", "users (100k" + COUNT + ")"))));
+    m.put("delay", new ScenarioSpec("schedules spread over a window plus a burst due in the same millisecond: "
+        + "scheduling rate, burst drain time, lateness, heap after GC",
+        List.of(new Setting("spread", "N", "schedules due evenly over the window (200k" + COUNT + ")"),
+            new Setting("window", "SECONDS", "the window (30; 5 at --scale small)"),
+            new Setting("burst", "N", "schedules due in one millisecond after the window (1m, scales)"),
+            new Setting("lead", "SECONDS|auto", "from the first schedule produced to the window's start (auto: "
+                + "enough to produce them all)"))));
+    m.put("scale", new ScenarioSpec("pending ACK timers and scheduled records held at once (due in 7 days): heap "
+        + "after GC, RSS before/after, state on disk, load rates and what 10M of each would take",
+        List.of(new Setting("timers", "N", "pending ACK timers (1m" + COUNT + ")"),
+            new Setting("schedules", "N", "scheduled records (1m, scales)"))));
+    m.put("push", new ScenarioSpec("WebSocket devices on the push gateway (one client JVM), direct messages between "
+        + "them at full speed then at half rate, every entry ACKed: connections held, pushes/s, send -> device "
+        + "latency, ACKs written, AckTimeouts for ACKed pushes (0), heap and RSS",
+        List.of(new Setting("devices", "N", "WebSocket devices, one user each (10k" + COUNT + ")"),
+            new Setting("duration", "SECONDS", "each measured phase (20; 8 at --scale small)"),
+            new Setting("warmup", "SECONDS", "warm-up before measuring (20; 0 at --scale small)"),
+            new Setting("pending", "N", "pushes sent and not yet delivered at most, at full speed (20k, scales)"))));
+    return java.util.Collections.unmodifiableMap(m);
+  }
+
+  /** The options every scenario takes (the setting {@code ceiling-records} sizes the ProducerPerformance run). */
+  private static final List<Setting> COMMON = List.of(
+      new Setting("scale", "small|default|FACTOR", "multiplier of the default sizes (small = 0.05: what the "
+          + "integration tests run)"),
+      new Setting("bootstrap", "HOST:PORT", "an existing Kafka broker (default: KAFKA_BOOTSTRAP_SERVERS, else one "
+          + "is started)"),
+      new Setting("registry", "URL", "an existing schema registry (default: SCHEMA_REGISTRY_URL, else one is "
+          + "started)"),
+      new Setting("out", "DIR", "where the results go (default bench-results)"),
+      new Setting("ceiling-records", "N", "records of the ProducerPerformance ceiling run (about 6 s of them, at "
+          + "least 20k)"));
+
+  /**
+   * The command line of {@code bin/im bench}: a subcommand per scenario with its settings, {@code jmh} (options go
+   * to JMH as they are) and {@code help}.
+   */
+  public static CommandLine commandLine() {
+    CommandSpec root = CommandSpec.create().name("bin/im bench").mixinStandardHelpOptions(true);
+    root.usageMessage().description(
+        "Starts a Kafka broker (own JVM) and a schema registry (Apicurio, own JVM) unless --bootstrap / --registry "
+            + "(or KAFKA_BOOTSTRAP_SERVERS / SCHEMA_REGISTRY_URL) are given, creates the pipeline's topics under a "
+            + "prefix of their own (bench-SCENARIO-TIME.), runs Kafka's ProducerPerformance against the broker as "
+            + "the ceiling, then the scenario, and writes bench-results/SCENARIO-TIME.{json,md,svg} (--out DIR to "
+            + "change). Progress goes to stderr. Everything it started is stopped and deleted at the end.")
+        .footer("", "bin/im bench SCENARIO --help lists a scenario's settings (defaults at --scale default).");
+    CommandLine cl = new CommandLine(root);
+    SCENARIO_SPECS.forEach((name, scenario) -> {
+      CommandSpec sub = CommandSpec.create().name(name).mixinStandardHelpOptions(true);
+      sub.usageMessage().description(scenario.description());
+      for (Setting setting : COMMON) {
+        sub.addOption(option(setting));
+      }
+      for (Setting setting : scenario.settings()) {
+        sub.addOption(option(setting));
+      }
+      cl.addSubcommand(name, new CommandLine(sub));
+    });
+    CommandSpec jmh = CommandSpec.create().name("jmh");
+    jmh.usageMessage().description("microbenchmarks of the hot paths; the options go to JMH (default: -f 1 -wi 3 "
+        + "-i 5 -w 1s -r 1s; -h lists them)");
+    jmh.parser().unmatchedArgumentsAllowed(true);
+    cl.addSubcommand("jmh", new CommandLine(jmh));
+    cl.addSubcommand("help", new CommandLine.HelpCommand());
+    return cl;
+  }
+
+  private static OptionSpec option(Setting setting) {
+    return OptionSpec.builder("--" + setting.name()).paramLabel(setting.label()).type(String.class)
+        .description(setting.description()).build();
+  }
+
+  /** Parses {@code args} (the scenario first, then its options); env supplies broker defaults. */
   public static BenchOptions parse(String[] args, Map<String, String> env) {
-    if (args.length == 0) {
-      throw new IllegalArgumentException("no scenario given");
+    ParseResult parsed;
+    try {
+      parsed = commandLine().parseArgs(args);
+    } catch (CommandLine.ParameterException e) {
+      throw new IllegalArgumentException(e.getMessage(), e);
     }
-    String scenario = args[0].toLowerCase(Locale.ROOT);
-    if (!SCENARIOS.contains(scenario)) {
-      throw new IllegalArgumentException("unknown scenario '" + args[0] + "' (one of " + SCENARIOS + ")");
+    if (!parsed.hasSubcommand() || !SCENARIO_SPECS.containsKey(parsed.subcommand().commandSpec().name())) {
+      throw new IllegalArgumentException("no scenario given (one of " + SCENARIOS + ")");
     }
+    return from(parsed.subcommand(), env, args);
+  }
+
+  /** The options of a parsed scenario subcommand. */
+  static BenchOptions from(ParseResult scenario, Map<String, String> env, String[] args) {
     double scale = 1;
     Optional<String> bootstrap = Optional.ofNullable(env.get("KAFKA_BOOTSTRAP_SERVERS")).filter(s -> !s.isBlank());
     Optional<String> registry = Optional.ofNullable(env.get("SCHEMA_REGISTRY_URL")).filter(s -> !s.isBlank());
     Path out = Path.of("bench-results");
     Map<String, String> settings = new LinkedHashMap<>();
-    List<String> rest = new ArrayList<>(List.of(args).subList(1, args.length));
-    for (int i = 0; i < rest.size(); i++) {
-      String a = rest.get(i);
-      if (!a.startsWith("--")) {
-        throw new IllegalArgumentException("unexpected argument '" + a + "'");
+    for (OptionSpec option : scenario.matchedOptions()) {
+      if (option.usageHelp() || option.versionHelp()) {
+        continue;
       }
-      String name = a.substring(2);
-      String value;
-      int eq = name.indexOf('=');
-      if (eq >= 0) {
-        value = name.substring(eq + 1);
-        name = name.substring(0, eq);
-      } else {
-        if (i + 1 >= rest.size()) {
-          throw new IllegalArgumentException("--" + name + " needs a value");
-        }
-        value = rest.get(++i);
-      }
+      String name = option.longestName().substring(2);
+      String value = option.getValue();
       switch (name) {
         case "scale" -> scale = parseScale(value);
         case "bootstrap" -> bootstrap = Optional.of(value);
@@ -65,7 +183,7 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
         default -> settings.put(name, value);
       }
     }
-    return new BenchOptions(scenario, scale, bootstrap, registry, out, Map.copyOf(settings),
+    return new BenchOptions(scenario.commandSpec().name(), scale, bootstrap, registry, out, Map.copyOf(settings),
         "bin/im bench " + String.join(" ", args));
   }
 

@@ -3,6 +3,9 @@ package dev.impipe.bench;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -33,11 +36,49 @@ class BenchOptionsTest {
   @Test
   void rejectsNonsense() {
     assertThatThrownBy(() -> BenchOptions.parse(new String[] {"nope"}, Map.of()))
-        .hasMessageContaining("unknown scenario");
+        .hasMessageContaining("Unmatched argument at index 0: 'nope'");
+    assertThatThrownBy(() -> BenchOptions.parse(new String[0], Map.of())).hasMessageContaining("no scenario given");
     assertThatThrownBy(() -> BenchOptions.parse(new String[] {"delay", "--scale", "huge"}, Map.of()))
         .hasMessageContaining("--scale");
     assertThatThrownBy(() -> BenchOptions.parse(new String[] {"delay", "--burst"}, Map.of()))
-        .hasMessageContaining("needs a value");
+        .hasMessageContaining("Missing required parameter for option '--burst' (N)");
+    assertThatThrownBy(() -> BenchOptions.parse(new String[] {"delay", "--brust", "5k"}, Map.of()))
+        .as("a misspelt setting is an error, not silently ignored").hasMessageContaining("Unknown options: '--brust', '5k'");
+    assertThatThrownBy(() -> BenchOptions.parse(new String[] {"scale", "--users", "5k"}, Map.of()))
+        .as("a setting of another scenario").hasMessageContaining("Unknown options: '--users', '5k'");
+  }
+
+  @Test
+  void everyScenarioSettingIsDeclaredAndNamedInItsHelp() {
+    for (String scenario : BenchOptions.SCENARIOS) {
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      int status = BenchMain.run(new String[] {scenario, "--help"}, Map.of(),
+          new PrintStream(out, true, StandardCharsets.UTF_8), System.err);
+      assertThat(status).isZero();
+      String help = out.toString(StandardCharsets.UTF_8);
+      assertThat(help).startsWith("Usage: bin/im bench " + scenario).contains("--scale=small|default|FACTOR",
+          "--bootstrap=HOST:PORT", "--registry=URL", "--out=DIR", "--ceiling-records=N");
+      for (BenchOptions.Setting setting : BenchOptions.SCENARIO_SPECS.get(scenario).settings()) {
+        assertThat(help).contains("--" + setting.name() + "=" + setting.label());
+      }
+    }
+  }
+
+  @Test
+  void mainReportsUsageErrorsWithStatus2AndListsTheScenarios() {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    PrintStream o = new PrintStream(out, true, StandardCharsets.UTF_8);
+    PrintStream e = new PrintStream(err, true, StandardCharsets.UTF_8);
+    assertThat(BenchMain.run(new String[] {"--help"}, Map.of(), o, e)).isZero();
+    assertThat(out.toString(StandardCharsets.UTF_8)).contains("fanout", "sync", "ackwheel", "delay", "scale", "push",
+        "jmh");
+    assertThat(BenchMain.run(new String[0], Map.of(), o, e)).isEqualTo(2);
+    assertThat(BenchMain.run(new String[] {"fanout", "--nope"}, Map.of(), o, e)).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("im bench: Unknown option: '--nope'",
+        "Usage: bin/im bench fanout");
+    assertThat(BenchMain.run(new String[] {"delay", "--scale", "huge"}, Map.of(), o, e)).isEqualTo(2);
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("im bench: --scale must be small, default or a factor");
   }
 
   @Test

@@ -46,13 +46,13 @@ class BenchScenariosIT {
    * an ACKed seq into a timeout.
    */
   private static final Map<String, List<String>> EXTRA_ARGS = Map.of(
-      "ackwheel", List.of("--timeout", WHEEL_TIMEOUT_MS + "ms"),
+      "ackwheel", List.of("--timeout", WHEEL_TIMEOUT_MS + "ms", "--duration", "5"),
       // Below --scale small (the harness is what is tested, not the figures): the build runs this beside the
       // cluster fault test on two cores, and every record here slows that one down too.
       "delay", List.of("--spread", "2k", "--burst", "5k"),
       "scale", List.of("--timers", "10k", "--schedules", "10k"),
-      "fanout", List.of("--messages", "2k", "--users", "1k", "--groups", "100"),
-      "sync", List.of("--messages", "1500", "--users", "300", "--groups", "60"));
+      "fanout", List.of("--messages", "2k", "--users", "1k", "--groups", "100", "--duration", "5"),
+      "sync", List.of("--messages", "1500", "--users", "300", "--groups", "60", "--duration", "5"));
 
   @TempDir
   Path out;
@@ -66,7 +66,7 @@ class BenchScenariosIT {
     try (PrintStream ps = new PrintStream(log, true, StandardCharsets.UTF_8)) {
       List<String> args = new ArrayList<>(List.of(scenario, "--scale", "small", "--bootstrap",
           env.bootstrapServers(), "--registry", env.schemaRegistryUrl(), "--out", out.toString(),
-          "--ceiling-records", "5k", "--duration", "5"));
+          "--ceiling-records", "5k"));
       args.addAll(EXTRA_ARGS.getOrDefault(scenario, List.of()));
       BenchOptions options = BenchOptions.parse(args.toArray(String[]::new), Map.of());
       json = BenchMain.runScenario(options, ps);

@@ -5,15 +5,43 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 
-/** {@code bin/im local [--data-dir DIR]}: runs until Ctrl-C / SIGTERM, then stops everything it started. */
-final class LocalCommand {
+/**
+ * {@code bin/im local [--data-dir DIR] [--brokers N --instances M]}: runs until Ctrl-C / SIGTERM, then stops
+ * everything it started. {@link #serve} is also the production {@code bin/im run} ({@link RunCommand}).
+ */
+@Command(name = "local", mixinStandardHelpOptions = true, sortOptions = false,
+    description = {"run everything in one process: embedded Kafka broker and schema registry (unless "
+        + "KAFKA_BOOTSTRAP_SERVERS / SCHEMA_REGISTRY_URL are set), topics, every Streams app and the HTTP API.",
+        "With --brokers N --instances M the same as separate processes: N Kafka brokers (replication factor 3, "
+        + "min.insync.replicas 2 from 3 brokers on) and M pipeline instances, HTTP ports from IM_HTTP_PORT upwards; "
+        + "prints every pid with its role and port."})
+final class LocalCommand implements Callable<Integer> {
 
   /** Set by {@code bin/im local --instances}: the instance stops when that process is gone (even after SIGKILL). */
   static final String IM_PARENT_PID = "IM_PARENT_PID";
 
-  private LocalCommand() {}
+  @Option(names = "--data-dir", paramLabel = "DIR", description = "keep the data here: a restart resumes where it "
+      + "stopped (default: a temp dir removed on exit)")
+  Path dataDir;
+
+  @Option(names = "--brokers", paramLabel = "N", defaultValue = "1", description = "Kafka brokers, each a process "
+      + "of its own (1-9, default ${DEFAULT-VALUE})")
+  String brokers;
+
+  @Option(names = "--instances", paramLabel = "M", defaultValue = "1", description = "pipeline instances, each a "
+      + "process of its own (1-9, default ${DEFAULT-VALUE})")
+  String instances;
+
+  private final CliContext context;
+
+  LocalCommand(CliContext context) {
+    this.context = context;
+  }
 
   private static void exitWithParent(Map<String, String> env) {
     String parent = env.get(IM_PARENT_PID);
@@ -23,45 +51,19 @@ final class LocalCommand {
     }
   }
 
+  @Override
+  public Integer call() throws Exception {
+    return serve(context.env(), Optional.ofNullable(dataDir), count("--brokers", brokers),
+        count("--instances", instances), context.out(), true);
+  }
+
   /**
-   * {@code bin/im run}: the same process without embedded infrastructure, for production: the broker and registry
-   * must be given, and {@code IM_COMPONENTS} may pick the components of this instance.
+   * Runs the pipeline until the process is stopped: {@code local} with an embedded broker and registry unless the
+   * environment names them (or, with more than one broker or instance, as separate processes); {@code bin/im run}
+   * ({@code local} false) against the given ones, one instance.
    */
-  static int runAgainstExisting(String[] args, Map<String, String> env, PrintStream out) throws Exception {
-    for (String required : new String[] {"KAFKA_BOOTSTRAP_SERVERS", "SCHEMA_REGISTRY_URL"}) {
-      if (env.get(required) == null || env.get(required).isBlank()) {
-        throw new CliException(required + " must be set: `bin/im run` uses an existing broker and registry "
-            + "(use `bin/im local` for embedded ones)");
-      }
-    }
-    return run(args, env, out, false);
-  }
-
-  static int run(String[] args, Map<String, String> env, PrintStream out) throws Exception {
-    return run(args, env, out, true);
-  }
-
-  private static int run(String[] args, Map<String, String> env, PrintStream out, boolean local) throws Exception {
-    String usage = local ? "bin/im local [--data-dir DIR] [--brokers N] [--instances N]" : "bin/im run [--data-dir DIR]";
-    Optional<Path> dataDir = Optional.empty();
-    int brokers = 1;
-    int instances = 1;
-    for (int i = 0; i < args.length; i++) {
-      if (args[i].equals("--data-dir") && i + 1 < args.length) {
-        dataDir = Optional.of(Path.of(args[++i]));
-      } else if (args[i].startsWith("--data-dir=")) {
-        dataDir = Optional.of(Path.of(args[i].substring("--data-dir=".length())));
-      } else if (local && (args[i].equals("--brokers") || args[i].equals("--instances")) && i + 1 < args.length) {
-        int n = count(args[i], args[i + 1]);
-        if (args[i++].equals("--brokers")) {
-          brokers = n;
-        } else {
-          instances = n;
-        }
-      } else {
-        throw new CliException("unexpected argument '" + args[i] + "'; usage: " + usage);
-      }
-    }
+  static int serve(Map<String, String> env, Optional<Path> dataDir, int brokers, int instances, PrintStream out,
+      boolean local) throws Exception {
     if (brokers > 1 || instances > 1) {
       if (brokers > 1 && env.get("KAFKA_BOOTSTRAP_SERVERS") != null && !env.get("KAFKA_BOOTSTRAP_SERVERS").isBlank()) {
         throw new CliException("--brokers starts brokers of its own: unset KAFKA_BOOTSTRAP_SERVERS or drop --brokers");

@@ -17,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -27,30 +28,40 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.Serde;
 import org.apache.kafka.common.serialization.StringSerializer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Parameters;
 
 /**
  * {@code bin/im produce TOPIC}: JSON lines {@code {"key": "...", "value": {...}}} from stdin to an Avro topic. A bad
  * line is reported with its number and skipped; the good lines still go out. Exit status 1 if any line was bad.
  */
-final class ProduceCommand {
+@Command(name = "produce", mixinStandardHelpOptions = true,
+    description = {"read JSON lines {\"key\": \"...\", \"value\": {...}} from stdin and publish them with the "
+        + "topic's Avro serde (idempotent, acks=all). A bad line is reported with its number and skipped; exit "
+        + "status 1 if any line was bad."})
+final class ProduceCommand implements Callable<Integer> {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  private ProduceCommand() {}
+  @Parameters(paramLabel = "TOPIC", description = "an Avro topic of the pipeline, e.g. im.messages")
+  String topic;
 
-  static int run(String[] args, Map<String, String> env, InputStream in, PrintStream out, PrintStream err)
-      throws IOException {
-    if (args.length != 1) {
-      throw new CliException("usage: bin/im produce TOPIC   (JSON lines on stdin)");
-    }
-    String topic = args[0];
+  private final CliContext context;
+
+  ProduceCommand(CliContext context) {
+    this.context = context;
+  }
+
+  @Override
+  public Integer call() throws IOException {
+    Map<String, String> env = context.env();
     Map.Entry<String, String> endpoints = Endpoints.resolve(env);
     ImTopics topics = new ImTopics(TopicNames.withPrefix(env.getOrDefault("IM_TOPIC_PREFIX", "im.")),
         SchemaRegistryClients.create(endpoints.getValue(), RegistryClientSettings.fromEnv(env)));
     Class<? extends SpecificRecord> type = topics.valueType(topic).orElseThrow(() -> new CliException(
         "unknown topic '" + topic + "': produce writes one of " + String.join(", ", topics.avroTopics())));
     requireTopicExists(env, endpoints.getKey(), topic);
-    return produce(topic, type, topics, env, endpoints.getKey(), in, err);
+    return produce(topic, type, topics, env, endpoints.getKey(), context.in(), context.err());
   }
 
   /**

@@ -15,6 +15,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -23,40 +24,46 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.Deserializer;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 /**
  * {@code bin/im tail TOPIC}: one JSON line per record, {@code {"topic", "partition", "offset", "timestamp", "key",
  * "value"}}; read_committed, no consumer group (nothing is committed).
  */
-final class TailCommand {
+@Command(name = "tail", mixinStandardHelpOptions = true,
+    description = {"print one JSON line per record (read_committed), {\"topic\",\"partition\",\"offset\","
+        + "\"timestamp\",\"key\",\"value\":{...}}; values that are not Avro are shown as valueBase64 with "
+        + "their headers."})
+final class TailCommand implements Callable<Integer> {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  private TailCommand() {}
+  @Parameters(paramLabel = "TOPIC", description = "the topic to read, e.g. im.inbox")
+  String topic;
 
-  static int run(String[] args, Map<String, String> env, PrintStream out, PrintStream err) {
-    String topic = null;
-    boolean fromBeginning = false;
-    long max = Long.MAX_VALUE;
-    Optional<Duration> idleTimeout = Optional.empty();
-    for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "--from-beginning" -> fromBeginning = true;
-        case "--max" -> max = positive(args, ++i, "--max");
-        case "--timeout" -> idleTimeout = Optional.of(Duration.ofSeconds(positive(args, ++i, "--timeout")));
-        default -> {
-          if (args[i].startsWith("--") || topic != null) {
-            throw new CliException("unexpected argument '" + args[i]
-                + "'; usage: bin/im tail TOPIC [--from-beginning] [--max N] [--timeout SECONDS]");
-          }
-          topic = args[i];
-        }
-      }
-    }
-    if (topic == null) {
-      throw new CliException("usage: bin/im tail TOPIC [--from-beginning] [--max N] [--timeout SECONDS]");
-    }
-    return tail(topic, fromBeginning, max, idleTimeout, env, out, err);
+  @Option(names = "--from-beginning", description = "start at the oldest record (default: only new ones)")
+  boolean fromBeginning;
+
+  @Option(names = "--max", paramLabel = "N", description = "stop after N records")
+  Long max;
+
+  @Option(names = "--timeout", paramLabel = "SECONDS", description = "stop after SECONDS without a new record")
+  Long timeoutSeconds;
+
+  private final CliContext context;
+
+  TailCommand(CliContext context) {
+    this.context = context;
+  }
+
+  @Override
+  public Integer call() {
+    long limit = max == null ? Long.MAX_VALUE : positive("--max", max);
+    Optional<Duration> idleTimeout = timeoutSeconds == null ? Optional.empty()
+        : Optional.of(Duration.ofSeconds(positive("--timeout", timeoutSeconds)));
+    return tail(topic, fromBeginning, limit, idleTimeout, context.env(), context.out(), context.err());
   }
 
   private static int tail(String topic, boolean fromBeginning, long max, Optional<Duration> idleTimeout,
@@ -136,18 +143,10 @@ final class TailCommand {
     return line.toString();
   }
 
-  private static long positive(String[] args, int i, String flag) {
-    if (i >= args.length) {
-      throw new CliException(flag + " needs a number");
+  private static long positive(String flag, long value) {
+    if (value <= 0) {
+      throw new CliException(flag + " must be a positive whole number, got '" + value + "'");
     }
-    try {
-      long v = Long.parseLong(args[i]);
-      if (v <= 0) {
-        throw new NumberFormatException();
-      }
-      return v;
-    } catch (NumberFormatException e) {
-      throw new CliException(flag + " must be a positive whole number, got '" + args[i] + "'");
-    }
+    return value;
   }
 }

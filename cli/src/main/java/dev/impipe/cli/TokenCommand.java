@@ -5,60 +5,63 @@ import dev.impipe.runtime.auth.TokenIssuer;
 import dev.impipe.runtime.config.Env;
 import dev.impipe.runtime.config.InvalidConfigException;
 import dev.impipe.runtime.domain.Ids;
-import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 
 /**
  * {@code bin/im token USER [--device D] [--ttl DURATION]}: prints an HS256 token (only the token, one line) signed
  * with {@code IM_AUTH_HS256_SECRET} / {@code IM_AUTH_HS256_SECRET_FILE} when set, else with the secret of the running
  * {@code bin/im local}; {@code iss} / {@code aud} from {@code IM_AUTH_ISSUER} / {@code IM_AUTH_AUDIENCE}.
  */
-final class TokenCommand {
+@Command(name = "token", mixinStandardHelpOptions = true,
+    description = {"print a bearer token (HS256) for USER, signed with the running `bin/im local`'s secret or with "
+        + "IM_AUTH_HS256_SECRET / IM_AUTH_HS256_SECRET_FILE when set"})
+final class TokenCommand implements Callable<Integer> {
 
-  static final String USAGE = "usage: bin/im token USER [--device D] [--ttl DURATION]   (DURATION e.g. 15m, 1h, 7d;"
-      + " default 1h, at most " + TokenIssuer.MAX_TTL.toDays() + "d)";
   static final Duration DEFAULT_TTL = Duration.ofHours(1);
   private static final String ID_RULE = "1-" + Ids.MAX_LENGTH + " letters, digits, '.', '_', '-' or '@'";
 
-  private TokenCommand() {}
+  @Parameters(paramLabel = "USER", description = "the user id (the token's subject)")
+  String user;
 
-  static int run(String[] args, Map<String, String> env, PrintStream out) {
-    String user = null;
-    Optional<String> device = Optional.empty();
-    Duration ttl = DEFAULT_TTL;
-    for (int i = 0; i < args.length; i++) {
-      switch (args[i]) {
-        case "--device" -> device = Optional.of(value(args, ++i, "--device"));
-        case "--ttl" -> ttl = ttl(value(args, ++i, "--ttl"));
-        default -> {
-          if (args[i].startsWith("-") || user != null) {
-            throw new CliException("unexpected argument '" + args[i] + "'; " + USAGE);
-          }
-          user = args[i];
-        }
-      }
-    }
-    if (user == null) {
-      throw new CliException(USAGE);
-    }
+  @Option(names = "--device", paramLabel = "D", description = "the device id the token is bound to")
+  String device;
+
+  @Option(names = "--ttl", paramLabel = "DURATION", defaultValue = "1h", description = "how long the token is "
+      + "valid, e.g. 15m, 1h, 7d (default ${DEFAULT-VALUE}, at most 30d)")
+  String ttl;
+
+  private final CliContext context;
+
+  TokenCommand(CliContext context) {
+    this.context = context;
+  }
+
+  @Override
+  public Integer call() {
+    Duration lifetime = ttl(ttl);
+    Optional<String> deviceId = Optional.ofNullable(device);
     // Checked before looking for a secret, so a typo is reported as such.
     if (!Ids.valid(user)) {
       throw new CliException("invalid user id '" + user + "': " + ID_RULE);
     }
-    if (device.isPresent() && !Ids.valid(device.get())) {
-      throw new CliException("invalid device id '" + device.get() + "': " + ID_RULE);
+    if (deviceId.isPresent() && !Ids.valid(deviceId.get())) {
+      throw new CliException("invalid device id '" + deviceId.get() + "': " + ID_RULE);
     }
-    TokenIssuer issuer = issuer(env);
+    TokenIssuer issuer = issuer(context.env());
     try {
-      out.println(issuer.issue(user, device, ttl));
+      context.out().println(issuer.issue(user, deviceId, lifetime));
     } catch (IllegalArgumentException e) {
       throw new CliException(e.getMessage());
     }
-    out.flush();
+    context.out().flush();
     return 0;
   }
 
@@ -94,13 +97,6 @@ final class TokenCommand {
     } catch (InvalidConfigException e) {
       throw new CliException(e.getMessage() + " (between 1s and " + TokenIssuer.MAX_TTL.toDays() + "d)");
     }
-  }
-
-  private static String value(String[] args, int i, String flag) {
-    if (i >= args.length || args[i].startsWith("--")) {
-      throw new CliException(flag + " needs a value; " + USAGE);
-    }
-    return args[i];
   }
 
   private static boolean isSet(Map<String, String> env, String name) {

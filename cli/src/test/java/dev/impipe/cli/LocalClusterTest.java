@@ -31,11 +31,10 @@ class LocalClusterTest {
 
   @Test
   void brokersOfItsOwnAndAGivenBootstrapDoNotMix() {
-    assertThatThrownBy(() -> LocalCommand.run(new String[] {"--brokers", "3"},
-        Map.of("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092"), System.out))
-        .isInstanceOf(CliException.class).hasMessageContaining("unset KAFKA_BOOTSTRAP_SERVERS");
-    assertThatThrownBy(() -> LocalCommand.runAgainstExisting(new String[] {"--brokers", "3"},
-        Map.of("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092", "SCHEMA_REGISTRY_URL", "http://x:1"), System.out))
-        .isInstanceOf(CliException.class).hasMessageContaining("usage: bin/im run");
+    assertThat(CliRun.of(Map.of("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092"), "local", "--brokers", "3")
+        .usageError()).contains("im local: --brokers starts brokers of its own: unset KAFKA_BOOTSTRAP_SERVERS");
+    assertThat(CliRun.of(Map.of("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092", "SCHEMA_REGISTRY_URL", "http://x:1"),
+        "run", "--brokers", "3").usageError()).contains("im run: Unknown options: '--brokers', '3'")
+        .contains("Usage: bin/im run");
   }
 }

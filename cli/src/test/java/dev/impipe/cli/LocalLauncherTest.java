@@ -34,12 +34,10 @@ class LocalLauncherTest {
 
   @Test
   void runRefusesToStartWithoutAnExistingBrokerAndRegistry() {
-    PrintStream out = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
-    assertThatThrownBy(() -> LocalCommand.runAgainstExisting(new String[0], java.util.Map.of(), out))
-        .isInstanceOf(CliException.class).hasMessageContaining("KAFKA_BOOTSTRAP_SERVERS must be set");
-    assertThatThrownBy(() -> LocalCommand.runAgainstExisting(new String[0],
-        java.util.Map.of("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092"), out))
-        .isInstanceOf(CliException.class).hasMessageContaining("SCHEMA_REGISTRY_URL must be set");
+    assertThat(CliRun.of(java.util.Map.of(), "run").usageError())
+        .contains("im run: KAFKA_BOOTSTRAP_SERVERS must be set");
+    assertThat(CliRun.of(java.util.Map.of("KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092"), "run").usageError())
+        .contains("im run: SCHEMA_REGISTRY_URL must be set");
   }
 
   @Test
@@ -47,7 +45,7 @@ class LocalLauncherTest {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     assertThat(Main.run(new String[] {"--help"}, new PrintStream(out, true, StandardCharsets.UTF_8), System.err))
         .isZero();
-    assertThat(out.toString(StandardCharsets.UTF_8)).contains("local [--data-dir DIR]", "run [--data-dir DIR]",
-        "produce TOPIC", "tail TOPIC", "bench SCENARIO");
+    assertThat(out.toString(StandardCharsets.UTF_8)).contains("Usage: bin/im [-hV] [COMMAND]", "  local ",
+        "  run ", "  produce ", "  tail ", "  token ", "  bench ", "  completion ", "  help ");
   }
 }

@@ -9,7 +9,6 @@ import dev.impipe.fanout.FanoutTopology;
 import dev.impipe.runtime.auth.TestCallers;
 import dev.impipe.runtime.embedded.Dirs;
 import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -87,12 +86,10 @@ class LocalModeIT {
           + "\"conversationId\":\"d:carol:dave\",\"conversationType\":\"DIRECT\",\"type\":\"MESSAGE\","
           + "\"senderId\":\"carol\",\"recipientId\":\"dave\",\"body\":\"from the shell\",\"sentAt\":1700000000000}}\n"
           + "{not json\n";
-      ByteArrayOutputStream err = new ByteArrayOutputStream();
-      int status = ProduceCommand.run(new String[] {"im.messages"}, cliEnv(), new ByteArrayInputStream(
-          lines.getBytes(StandardCharsets.UTF_8)), System.out, new PrintStream(err, true, StandardCharsets.UTF_8));
-      assertThat(status).isEqualTo(1);
-      assertThat(err.toString(StandardCharsets.UTF_8)).contains("line 2: malformed JSON")
-          .contains("produced 1 record(s)");
+      CliRun produced = CliRun.of(cliEnv(), new ByteArrayInputStream(lines.getBytes(StandardCharsets.UTF_8)),
+          "produce", "im.messages");
+      assertThat(produced.status()).isEqualTo(1);
+      assertThat(produced.err()).contains("line 2: malformed JSON").contains("produced 1 record(s)");
       assertThat(tail(local, "im.inbox", 8)).extracting(l -> l.get("value").get("body").asText(null))
           .contains("from the shell");
 
@@ -243,12 +240,11 @@ class LocalModeIT {
 
   /** {@code bin/im tail TOPIC --from-beginning --max max --timeout idleSeconds}, parsed. */
   private List<JsonNode> tail(LocalLauncher local, String topic, int max, int idleSeconds) throws Exception {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    TailCommand.run(new String[] {topic, "--from-beginning", "--max", Integer.toString(max), "--timeout",
-        Integer.toString(idleSeconds)},
-        cliEnv(), new PrintStream(out, true, StandardCharsets.UTF_8), System.err);
+    CliRun tail = CliRun.of(cliEnv(), "tail", topic, "--from-beginning", "--max", Integer.toString(max), "--timeout",
+        Integer.toString(idleSeconds));
+    assertThat(tail.status()).as("%s", tail.err()).isZero();
     List<JsonNode> lines = new ArrayList<>();
-    for (String line : out.toString(StandardCharsets.UTF_8).split("\n")) {
+    for (String line : tail.out().split("\n")) {
       if (!line.isBlank()) {
         lines.add(JSON.readTree(line));
       }
@@ -258,10 +254,9 @@ class LocalModeIT {
 
   /** Tokens as a second shell gets them: {@code bin/im token USER}, which finds the running instance's secret. */
   private final TestCallers callers = new TestCallers(user -> {
-    ByteArrayOutputStream out = new ByteArrayOutputStream();
-    int status = TokenCommand.run(new String[] {user}, cliEnv(), new PrintStream(out, true, StandardCharsets.UTF_8));
-    assertThat(status).isZero();
-    return out.toString(StandardCharsets.UTF_8).trim();
+    CliRun token = CliRun.of(cliEnv(), "token", user);
+    assertThat(token.status()).as("%s", token.err()).isZero();
+    return token.out().trim();
   });
 
   private HttpResponse<String> get(String url) throws Exception {

@@ -7,6 +7,7 @@ import dev.impipe.runtime.auth.AuthConfig;
 import dev.impipe.runtime.auth.Principal;
 import dev.impipe.runtime.auth.TestTokens;
 import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -99,18 +100,16 @@ class TokenCommandTest {
 
   @Test
   void withoutALocalInstanceOrASecretItSaysWhatToDo() {
-    assertThatThrownBy(() -> run(noLocal, "alice"))
-        .isInstanceOf(CliException.class)
-        .hasMessageContaining("no secret to sign with")
-        .hasMessageContaining("bin/im local")
-        .hasMessageContaining("IM_AUTH_HS256_SECRET");
+    assertThat(fail(noLocal, "alice"))
+        .contains("im token: no secret to sign with")
+        .contains("bin/im local")
+        .contains("IM_AUTH_HS256_SECRET");
   }
 
   @Test
   void aLocalInstanceThatKeepsNoSecretFileIsNamed() {
     new Endpoints("b:1", "http://r", "http://h", ProcessHandle.current().pid()).write(noLocal);
-    assertThatThrownBy(() -> run(noLocal, "alice"))
-        .isInstanceOf(CliException.class).hasMessageContaining("keeps no token secret in a file");
+    assertThat(fail(noLocal, "alice")).contains("keeps no token secret in a file");
   }
 
   @Test
@@ -119,26 +118,21 @@ class TokenCommandTest {
     Process gone = new ProcessBuilder("true").start();
     gone.waitFor();
     new Endpoints("b:1", "http://r", "http://h", gone.pid(), Optional.of(secretFile)).write(noLocal);
-    assertThatThrownBy(() -> run(noLocal, "alice"))
-        .isInstanceOf(CliException.class).hasMessageContaining("no secret to sign with");
+    assertThat(fail(noLocal, "alice")).contains("no secret to sign with");
   }
 
   @Test
   void badArgumentsAreClearErrors() {
     Map<String, String> env = with(noLocal, AuthConfig.IM_AUTH_HS256_SECRET_FILE, secretFile.toString());
-    assertThatThrownBy(() -> run(env)).isInstanceOf(CliException.class).hasMessageContaining("usage: bin/im token");
-    assertThatThrownBy(() -> run(noLocal, "a:b")).as("checked before looking for a secret")
-        .isInstanceOf(CliException.class).hasMessageContaining("invalid user id 'a:b'");
-    assertThatThrownBy(() -> run(env, "alice", "--device", "my phone"))
-        .isInstanceOf(CliException.class).hasMessageContaining("invalid device id 'my phone'");
-    assertThatThrownBy(() -> run(env, "alice", "--ttl", "soon"))
-        .isInstanceOf(CliException.class).hasMessageContaining("--ttl='soon' is not a duration");
-    assertThatThrownBy(() -> run(env, "alice", "--ttl", "31d"))
-        .isInstanceOf(CliException.class).hasMessageContaining("out of range").hasMessageContaining("30d");
-    assertThatThrownBy(() -> run(env, "alice", "--ttl"))
-        .isInstanceOf(CliException.class).hasMessageContaining("--ttl needs a value");
-    assertThatThrownBy(() -> run(env, "alice", "bob"))
-        .isInstanceOf(CliException.class).hasMessageContaining("unexpected argument 'bob'");
+    assertThat(fail(env)).contains("im token: Missing required parameter: 'USER'")
+        .contains("Usage: bin/im token [-hV] [--device=D] [--ttl=DURATION] USER");
+    assertThat(fail(noLocal, "a:b")).as("checked before looking for a secret").contains("invalid user id 'a:b'");
+    assertThat(fail(env, "alice", "--device", "my phone")).contains("invalid device id 'my phone'");
+    assertThat(fail(env, "alice", "--ttl", "soon")).contains("--ttl='soon' is not a duration");
+    assertThat(fail(env, "alice", "--ttl", "31d")).contains("out of range").contains("30d");
+    assertThat(fail(env, "alice", "--ttl")).contains("Missing required parameter for option '--ttl' (DURATION)");
+    assertThat(fail(env, "alice", "bob")).contains("im token: Unmatched argument at index 2: 'bob'");
+    assertThat(fail(env, "alice", "--dev", "phone")).contains("im token: Unknown options: '--dev', 'phone'");
   }
 
   @Test
@@ -147,16 +141,37 @@ class TokenCommandTest {
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     assertThat(Main.run(new String[] {"--help"}, new PrintStream(out, true, StandardCharsets.UTF_8), System.err))
         .isZero();
-    assertThat(out.toString(StandardCharsets.UTF_8)).contains("token USER [--device D] [--ttl DURATION]");
+    assertThat(out.toString(StandardCharsets.UTF_8)).contains("  token ").contains("print a bearer token");
     assertThat(Main.run(new String[] {"token"}, new PrintStream(out, true, StandardCharsets.UTF_8),
         new PrintStream(err, true, StandardCharsets.UTF_8))).isEqualTo(2);
-    assertThat(err.toString(StandardCharsets.UTF_8)).contains("im token: usage: bin/im token USER");
+    assertThat(err.toString(StandardCharsets.UTF_8)).contains("im token: Missing required parameter: 'USER'");
   }
 
+  /** {@code bin/im token args}: status 0; returns stdout. */
   private static String run(Map<String, String> env, String... args) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
-    assertThat(TokenCommand.run(args, env, new PrintStream(out, true, StandardCharsets.UTF_8))).isZero();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    assertThat(Main.run(token(args), env, InputStream.nullInputStream(), new PrintStream(out, true,
+        StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8)))
+        .as("%s", err.toString(StandardCharsets.UTF_8)).isZero();
     return out.toString(StandardCharsets.UTF_8);
+  }
+
+  /** {@code bin/im token args}: a usage error, status 2, nothing on stdout; returns stderr. */
+  private static String fail(Map<String, String> env, String... args) {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    assertThat(Main.run(token(args), env, InputStream.nullInputStream(), new PrintStream(out, true,
+        StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8))).isEqualTo(2);
+    assertThat(out.toString(StandardCharsets.UTF_8)).isEmpty();
+    return err.toString(StandardCharsets.UTF_8);
+  }
+
+  private static String[] token(String... args) {
+    String[] all = new String[args.length + 1];
+    all[0] = "token";
+    System.arraycopy(args, 0, all, 1, args.length);
+    return all;
   }
 
   private static Map<String, String> with(Map<String, String> env, String name, String value) {

@@ -44,12 +44,12 @@ public record DelayConfig(
   public static final String IM_DELAY_SWEEP_TIME = "IM_DELAY_SWEEP_TIME";
 
   public static final long DEFAULT_TICK_MS = 1_000;
-  /** Two years, the seed's upper bound. */
+  /** Two years: the longest delay a schedule may ask for. */
   public static final long DEFAULT_MAX_DELAY_MS = Duration.ofDays(730).toMillis();
   public static final int DEFAULT_BATCH = 5_000;
   public static final long DEFAULT_DRAIN_TICK_MS = 20;
   public static final long DEFAULT_TOPIC_CACHE_MS = 30_000;
-  /** One hour per segment, the seed's slot. */
+  /** One hour per segment: schedules due in the same hour share one. */
   public static final long DEFAULT_SEGMENT_MS = Duration.ofHours(1).toMillis();
   public static final long DEFAULT_SWEEP_TIME_MS = 1_000;
   /**

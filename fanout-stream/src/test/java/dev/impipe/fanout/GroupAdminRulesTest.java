@@ -36,8 +36,8 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The group rules the fan-out enforces on membership changes that name their actor (DESIGN "Identity and
- * authorization"): the first JOIN creates the group and makes its joiner admin; only the admin adds or removes
+ * The group rules the fan-out enforces on membership changes that name their actor (the authenticated caller,
+ * set by ingest): the first JOIN creates the group and makes its joiner admin; only the admin adds or removes
  * others; anyone leaves; the earliest remaining member succeeds a leaving admin; nobody joins an existing group by
  * themselves. A refusal reaches the actor's inbox (REJECTED) and im.rejected (reason header, original bytes).
  */

@@ -96,10 +96,14 @@ public final class InboxStoreTopology {
 
     topology.addSource(INBOX_SOURCE, inbox.keySerde().deserializer(), inbox.valueSerde().deserializer(),
         inbox.name());
-    topology.addProcessor(INBOX_PROCESSOR, () -> new TimelineMaterialiser<>(new TimelineMaterialiser.Spec<>(
-        INBOX_STORE, INBOX_TIME_INDEX_STORE, INBOX_COUNT_STORE, InboxEntry::getUserId, "userId",
-        cfg.inboxRetentionMs(), cfg.maxEntriesPerUser(), cfg.retentionIntervalMs(), cfg.inboxExpires()),
-        TimelineMaterialiser.SWEEPS, INBOX_REJECTED_SINK), INBOX_SOURCE);
+    TimelineMaterialiser.Spec<InboxEntry> inboxSpec = TimelineMaterialiser.Spec.<InboxEntry>builder()
+        .entryStore(INBOX_STORE).timeIndexStore(INBOX_TIME_INDEX_STORE).countStore(INBOX_COUNT_STORE)
+        .owner(InboxEntry::getUserId, "userId")
+        .retention(cfg.inboxRetentionMs(), cfg.retentionIntervalMs(), cfg.inboxExpires())
+        .maxPerOwner(cfg.maxEntriesPerUser())
+        .build();
+    topology.addProcessor(INBOX_PROCESSOR, () -> new TimelineMaterialiser<>(inboxSpec, TimelineMaterialiser.SWEEPS,
+        INBOX_REJECTED_SINK), INBOX_SOURCE);
     // Stored entries that no longer decode leave the store for the rejected topic, with their bytes.
     topology.addSink(INBOX_REJECTED_SINK, topics.rejected().name(), topics.rejected().keySerde().serializer(),
         topics.rejected().valueSerde().serializer(), INBOX_PROCESSOR);

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * History holds exactly what the fan-out accepted (DESIGN "Guarantees"): never a non-member's post, a forged recall
+ * History holds exactly what the fan-out accepted: never a non-member's post, a forged recall
  * or a retried duplicate; a recalled message's body is gone from it. Fan-out and inbox store chained as in production.
  */
 class AcceptedHistoryTest {

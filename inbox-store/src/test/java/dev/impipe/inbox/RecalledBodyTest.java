@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * DESIGN "Guarantees": a recalled message's body is no longer served by any later sync. The recipients' stored
+ * A recalled message's body is no longer served by any later sync. The recipients' stored
  * MESSAGE entry (or the large group's timeline entry) loses its body and is marked recalled; a member who left
  * after the message, added back or not, whose inbox still holds it, is covered too.
  */

@@ -1,6 +1,5 @@
 package dev.impipe.ingest;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.impipe.runtime.auth.Principal;
 import dev.impipe.runtime.http.HttpApi;
 import dev.impipe.runtime.http.HttpError;
@@ -11,10 +10,8 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -24,10 +21,15 @@ import org.slf4j.LoggerFactory;
 /** The HTTP endpoints for sending: messages, read markers, recalls, membership, cancelling scheduled messages. */
 public final class IngestRoutes {
 
-  private static final Set<String> MESSAGE_FIELDS =
-      Set.of("senderId", "senderDeviceId", "to", "groupId", "body", "clientMsgId", "deliverAt");
-  private static final Set<String> READ_FIELDS = Set.of("userId", "deviceId", "to", "groupId", "upToSeq");
-  private static final Set<String> RECALL_FIELDS = Set.of("senderId", "deviceId", "to", "groupId", "messageId");
+  /** {@code POST /v1/messages}: exactly these fields, every one optional here (the publisher checks what is needed). */
+  record MessageBody(String senderId, String senderDeviceId, String to, String groupId, String body,
+      String clientMsgId, String deliverAt) {}
+
+  /** {@code POST /v1/read}. */
+  record ReadBody(String userId, String deviceId, String to, String groupId, Long upToSeq) {}
+
+  /** {@code POST /v1/recall}. */
+  record RecallBody(String senderId, String deviceId, String to, String groupId, String messageId) {}
 
   private static final Logger LOG = LoggerFactory.getLogger(IngestRoutes.class);
 
@@ -56,9 +58,8 @@ public final class IngestRoutes {
    * The acting user: the token's. A body field that names the caller ({@code senderId}, {@code userId}) may be
    * omitted; when given it must be the token's user (403 otherwise).
    */
-  private String actor(Request request, JsonNode body, String field) {
+  private String actor(Request request, String claimed, String field) {
     Principal caller = request.caller();
-    String claimed = text(body, field);
     if (claimed != null && !caller.is(claimed)) {
       throw forbidden("'" + field + "' must be your own user id (" + caller.userId() + ") or omitted");
     }
@@ -66,9 +67,8 @@ public final class IngestRoutes {
   }
 
   /** The acting device: the body's, else the token's {@code dev}; a token for one device cannot speak for another. */
-  private String device(Request request, JsonNode body, String field) {
+  private String device(Request request, String claimed, String field) {
     Principal caller = request.caller();
-    String claimed = text(body, field);
     if (claimed != null && caller.deviceId().isPresent() && !caller.deviceId().get().equals(claimed)) {
       throw forbidden("'" + field + "' must be this token's device (" + caller.deviceId().get() + ") or omitted");
     }
@@ -76,31 +76,30 @@ public final class IngestRoutes {
   }
 
   private CompletableFuture<Response> postMessage(Request request) {
-    JsonNode body = json(request, MESSAGE_FIELDS);
-    SendRequest send = new SendRequest(actor(request, body, "senderId"), device(request, body, "senderDeviceId"),
-        text(body, "to"), text(body, "groupId"), text(body, "body"), text(body, "clientMsgId"),
-        instant(body, "deliverAt"));
+    MessageBody body = body(request, MessageBody.class);
+    SendRequest send = new SendRequest(actor(request, body.senderId(), "senderId"),
+        device(request, body.senderDeviceId(), "senderDeviceId"), body.to(), body.groupId(), body.body(),
+        body.clientMsgId(), instant(body.deliverAt(), "deliverAt"));
     return await(validated(() -> publisher.send(send))).thenApply(this::accepted);
   }
 
   private CompletableFuture<Response> postRead(Request request) {
-    JsonNode body = json(request, READ_FIELDS);
-    JsonNode seq = body.get("upToSeq");
-    if (seq == null || !seq.canConvertToLong() || !seq.isIntegralNumber()) {
+    ReadBody body = body(request, ReadBody.class);
+    if (body.upToSeq() == null) {
       throw invalid("upToSeq must be a whole number (the conversation seq read up to)");
     }
-    String user = actor(request, body, "userId");
-    String device = device(request, body, "deviceId");
-    return await(validated(() -> publisher.markRead(user, device, text(body, "to"), text(body, "groupId"),
-        seq.longValue()))).thenApply(this::accepted);
+    String user = actor(request, body.userId(), "userId");
+    String device = device(request, body.deviceId(), "deviceId");
+    return await(validated(() -> publisher.markRead(user, device, body.to(), body.groupId(), body.upToSeq())))
+        .thenApply(this::accepted);
   }
 
   private CompletableFuture<Response> postRecall(Request request) {
-    JsonNode body = json(request, RECALL_FIELDS);
-    String sender = actor(request, body, "senderId");
-    String device = device(request, body, "deviceId");
-    return await(validated(() -> publisher.recall(sender, device, text(body, "to"), text(body, "groupId"),
-        text(body, "messageId")))).thenApply(this::accepted);
+    RecallBody body = body(request, RecallBody.class);
+    String sender = actor(request, body.senderId(), "senderId");
+    String device = device(request, body.deviceId(), "deviceId");
+    return await(validated(() -> publisher.recall(sender, device, body.to(), body.groupId(), body.messageId())))
+        .thenApply(this::accepted);
   }
 
   private CompletableFuture<Response> membership(Request request, boolean join) {
@@ -164,37 +163,17 @@ public final class IngestRoutes {
     });
   }
 
-  private JsonNode json(Request request, Set<String> allowed) {
-    JsonNode body;
+  /** The body as {@code type}; a 400 (unknown field, wrong type, not JSON) counts as invalid. */
+  private <T> T body(Request request, Class<T> type) {
     try {
-      body = request.jsonObject();
+      return request.jsonBody(type);
     } catch (HttpError e) {
       invalid.increment();
       throw e;
     }
-    for (Iterator<String> it = body.fieldNames(); it.hasNext(); ) {
-      String field = it.next();
-      if (!allowed.contains(field)) {
-        throw invalid("unknown field '" + field + "'; allowed: " + String.join(", ", allowed.stream().sorted()
-            .toList()));
-      }
-    }
-    return body;
   }
 
-  private String text(JsonNode body, String field) {
-    JsonNode node = body.get(field);
-    if (node == null || node.isNull()) {
-      return null;
-    }
-    if (!node.isTextual()) {
-      throw invalid("'" + field + "' must be a string");
-    }
-    return node.asText();
-  }
-
-  private Instant instant(JsonNode body, String field) {
-    String text = text(body, field);
+  private Instant instant(String text, String field) {
     if (text == null) {
       return null;
     }

@@ -30,7 +30,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * DESIGN "Guarantees", causality, on the real broker: two ingest publishers whose clocks are 90 s apart (each
+ * Causality on the real broker (what a member sends after their join was acknowledged is accepted; nothing sent
+ * after their leave was acknowledged reaches them): two ingest publishers whose clocks are 90 s apart (each
  * stamps its records with its own clock, as a producer on another host would) take a group's joins, posts and a
  * leave, each acknowledged before the next; the fan-out starts only afterwards, so it sees the whole backlog at
  * once and cannot be saved by timing. The member who just joined is never refused; the one who left gets nothing

@@ -1,6 +1,5 @@
 package dev.impipe.push;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.impipe.runtime.auth.TokenIssuer;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.http.HttpApi;
@@ -18,6 +17,9 @@ import java.util.Optional;
 final class DevTokens {
 
   private static final Duration TTL = Duration.ofHours(8);
+
+  /** The request body: exactly these fields. */
+  record TokenBody(String user, String device) {}
   private final TokenIssuer issuer;
 
   DevTokens(TokenIssuer issuer) {
@@ -26,9 +28,9 @@ final class DevTokens {
 
   void register(HttpApi http) {
     http.system("POST", "/dev/token", r -> {
-      JsonNode body = r.jsonObject();
-      String user = body.path("user").asText("");
-      Optional<String> device = Optional.ofNullable(body.path("device").asText(null));
+      TokenBody body = r.jsonBody(TokenBody.class);
+      String user = body.user() == null ? "" : body.user();
+      Optional<String> device = Optional.ofNullable(body.device());
       if (!Ids.valid(user) || device.isPresent() && !Ids.valid(device.get())) {
         throw HttpError.badRequest("user and device are 1-128 letters, digits, '.', '_', '-', '@'");
       }

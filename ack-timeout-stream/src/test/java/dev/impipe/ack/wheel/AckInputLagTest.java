@@ -26,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The wheel does not time out a seq whose ACK was produced before the deadline but is still in the input backlog
- * (DESIGN "Performance": "no timeout for a seq whose ACK was produced before its deadline, even while input lags"),
+ * (a false timeout would make the device be pushed the same entries again),
  * and a lagging input holds timeouts back at most the grace. Tick 1 s, timeout 10 s; time is the driver's wall clock.
  */
 class AckInputLagTest {

@@ -69,9 +69,9 @@ class AckWheelTopologyTest {
   }
 
   @Test
-  void seedWorkedExampleTimesOutTheUnackedPushesOfASlotTogetherOnce() {
-    // Given the seed's wheel (1 s slots, 15 s timeout). The seed's msg ids are independent waits; here each is a
-    // push to another recipient's phone, because an ACK in this pipeline is cumulative per device.
+  void workedExampleTimesOutTheUnackedPushesOfASlotTogetherOnce() {
+    // Given the default wheel (1 s slots, 15 s timeout) and three independent waits: each is a push to another
+    // recipient's phone, because an ACK in this pipeline is cumulative per device.
     start(AckTimeoutConfig.defaults());
 
     // When 101, 102 and 103 are pushed during second 2 (deadlines 17.1 s .. 17.7 s, all in the slot ending at 18 s)

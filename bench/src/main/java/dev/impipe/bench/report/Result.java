@@ -110,9 +110,9 @@ public final class Result {
   synchronized void sampleLatencies() {
     double at = elapsedSeconds();
     latencies.forEach((name, h) -> {
-      Histogram window = h.takeInterval();
-      if (window.count() > 0) {
-        series(name + LATENCY_SERIES_SUFFIX, h.unit()).add(at, window.percentile(99));
+      org.HdrHistogram.Histogram window = h.takeInterval();
+      if (window.getTotalCount() > 0) {
+        series(name + LATENCY_SERIES_SUFFIX, h.unit()).add(at, window.getValueAtPercentile(99));
       }
     });
   }

@@ -24,7 +24,7 @@ class HistogramTest {
   }
 
   @Test
-  void largeValuesAreWithinOnePercentAndNeverBelowTheTruePercentile() {
+  void largeValuesAreWithinATenthOfAPercentAndNeverBelowTheTruePercentile() {
     Histogram h = new Histogram("us");
     SplittableRandom random = new SplittableRandom(1);
     long[] values = new long[100_000];
@@ -35,21 +35,23 @@ class HistogramTest {
     Arrays.sort(values);
     for (double p : new double[] {50, 90, 99, 99.9}) {
       long exact = values[(int) Math.ceil(p / 100 * values.length) - 1];
-      assertThat(h.percentile(p)).as("p%s", p).isBetween(exact, (long) (exact * 1.01) + 1);
+      assertThat(h.percentile(p)).as("p%s", p).isBetween(exact, (long) (exact * 1.001) + 1);
     }
     assertThat(h.max()).isEqualTo(values[values.length - 1]);
   }
 
   @Test
-  void bucketsAreContiguousAndCoverEveryLong() {
-    long previousHigh = -1;
-    for (int i = 0; Histogram.highestEquivalent(i) != Long.MAX_VALUE; i++) {
-      long high = Histogram.highestEquivalent(i);
-      assertThat(Histogram.index(previousHigh + 1)).isEqualTo(i);
-      assertThat(Histogram.index(high)).isEqualTo(i);
-      previousHigh = high;
-    }
-    assertThat(Histogram.index(Long.MAX_VALUE)).isPositive();
+  void anIntervalHoldsOnlyTheSamplesSinceThePreviousOne() {
+    Histogram h = new Histogram("ms");
+    h.record(10);
+    h.record(20);
+    assertThat(h.takeInterval().getTotalCount()).isEqualTo(2);
+    h.record(3_000);
+    org.HdrHistogram.Histogram second = h.takeInterval();
+    assertThat(second.getTotalCount()).isEqualTo(1);
+    assertThat(second.getValueAtPercentile(99)).isBetween(3_000L, 3_003L);
+    assertThat(h.takeInterval().getTotalCount()).isZero();
+    assertThat(h.count()).as("the whole-run histogram keeps every sample").isEqualTo(3);
   }
 
   @Test

@@ -7,7 +7,6 @@ import static dev.impipe.inbox.InboxStoreTopology.LARGE_GROUPS_STORE;
 import static dev.impipe.inbox.InboxStoreTopology.MEMBERSHIPS_STORE;
 import static dev.impipe.inbox.InboxStoreTopology.TIMELINE_STORE;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.DeviceCursor;
 import dev.impipe.avro.InboxEntry;
@@ -200,7 +199,7 @@ public final class InboxRoutes {
     String user = request.path("userId");
     String device = request.path("deviceId");
     requireDevice(request.caller(), user, device);
-    SyncCursor wanted = cursorBody(request.jsonObject());
+    SyncCursor wanted = cursorBody(request.jsonBody(CursorBody.class));
     Map<String, Long> components = wanted.components(device);
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(router.budgetMs(request));
     // Set when this instance answered as the owner: its publish, to wait for before the 202 goes out.
@@ -404,22 +403,22 @@ public final class InboxRoutes {
   }
 
   /** {@code {"seq": n}} (inbox only) or {@code {"cursor": "<opaque>"}}; 400 otherwise. */
-  private static SyncCursor cursorBody(JsonNode body) {
-    JsonNode opaque = body.get("cursor");
-    if (opaque != null && !opaque.isNull()) {
-      if (!opaque.isTextual()) {
-        throw HttpError.badRequest("field 'cursor' must be the string a sync returned");
-      }
+  /** The body of {@code PUT .../cursor}: {@code seq}, or {@code cursor} (which wins when both are given). */
+  record CursorBody(String cursor, Long seq) {}
+
+  static SyncCursor cursorBody(CursorBody body) {
+    if (body.cursor() != null) {
       try {
-        return SyncCursor.decode(opaque.asText());
+        return SyncCursor.decode(body.cursor());
       } catch (IllegalArgumentException e) {
         throw HttpError.badRequest("field 'cursor' is not a cursor a sync returned");
       }
     }
-    JsonNode seq = body.get("seq");
-    if (seq == null || !seq.isIntegralNumber() || !seq.canConvertToLong() || seq.asLong() < 0) {
-      throw HttpError.badRequest("field 'seq' must be a whole number >= 0, got " + (seq == null ? "nothing" : seq));
+    if (body.seq() == null || body.seq() < 0) {
+      throw HttpError.badRequest("field 'seq' must be a whole number >= 0, got "
+          + (body.seq() == null ? "nothing" : body.seq()));
     }
-    return SyncCursor.of(seq.asLong(), Map.of());
+    return SyncCursor.of(body.seq(), Map.of());
   }
+
 }

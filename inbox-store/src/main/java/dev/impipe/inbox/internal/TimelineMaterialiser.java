@@ -53,9 +53,89 @@ public final class TimelineMaterialiser<V> implements Processor<String, V, byte[
 
   private static final byte[] PRESENT = new byte[0];
 
-  /** What to materialise and how long to keep it. */
+  /**
+   * What to materialise and how long to keep it; made with {@link #builder()}, which names every part.
+   *
+   * @param entryStore the entries, by owner and seq
+   * @param timeIndexStore the entries by time, for the retention sweep
+   * @param countStore entries per owner, or null when there is no cap
+   * @param ownerOf the owner a value belongs to (it must equal the record key)
+   * @param ownerField the name of that field, for error messages
+   * @param retentionMs how long an entry is kept (when {@code expires})
+   * @param maxPerOwner entries kept per owner, the oldest evicted first; 0 for no cap
+   * @param sweepIntervalMs how often the retention sweep runs
+   * @param expires whether entries expire at all
+   */
   public record Spec<V>(String entryStore, String timeIndexStore, String countStore, Function<V, String> ownerOf,
-      String ownerField, long retentionMs, long maxPerOwner, long sweepIntervalMs, boolean expires) {}
+      String ownerField, long retentionMs, long maxPerOwner, long sweepIntervalMs, boolean expires) {
+
+    public static <V> Builder<V> builder() {
+      return new Builder<>();
+    }
+  }
+
+  /** Builds a {@link Spec}; stores and owner are required, by default nothing expires and there is no cap. */
+  public static final class Builder<V> {
+    private String entryStore;
+    private String timeIndexStore;
+    private String countStore;
+    private Function<V, String> ownerOf;
+    private String ownerField;
+    private long retentionMs;
+    private long maxPerOwner;
+    private long sweepIntervalMs;
+    private boolean expires;
+
+    private Builder() {}
+
+    public Builder<V> entryStore(String name) {
+      this.entryStore = name;
+      return this;
+    }
+
+    public Builder<V> timeIndexStore(String name) {
+      this.timeIndexStore = name;
+      return this;
+    }
+
+    /** The per-owner count store, needed for {@link #maxPerOwner(long)}. */
+    public Builder<V> countStore(String name) {
+      this.countStore = name;
+      return this;
+    }
+
+    /** The owner of a value and the name of its field (the record key must be that owner). */
+    public Builder<V> owner(Function<V, String> ownerOf, String ownerField) {
+      this.ownerOf = ownerOf;
+      this.ownerField = ownerField;
+      return this;
+    }
+
+    /** Entries older than {@code retentionMs} are swept every {@code sweepIntervalMs} when {@code expires}. */
+    public Builder<V> retention(long retentionMs, long sweepIntervalMs, boolean expires) {
+      this.retentionMs = retentionMs;
+      this.sweepIntervalMs = sweepIntervalMs;
+      this.expires = expires;
+      return this;
+    }
+
+    /** At most {@code max} entries per owner (0: no cap). */
+    public Builder<V> maxPerOwner(long max) {
+      this.maxPerOwner = max;
+      return this;
+    }
+
+    public Spec<V> build() {
+      if (entryStore == null || timeIndexStore == null || ownerOf == null || ownerField == null) {
+        throw new IllegalStateException("entryStore, timeIndexStore and owner are required");
+      }
+      if (maxPerOwner > 0 && countStore == null) {
+        throw new IllegalStateException("maxPerOwner needs a countStore");
+      }
+      return new Spec<>(entryStore, timeIndexStore, countStore, ownerOf, ownerField, retentionMs, maxPerOwner,
+          sweepIntervalMs, expires);
+    }
+  }
 
   private final Spec<V> spec;
   private final PunctuationBudget budget;

@@ -154,9 +154,9 @@ class RetentionSweepBacklogTest {
   private Topology topology(PunctuationBudget budget) {
     Topology t = new Topology();
     t.addSource("in", new StringDeserializer(), new StringDeserializer(), "timeline");
-    t.addProcessor("materialiser", () -> new TimelineMaterialiser<>(new TimelineMaterialiser.Spec<String>(
-        "entries", "index", "counts", v -> v, "owner", RETENTION, 0, SWEEP_INTERVAL, true), budget, "rejected-sink"),
-        "in");
+    t.addProcessor("materialiser", () -> new TimelineMaterialiser<>(TimelineMaterialiser.Spec.<String>builder()
+        .entryStore("entries").timeIndexStore("index").countStore("counts").owner(v -> v, "owner")
+        .retention(RETENTION, SWEEP_INTERVAL, true).build(), budget, "rejected-sink"), "in");
     t.addSink("rejected-sink", "rejected", new ByteArraySerializer(), new ByteArraySerializer(), "materialiser");
     t.addStateStore(Stores.keyValueStoreBuilder(CountingStore.supplier("entries", writes), Serdes.Bytes(),
         StoredValues.quarantining(fragileStrings())).withLoggingDisabled(), "materialiser");

@@ -227,8 +227,9 @@ class SweepScheduleTest {
   private TimelineMaterialiser<String> timeline(long cap, PunctuationBudget budget) {
     @SuppressWarnings({"unchecked", "rawtypes"})
     MockProcessorContext<byte[], byte[]> typed = (MockProcessorContext) ctx;
-    TimelineMaterialiser<String> p = new TimelineMaterialiser<>(new TimelineMaterialiser.Spec<String>("entries",
-        "index", "counts", v -> v, "owner", RETENTION, cap, SWEEP, true), budget, null);
+    TimelineMaterialiser<String> p = new TimelineMaterialiser<>(TimelineMaterialiser.Spec.<String>builder()
+        .entryStore("entries").timeIndexStore("index").countStore("counts").owner(v -> v, "owner")
+        .retention(RETENTION, SWEEP, true).maxPerOwner(cap).build(), budget, null);
     p.init(typed);
     return p;
   }

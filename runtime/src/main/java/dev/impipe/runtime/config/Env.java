@@ -13,10 +13,6 @@ public final class Env {
     this.env = Map.copyOf(env);
   }
 
-  public Map<String, String> asMap() {
-    return env;
-  }
-
   public Optional<String> optional(String name) {
     String value = env.get(name);
     return value == null || value.isBlank() ? Optional.empty() : Optional.of(value.trim());

@@ -1,6 +1,8 @@
 package dev.impipe.runtime.http;
 
+import com.fasterxml.jackson.databind.JsonMappingException;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import dev.impipe.runtime.auth.Principal;
 import java.io.IOException;
 import java.util.Map;
@@ -85,6 +87,52 @@ public record Request(String method, String path, Map<String, String> pathParams
     } catch (IOException e) {
       throw HttpError.badRequest("malformed JSON body: " + firstLine(e.getMessage()));
     }
+  }
+
+  /**
+   * The body, a JSON object, read into {@code type} (a record whose components are the allowed fields, all
+   * optional); 400 {@code {"error": ...}} naming the field when one is unknown or not of its component's JSON type,
+   * and as {@link #jsonObject()} when the body is not a JSON object.
+   */
+  public <T> T jsonBody(Class<T> type) {
+    JsonNode node = jsonObject();
+    try {
+      return Json.BODIES.treeToValue(node, type);
+    } catch (UnrecognizedPropertyException e) {
+      throw HttpError.badRequest("unknown field '" + e.getPropertyName() + "'; allowed: " + String.join(", ",
+          e.getKnownPropertyIds().stream().map(String::valueOf).sorted().toList()));
+    } catch (JsonMappingException e) {
+      // A value of another JSON type, or a number out of range: named by the field it was for.
+      String field = e.getPath().isEmpty() ? null : e.getPath().get(0).getFieldName();
+      throw HttpError.badRequest("'" + (field == null ? "body" : field) + "' must be "
+          + expected(componentType(type, field)));
+    } catch (IOException e) {
+      throw HttpError.badRequest("unreadable JSON body: " + firstLine(e.getMessage()));
+    }
+  }
+
+  private static Class<?> componentType(Class<?> record, String name) {
+    if (record.isRecord()) {
+      for (java.lang.reflect.RecordComponent c : record.getRecordComponents()) {
+        if (c.getName().equals(name)) {
+          return c.getType();
+        }
+      }
+    }
+    return null;
+  }
+
+  private static String expected(Class<?> type) {
+    if (type == String.class) {
+      return "a string";
+    }
+    if (type == Long.class || type == long.class || type == Integer.class || type == int.class) {
+      return "a whole number";
+    }
+    if (type == Boolean.class || type == boolean.class) {
+      return "true or false";
+    }
+    return "a JSON " + (type == null ? "value" : type.getSimpleName());
   }
 
   private static String firstLine(String message) {

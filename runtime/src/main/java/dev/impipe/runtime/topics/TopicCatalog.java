@@ -10,7 +10,6 @@ public final class TopicCatalog {
 
   public static final String CONVERSATION_KEYED = "conversation";
   public static final String USER_KEYED = "user";
-  public static final String DELIVERY_KEYED = "delivery";
 
   private static final String SEVEN_DAYS = Long.toString(Duration.ofDays(7).toMillis());
   private static final String THIRTY_DAYS = Long.toString(Duration.ofDays(30).toMillis());
