@@ -1,0 +1,18 @@
+package dev.impipe.runtime.config;
+
+/**
+ * Settings more than one component reads, declared here once so that each reads the same name, default and range.
+ * The table of the component that owns one documents it ({@code delay} for {@link #DELAY_MAX}); the others list it
+ * with {@link ConfigTable#alsoReading}.
+ */
+public final class SharedSettings {
+
+  public static final String IM_DELAY_MAX = "IM_DELAY_MAX";
+
+  /** Furthest ahead a message may be scheduled: ingest refuses it, the delay topology dead-letters it. */
+  public static final Setting<java.time.Duration> DELAY_MAX = Setting.duration(IM_DELAY_MAX, "730d", "1s", "3660d",
+      "maximum delay; further ahead is rejected (ingest uses the same limit)");
+
+  private SharedSettings() {
+  }
+}
