@@ -2,7 +2,6 @@ package dev.impipe.ack;
 
 import dev.impipe.runtime.config.ConfigTable;
 import dev.impipe.runtime.config.ConfigValues;
-import dev.impipe.runtime.config.Env;
 import dev.impipe.runtime.config.InvalidConfigException;
 import dev.impipe.runtime.config.Setting;
 import java.time.Duration;
@@ -54,9 +53,7 @@ public record AckTimeoutConfig(
       "most timers the wheels of one stream thread expire per commit window (all its tasks together)");
   public static final Setting<Duration> ACKED_RETENTION = Setting.duration(IM_ACK_ACKED_RETENTION, "10m", "1s", "7d",
       "a device's highest ACK is forgotten this long after its last ACK");
-  public static final Setting<Duration> CATCHUP_INTERVAL = Setting.parsed(IM_ACK_CATCHUP_INTERVAL, "duration", null,
-      raw -> Duration.ofMillis(new Env(Map.of(IM_ACK_CATCHUP_INTERVAL, raw)).durationMs(IM_ACK_CATCHUP_INTERVAL, 0,
-          1, Duration.ofHours(1).toMillis())),
+  public static final Setting<Duration> CATCHUP_INTERVAL = Setting.duration(IM_ACK_CATCHUP_INTERVAL, "1ms", "1h",
       "pause between rounds while overdue timers remain (at most `IM_ACK_TICK`)").defaultDoc("`10ms`");
   public static final Setting<Integer> STREAM_THREADS = Setting.integer(IM_ACK_STREAM_THREADS, 1, 1, 64,
       "Streams threads");

@@ -1,8 +1,12 @@
 package dev.impipe.cli;
 
+import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.config.InvalidConfigException;
+import dev.impipe.runtime.config.Setting;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
@@ -16,10 +20,17 @@ final class LocalCommand {
   private LocalCommand() {}
 
   private static void exitWithParent(Map<String, String> env) {
-    String parent = env.get(IM_PARENT_PID);
-    if (parent != null && !parent.isBlank()) {
-      ProcessHandle.of(Long.parseLong(parent.trim())).ifPresentOrElse(
-          p -> p.onExit().thenRun(() -> System.exit(0)), () -> System.exit(0));
+    Long parent = CliConfig.PARENT_PID.read(env);
+    if (parent != null) {
+      ProcessHandle.of(parent).ifPresentOrElse(p -> p.onExit().thenRun(() -> System.exit(0)), () -> System.exit(0));
+    }
+  }
+
+  static long parsePid(String pid) {
+    try {
+      return Long.parseLong(pid);
+    } catch (NumberFormatException e) {
+      throw new InvalidConfigException(IM_PARENT_PID + "='" + pid + "' is not a process id");
     }
   }
 
@@ -28,9 +39,9 @@ final class LocalCommand {
    * must be given, and {@code IM_COMPONENTS} may pick the components of this instance.
    */
   static int runAgainstExisting(String[] args, Map<String, String> env, PrintStream out) throws Exception {
-    for (String required : new String[] {"KAFKA_BOOTSTRAP_SERVERS", "SCHEMA_REGISTRY_URL"}) {
-      if (env.get(required) == null || env.get(required).isBlank()) {
-        throw new CliException(required + " must be set: `bin/im run` uses an existing broker and registry "
+    for (Setting<String> required : List.of(ImConfig.BOOTSTRAP, ImConfig.REGISTRY)) {
+      if (!required.isSet(env)) {
+        throw new CliException(required.name() + " must be set: `bin/im run` uses an existing broker and registry "
             + "(use `bin/im local` for embedded ones)");
       }
     }
@@ -63,7 +74,7 @@ final class LocalCommand {
       }
     }
     if (brokers > 1 || instances > 1) {
-      if (brokers > 1 && env.get("KAFKA_BOOTSTRAP_SERVERS") != null && !env.get("KAFKA_BOOTSTRAP_SERVERS").isBlank()) {
+      if (brokers > 1 && ImConfig.BOOTSTRAP.isSet(env)) {
         throw new CliException("--brokers starts brokers of its own: unset KAFKA_BOOTSTRAP_SERVERS or drop --brokers");
       }
       return runCluster(env, dataDir, brokers, instances, out);

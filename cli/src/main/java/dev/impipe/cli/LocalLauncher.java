@@ -140,7 +140,7 @@ public final class LocalLauncher implements AutoCloseable {
         RegistryClientSettings.fromEnv(env)));
     runtime = new PipelineRuntime(config, env, topics);
     resources.add(runtime);
-    List<PipelineComponent> components = selectComponents(env.get(IM_COMPONENTS));
+    List<PipelineComponent> components = selectComponents(CliConfig.COMPONENTS.read(env));
     runtime.start(components);
     step("components started: " + (components.isEmpty() ? "(none)"
         : String.join(", ", components.stream().map(PipelineComponent::name).sorted().toList())));

@@ -4,6 +4,7 @@ import dev.impipe.runtime.config.InvalidConfigException;
 import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 
 /** Entry point of {@code bin/im}. */
 public final class Main {
@@ -56,13 +57,15 @@ public final class Main {
       return args.length == 0 ? 2 : 0;
     }
     String[] rest = Arrays.copyOfRange(args, 1, args.length);
+    // The one read of the process environment: every command and component reads its settings from this map.
+    Map<String, String> env = System.getenv();
     try {
       return switch (args[0]) {
-        case "local" -> LocalCommand.run(rest, System.getenv(), out);
-        case "run" -> LocalCommand.runAgainstExisting(rest, System.getenv(), out);
-        case "produce" -> ProduceCommand.run(rest, System.getenv(), System.in, out, err);
-        case "tail" -> TailCommand.run(rest, System.getenv(), out, err);
-        case "token" -> TokenCommand.run(rest, System.getenv(), out);
+        case "local" -> LocalCommand.run(rest, env, out);
+        case "run" -> LocalCommand.runAgainstExisting(rest, env, out);
+        case "produce" -> ProduceCommand.run(rest, env, System.in, out, err);
+        case "tail" -> TailCommand.run(rest, env, out, err);
+        case "token" -> TokenCommand.run(rest, env, out);
         default -> {
           err.println("im: unknown command '" + args[0] + "'\n");
           err.print(USAGE);

@@ -45,7 +45,7 @@ final class ProduceCommand {
     }
     String topic = args[0];
     Map.Entry<String, String> endpoints = Endpoints.resolve(env);
-    ImTopics topics = new ImTopics(TopicNames.withPrefix(env.getOrDefault("IM_TOPIC_PREFIX", "im.")),
+    ImTopics topics = new ImTopics(TopicNames.withPrefix(ImConfig.TOPIC_PREFIX.read(env)),
         SchemaRegistryClients.create(endpoints.getValue(), RegistryClientSettings.fromEnv(env)));
     Class<? extends SpecificRecord> type = topics.valueType(topic).orElseThrow(() -> new CliException(
         "unknown topic '" + topic + "': produce writes one of " + String.join(", ", topics.avroTopics())));

@@ -2,6 +2,7 @@ package dev.impipe.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.json.PlainJson;
@@ -62,7 +63,7 @@ final class TailCommand {
   private static int tail(String topic, boolean fromBeginning, long max, Optional<Duration> idleTimeout,
       Map<String, String> env, PrintStream out, PrintStream err) {
     Map.Entry<String, String> endpoints = Endpoints.resolve(env);
-    ImTopics topics = new ImTopics(TopicNames.withPrefix(env.getOrDefault("IM_TOPIC_PREFIX", "im.")),
+    ImTopics topics = new ImTopics(TopicNames.withPrefix(ImConfig.TOPIC_PREFIX.read(env)),
         SchemaRegistryClients.create(endpoints.getValue(), RegistryClientSettings.fromEnv(env)));
     ProduceCommand.requireTopicExists(env, endpoints.getKey(), topic);
     Optional<Deserializer<? extends SpecificRecord>> valueReader =

@@ -2,7 +2,6 @@ package dev.impipe.delay;
 
 import dev.impipe.runtime.config.ConfigTable;
 import dev.impipe.runtime.config.ConfigValues;
-import dev.impipe.runtime.config.Env;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.config.InvalidConfigException;
 import dev.impipe.runtime.config.Setting;
@@ -66,9 +65,7 @@ public record DelayConfig(
       "how often due records are looked for");
   public static final Setting<Integer> BATCH = Setting.integer(IM_DELAY_BATCH, DEFAULT_BATCH, 1, 1_000_000,
       "most records delivered per punctuation and partition");
-  public static final Setting<Duration> DRAIN_TICK = Setting.parsed(IM_DELAY_DRAIN_TICK, "duration", null,
-      raw -> Duration.ofMillis(new Env(Map.of(IM_DELAY_DRAIN_TICK, raw)).durationMs(IM_DELAY_DRAIN_TICK, 0, 1,
-          Duration.ofMinutes(10).toMillis())),
+  public static final Setting<Duration> DRAIN_TICK = Setting.duration(IM_DELAY_DRAIN_TICK, "1ms", "10m",
       "gap between batches while a backlog remains (also the app's `poll.ms`); at most `IM_DELAY_TICK`")
       .defaultDoc("`20ms`");
   public static final Setting<String> TARGETS = Setting.optional(IM_DELAY_TARGETS, "allowed target topics: names "

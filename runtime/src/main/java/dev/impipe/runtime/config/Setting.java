@@ -64,6 +64,14 @@ public final class Setting<T> {
         env -> Duration.ofMillis(env.durationMs(name, defaultMs, minMs, maxMs)));
   }
 
+  /** A duration in {@code [min, max]} without a fixed default (it depends on other settings): absent when unset. */
+  public static Setting<Duration> duration(String name, String min, String max, String doc) {
+    long minMs = parseDurationMs(min);
+    long maxMs = parseDurationMs(max);
+    return new Setting<>(name, "duration", "", doc, false, true,
+        env -> env.optional(name).isEmpty() ? null : Duration.ofMillis(env.durationMs(name, 0, minMs, maxMs)));
+  }
+
   /** Text with a default. */
   public static Setting<String> string(String name, String defaultValue, String doc) {
     return new Setting<>(name, "string", "`" + defaultValue + "`", doc, false, true,
@@ -133,6 +141,11 @@ public final class Setting<T> {
   /** The value in {@code environment} (the default when unset; null when unset without a default). */
   public T read(Map<String, String> environment) {
     return read(new Env(environment));
+  }
+
+  /** True when {@code environment} gives this variable a value (not blank). */
+  public boolean isSet(Map<String, String> environment) {
+    return new Env(environment).optional(name).isPresent();
   }
 
   T read(Env env) {
