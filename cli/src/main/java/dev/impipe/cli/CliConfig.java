@@ -2,6 +2,7 @@ package dev.impipe.cli;
 
 import dev.impipe.runtime.config.ConfigTable;
 import dev.impipe.runtime.config.Setting;
+import dev.impipe.runtime.embedded.EmbeddedSchemaRegistry;
 import java.nio.file.Path;
 import java.util.Locale;
 
@@ -30,7 +31,7 @@ final class CliConfig {
           + "(internal)");
 
   static final ConfigTable TABLE = ConfigTable.of("cli", COMPONENTS, KAFKA_SECURITY, JAVA_OPTS, BROKER_JAVA_OPTS,
-      INSTANCE_JAVA_OPTS, LOCAL_ENDPOINTS_FILE, PARENT_PID);
+      INSTANCE_JAVA_OPTS, LOCAL_ENDPOINTS_FILE, PARENT_PID, EmbeddedSchemaRegistry.APICURIO_HOME);
 
   private CliConfig() {
   }

@@ -3,6 +3,7 @@ package dev.impipe.cli;
 import dev.impipe.runtime.app.PipelineComponent;
 import dev.impipe.runtime.app.PipelineRuntime;
 import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.config.RegistrySettings;
 import dev.impipe.runtime.embedded.Dirs;
 import dev.impipe.runtime.embedded.EmbeddedKafka;
 import dev.impipe.runtime.embedded.EmbeddedSchemaRegistry;
@@ -11,7 +12,6 @@ import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.runtime.topics.TopicProvisioner;
-import dev.impipe.schemas.registry.RegistryClientSettings;
 import dev.impipe.schemas.registry.SchemaRegistryClients;
 import java.io.IOException;
 import java.io.InputStream;
@@ -137,7 +137,7 @@ public final class LocalLauncher implements AutoCloseable {
 
     // A client of its own: an earlier launch in this JVM may have met another registry behind the same URL.
     ImTopics topics = new ImTopics(names, SchemaRegistryClients.create(registryUrl,
-        RegistryClientSettings.fromEnv(env)));
+        RegistrySettings.fromEnv(env)));
     runtime = new PipelineRuntime(config, env, topics);
     resources.add(runtime);
     List<PipelineComponent> components = selectComponents(CliConfig.COMPONENTS.read(env));

@@ -3,10 +3,10 @@ package dev.impipe.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.config.RegistrySettings;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.json.PlainJson;
-import dev.impipe.schemas.registry.RegistryClientSettings;
 import dev.impipe.schemas.registry.SchemaRegistryClients;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -64,7 +64,7 @@ final class TailCommand {
       Map<String, String> env, PrintStream out, PrintStream err) {
     Map.Entry<String, String> endpoints = Endpoints.resolve(env);
     ImTopics topics = new ImTopics(TopicNames.withPrefix(ImConfig.TOPIC_PREFIX.read(env)),
-        SchemaRegistryClients.create(endpoints.getValue(), RegistryClientSettings.fromEnv(env)));
+        SchemaRegistryClients.create(endpoints.getValue(), RegistrySettings.fromEnv(env)));
     ProduceCommand.requireTopicExists(env, endpoints.getKey(), topic);
     Optional<Deserializer<? extends SpecificRecord>> valueReader =
         topics.valueType(topic).map(type -> topics.valueSerde(type).deserializer());

@@ -8,6 +8,7 @@ import dev.impipe.runtime.auth.AuthConfig;
 import dev.impipe.runtime.config.ConfigDocs;
 import dev.impipe.runtime.config.ConfigTable;
 import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.config.RegistrySettings;
 import dev.impipe.runtime.http.HttpSettings;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -33,7 +34,7 @@ class ReadmeConfigTablesTest {
   /** Every table a process of the pipeline reads: the runtime's, the launcher's and each component's. */
   static List<ConfigTable> allTables() {
     List<ConfigTable> tables = new ArrayList<>(List.of(ImConfig.TABLE, HttpSettings.TABLE, PipelineRuntime.TABLE,
-        AuthConfig.TABLE, CliConfig.TABLE));
+        AuthConfig.TABLE, RegistrySettings.TABLE, CliConfig.TABLE));
     ServiceLoader.load(PipelineComponent.class).forEach(c -> tables.addAll(c.configTables()));
     return tables;
   }

@@ -3,6 +3,7 @@ package dev.impipe.runtime.app;
 import dev.impipe.runtime.config.ConfigTable;
 import dev.impipe.runtime.config.ConfigValues;
 import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.config.RegistrySettings;
 import dev.impipe.runtime.config.Setting;
 import dev.impipe.runtime.auth.AuthConfig;
 import dev.impipe.runtime.auth.TokenVerifier;
@@ -106,6 +107,7 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
     LOG.info("Config of {}", ImConfig.TABLE.read(env).describe());
     LOG.info("Config of {}", HttpSettings.TABLE.read(env).describe());
     LOG.info("Config of {}", runtimeConfig.describe());
+    LOG.info("Config of {}", RegistrySettings.TABLE.read(env).describe());
     String host = runtimeConfig.get(HttpSettings.HOST);
     this.advertisedHost = runtimeConfig.optional(ADVERTISED_HOST)
         .orElse(host.equals("0.0.0.0") ? "127.0.0.1" : host);

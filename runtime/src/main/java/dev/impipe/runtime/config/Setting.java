@@ -149,7 +149,16 @@ public final class Setting<T> {
   }
 
   T read(Env env) {
-    return reader.apply(env);
+    try {
+      return reader.apply(env);
+    } catch (InvalidConfigException e) {
+      // The message names the variable and shows the bad value, except a secret's: that is masked as in the log.
+      String raw = env.optional(name).orElse("");
+      if (secret && !raw.isEmpty() && e.getMessage().contains(raw)) {
+        throw new InvalidConfigException(e.getMessage().replace(raw, MASK));
+      }
+      throw e;
+    }
   }
 
   public String name() {

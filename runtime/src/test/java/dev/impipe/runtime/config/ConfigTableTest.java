@@ -55,6 +55,16 @@ class ConfigTableTest {
   }
 
   @Test
+  void aBadSecretIsNamedButNotShown() {
+    Setting<String> password = Setting.optional("IM_X_PASSWORD", "a password")
+        .validate(p -> p.length() >= 8, "at least 8 characters").secret();
+
+    assertThatThrownBy(() -> ConfigTable.of("x", password).read(Map.of("IM_X_PASSWORD", "hunter2")))
+        .isInstanceOf(InvalidConfigException.class)
+        .hasMessage("IM_X_PASSWORD='****' is invalid: expected at least 8 characters");
+  }
+
+  @Test
   void theTokenSecretAndTheClusterKeyAreMaskedInTheirTablesLogLines() {
     String secret = Base64.getEncoder().encodeToString("0123456789abcdef0123456789abcdef".getBytes());
     Map<String, String> env = Map.of(AuthConfig.IM_AUTH_HS256_SECRET, secret, HttpSettings.IM_CLUSTER_KEY, secret);
