@@ -2,8 +2,8 @@ package dev.impipe.cli;
 
 import dev.impipe.runtime.config.ConfigTable;
 import dev.impipe.runtime.config.Setting;
+import dev.impipe.runtime.config.SharedSettings;
 import dev.impipe.runtime.embedded.EmbeddedSchemaRegistry;
-import java.nio.file.Path;
 import java.util.Locale;
 
 /** Settings of {@code bin/im} itself (the launcher), besides the pipeline's. */
@@ -22,16 +22,12 @@ final class CliConfig {
       "`bin/im local --brokers N`: JVM options of each broker process");
   static final Setting<String> INSTANCE_JAVA_OPTS = Setting.string("IM_INSTANCE_JAVA_OPTS",
       LocalCluster.INSTANCE_JAVA_OPTS, "`bin/im local --instances N`: JVM options of each pipeline instance process");
-  static final Setting<Path> LOCAL_ENDPOINTS_FILE = Setting.parsed(Endpoints.IM_LOCAL_ENDPOINTS_FILE, "path",
-      Path.of(System.getProperty("user.home"), ".im", "local.properties"), Path::of,
-      "where `bin/im local` writes the addresses of its broker, registry and HTTP API, which `produce`, `tail`, "
-          + "`token` and `bench` read").defaultDoc("`~/.im/local.properties`");
   static final Setting<Long> PARENT_PID = Setting.parsed(LocalCommand.IM_PARENT_PID, "integer", null,
       pid -> LocalCommand.parsePid(pid), "set by `bin/im local` on the processes it starts, which exit with it "
           + "(internal)");
 
   static final ConfigTable TABLE = ConfigTable.of("cli", COMPONENTS, KAFKA_SECURITY, JAVA_OPTS, BROKER_JAVA_OPTS,
-      INSTANCE_JAVA_OPTS, LOCAL_ENDPOINTS_FILE, PARENT_PID, EmbeddedSchemaRegistry.APICURIO_HOME);
+      INSTANCE_JAVA_OPTS, SharedSettings.LOCAL_ENDPOINTS_FILE, PARENT_PID, EmbeddedSchemaRegistry.APICURIO_HOME);
 
   private CliConfig() {
   }

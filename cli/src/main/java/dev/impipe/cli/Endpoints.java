@@ -1,6 +1,7 @@
 package dev.impipe.cli;
 
 import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.config.SharedSettings;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -21,7 +22,7 @@ import java.util.Properties;
 public record Endpoints(String bootstrapServers, String schemaRegistryUrl, String httpUrl, long pid,
     Optional<Path> authSecretFile) {
 
-  static final String IM_LOCAL_ENDPOINTS_FILE = "IM_LOCAL_ENDPOINTS_FILE";
+  static final String IM_LOCAL_ENDPOINTS_FILE = SharedSettings.IM_LOCAL_ENDPOINTS_FILE;
   static final String AUTH_SECRET_FILE = "auth.secret.file";
 
   public Endpoints {
@@ -33,7 +34,7 @@ public record Endpoints(String bootstrapServers, String schemaRegistryUrl, Strin
   }
 
   static Path file(Map<String, String> env) {
-    return CliConfig.LOCAL_ENDPOINTS_FILE.read(env);
+    return SharedSettings.LOCAL_ENDPOINTS_FILE.read(env);
   }
 
   void write(Map<String, String> env) {

@@ -78,6 +78,8 @@ public final class LocalLauncher implements AutoCloseable {
     tempDir = dataDir.isPresent() ? null : root;
     Map<String, String> env = new HashMap<>(rawEnv);
     this.env = Map.copyOf(rawEnv);
+    org.slf4j.LoggerFactory.getLogger(LocalLauncher.class)
+        .info("Config of {}", CliConfig.TABLE.read(rawEnv).describe());
     env.putIfAbsent(ImConfig.IM_STATE_DIR, root.resolve("streams").toString());
     Optional<LocalKafkaSecurity> kafkaSecurity = LocalKafkaSecurity.configure(env, root);
     kafkaSecurity.ifPresent(s -> env.putAll(s.clientEnv()));

@@ -34,7 +34,8 @@ class RegistrySettingsTest {
     String line = RegistrySettings.TABLE.read(Map.of("SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO", "im-fanout:s3cret",
         "SCHEMA_REGISTRY_SSL_TRUSTSTORE_PASSWORD", "changeit")).describe();
 
-    assertThat(line).contains("SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO=****", "SCHEMA_REGISTRY_SSL_TRUSTSTORE_PASSWORD=****")
+    assertThat(line)
+        .contains("SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO=****", "SCHEMA_REGISTRY_SSL_TRUSTSTORE_PASSWORD=****")
         .doesNotContain("s3cret").doesNotContain("changeit");
   }
 }
