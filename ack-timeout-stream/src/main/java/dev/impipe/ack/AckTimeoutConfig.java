@@ -42,6 +42,9 @@ public record AckTimeoutConfig(
   public static final String IM_ACK_INPUT_GRACE = "IM_ACK_INPUT_GRACE";
   public static final String IM_ACK_ACKED_RETENTION = "IM_ACK_ACKED_RETENTION";
 
+  /** The catch-up interval unless set: 10 ms, at most the tick. */
+  public static final long DEFAULT_CATCHUP_INTERVAL_MS = 10;
+
   public static final Setting<Duration> TICK = Setting.duration(IM_ACK_TICK, "1s", "10ms", "1h",
       "slot width = punctuation period");
   public static final Setting<Duration> TIMEOUT = Setting.duration(IM_ACK_TIMEOUT, "15s", "10ms", "7d",
@@ -54,7 +57,8 @@ public record AckTimeoutConfig(
   public static final Setting<Duration> ACKED_RETENTION = Setting.duration(IM_ACK_ACKED_RETENTION, "10m", "1s", "7d",
       "a device's highest ACK is forgotten this long after its last ACK");
   public static final Setting<Duration> CATCHUP_INTERVAL = Setting.duration(IM_ACK_CATCHUP_INTERVAL, "1ms", "1h",
-      "pause between rounds while overdue timers remain (at most `IM_ACK_TICK`)").defaultDoc("`10ms`");
+      "pause between rounds while overdue timers remain (at most `IM_ACK_TICK`)")
+      .defaultDoc("`" + DEFAULT_CATCHUP_INTERVAL_MS + "ms`");
   public static final Setting<Integer> STREAM_THREADS = Setting.integer(IM_ACK_STREAM_THREADS, 1, 1, 64,
       "Streams threads");
   public static final Setting<Duration> INPUT_GRACE = Setting.duration(IM_ACK_INPUT_GRACE, "60s", "0", "1d",
@@ -84,7 +88,7 @@ public record AckTimeoutConfig(
     ConfigValues values = TABLE.read(environment);
     Duration tick = values.get(TICK);
     Duration catchUp = values.optional(CATCHUP_INTERVAL)
-        .orElse(Duration.ofMillis(Math.min(10, tick.toMillis())));
+        .orElse(Duration.ofMillis(Math.min(DEFAULT_CATCHUP_INTERVAL_MS, tick.toMillis())));
     return new AckTimeoutConfig(tick, values.get(TIMEOUT), values.get(MAX_ATTEMPTS),
         values.get(MAX_ENTRIES_PER_PUNCTUATION), catchUp, values.get(STREAM_THREADS), values.get(INPUT_GRACE),
         values.get(ACKED_RETENTION));

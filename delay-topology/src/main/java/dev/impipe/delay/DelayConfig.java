@@ -46,15 +46,8 @@ public record DelayConfig(
   public static final String IM_DELAY_SEGMENT = "IM_DELAY_SEGMENT";
   public static final String IM_DELAY_SWEEP_TIME = "IM_DELAY_SWEEP_TIME";
 
-  public static final long DEFAULT_TICK_MS = 1_000;
-  /** Two years, the seed's upper bound. */
-  public static final long DEFAULT_MAX_DELAY_MS = Duration.ofDays(730).toMillis();
-  public static final int DEFAULT_BATCH = 5_000;
+  /** The drain tick unless set: 20 ms, at most the tick. */
   public static final long DEFAULT_DRAIN_TICK_MS = 20;
-  public static final long DEFAULT_TOPIC_CACHE_MS = 30_000;
-  /** One hour per segment, the seed's slot. */
-  public static final long DEFAULT_SEGMENT_MS = Duration.ofHours(1).toMillis();
-  public static final long DEFAULT_SWEEP_TIME_MS = 1_000;
   /**
    * How long the schedule changelog keeps a record beyond the maximum delay: a schedule must still be in the
    * changelog when it falls due, even if the app was down for that long.
@@ -63,11 +56,11 @@ public record DelayConfig(
 
   public static final Setting<Duration> TICK = Setting.duration(IM_DELAY_TICK, "1s", "10ms", "10m",
       "how often due records are looked for");
-  public static final Setting<Integer> BATCH = Setting.integer(IM_DELAY_BATCH, DEFAULT_BATCH, 1, 1_000_000,
+  public static final Setting<Integer> BATCH = Setting.integer(IM_DELAY_BATCH, 5_000, 1, 1_000_000,
       "most records delivered per punctuation and partition");
   public static final Setting<Duration> DRAIN_TICK = Setting.duration(IM_DELAY_DRAIN_TICK, "1ms", "10m",
       "gap between batches while a backlog remains (also the app's `poll.ms`); at most `IM_DELAY_TICK`")
-      .defaultDoc("`20ms`");
+      .defaultDoc("`" + DEFAULT_DRAIN_TICK_MS + "ms`");
   public static final Setting<String> TARGETS = Setting.optional(IM_DELAY_TARGETS, "allowed target topics: names "
       + "or `prefix*`, comma-separated (`*`: any existing topic); a record for any other topic goes to `im.rejected` "
       + "with its reason, and the delay component's Kafka principal needs a write ACL for every extra target")

@@ -104,7 +104,7 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
     new ProcessorMetrics().bindTo(metrics);
     new UptimeMetrics().bindTo(metrics);
     this.runtimeConfig = TABLE.read(env);
-    LOG.info("Config of {}", ImConfig.TABLE.read(env).describe());
+    LOG.info("Config of {}", config.describe());
     LOG.info("Config of {}", HttpSettings.TABLE.read(env).describe());
     LOG.info("Config of {}", runtimeConfig.describe());
     LOG.info("Config of {}", RegistrySettings.TABLE.read(env).describe());

@@ -58,8 +58,6 @@ public record AuthConfig(
   /** HS256 needs a key at least as long as its hash (RFC 7518 section 3.2). */
   public static final int MIN_SECRET_BYTES = 32;
 
-  public static final Duration DEFAULT_CLOCK_SKEW = Duration.ofSeconds(30);
-  public static final Duration DEFAULT_JWKS_REFRESH = Duration.ofMinutes(5);
 
   public static final Setting<URI> JWKS_URL = Setting.parsed(IM_AUTH_JWKS_URL, "URL", null, AuthConfig::jwksUri,
       "the identity provider's JWKS (RS256/ES256 keys); `https://` (plain `http://` only for localhost)");

@@ -1,14 +1,13 @@
 package dev.impipe.runtime.config;
 
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
 /**
  * The settings of one component, each declared once as a {@link Setting}: the component's typed config is built from
- * {@link #read(Map)}, the README's tables are rendered by {@link #markdown(Collection)}, and
+ * {@link #read(Map)}, the README's tables are rendered from it ({@link ConfigDocs}), and
  * {@link ConfigValues#describe()} is the start-up log line.
  *
  * @param name the component (or part) the table belongs to, as in the README markers {@code <!-- config:NAME -->}
@@ -50,17 +49,6 @@ public record ConfigTable(String name, List<Setting<?>> settings, List<Setting<?
       }
     }
     return new ConfigValues(name, values);
-  }
-
-  /** The settings named in {@code names} (all when empty), as README markdown table rows with a header. */
-  public String markdown(Collection<String> names) {
-    StringBuilder sb = new StringBuilder("| variable | default | meaning |\n|---|---|---|\n");
-    for (Setting<?> s : settings) {
-      if (names.isEmpty() || names.contains(s.name())) {
-        sb.append(row(s));
-      }
-    }
-    return sb.toString();
   }
 
   /** One README row: {@code | `NAME` | default | doc |}. */

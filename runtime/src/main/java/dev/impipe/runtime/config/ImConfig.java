@@ -190,6 +190,24 @@ public record ImConfig(
         conversationPartitions, userPartitions, replicationFactor, merged, componentKafkaOverrides);
   }
 
+  /**
+   * One line for the start-up log in the form of {@link ConfigValues#describe()}: the values in use (local mode fills
+   * in the endpoints), and of the {@code KAFKA_*} client properties only their names (they may hold credentials).
+   */
+  public String describe() {
+    Map<Setting<?>, Object> values = new java.util.LinkedHashMap<>();
+    values.put(BOOTSTRAP, bootstrapServers.orElse(null));
+    values.put(REGISTRY, schemaRegistryUrl.orElse(null));
+    values.put(KAFKA_CLIENT_PROPERTIES, kafkaOverrides.keySet());
+    values.put(TOPIC_PREFIX, topicPrefix);
+    values.put(HTTP_PORT, httpPort);
+    values.put(STATE_DIR, stateDir);
+    values.put(CONVERSATION_PARTITIONS, conversationPartitions);
+    values.put(USER_PARTITIONS, userPartitions);
+    values.put(REPLICATION_FACTOR, replicationFactor);
+    return new ConfigValues(TABLE.name(), values).describe();
+  }
+
   /** Properties every Kafka client of the pipeline starts from. */
   public Map<String, Object> clientProperties() {
     Map<String, Object> props = new TreeMap<>(kafkaOverrides);

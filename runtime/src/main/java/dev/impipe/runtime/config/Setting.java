@@ -190,7 +190,10 @@ public final class Setting<T> {
   /** How {@code value} appears in the start-up log: secrets masked, durations in the largest whole unit. */
   public String show(Object value) {
     if (value == null) {
-      return "(unset)";
+      // A default that depends on other settings: say which, as the README does.
+      String dflt = defaultText.replace("`", "");
+      dflt = dflt.startsWith("(") && dflt.endsWith(")") ? dflt.substring(1, dflt.length() - 1) : dflt;
+      return dflt.isEmpty() ? "(unset)" : "(unset: " + dflt + ")";
     }
     if (secret) {
       return MASK;

@@ -77,6 +77,17 @@ class ConfigTableTest {
   }
 
   @Test
+  void thePipelineLogLineShowsTheEndpointsInUseAndOnlyTheNamesOfKafkaProperties() {
+    ImConfig config = ImConfig.fromEnv(Map.of("KAFKA_SASL_JAAS_CONFIG", "... password=\"s3cret\";"))
+        .withEndpoints("127.0.0.1:9092", "http://127.0.0.1:8081");
+
+    assertThat(config.describe())
+        .startsWith("pipeline: KAFKA_BOOTSTRAP_SERVERS=127.0.0.1:9092, SCHEMA_REGISTRY_URL=http://127.0.0.1:8081, "
+            + "KAFKA_*=[sasl.jaas.config], IM_TOPIC_PREFIX=im.")
+        .doesNotContain("s3cret");
+  }
+
+  @Test
   void aSettingOutsideTheTableIsABug() {
     assertThatThrownBy(() -> TABLE.read(Map.of()).get(Setting.integer("IM_OTHER", 1, 0, 2, "other")))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("IM_OTHER");
