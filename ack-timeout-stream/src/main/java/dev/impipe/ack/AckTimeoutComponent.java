@@ -5,6 +5,8 @@ import dev.impipe.ack.wheel.AckWheelTopology;
 import dev.impipe.ack.wheel.StreamThreadConsumers;
 import dev.impipe.runtime.app.ComponentContext;
 import dev.impipe.runtime.app.PipelineComponent;
+import dev.impipe.runtime.config.ConfigTable;
+import java.util.List;
 import java.util.Map;
 import org.apache.kafka.streams.StreamsConfig;
 
@@ -21,6 +23,11 @@ public final class AckTimeoutComponent implements PipelineComponent {
   @Override
   public int order() {
     return 300;
+  }
+
+  @Override
+  public List<ConfigTable> configTables() {
+    return List.of(AckTimeoutConfig.TABLE);
   }
 
   @Override

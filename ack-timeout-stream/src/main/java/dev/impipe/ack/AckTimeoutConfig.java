@@ -1,7 +1,9 @@
 package dev.impipe.ack;
 
-import dev.impipe.runtime.config.Env;
+import dev.impipe.runtime.config.ConfigTable;
+import dev.impipe.runtime.config.ConfigValues;
 import dev.impipe.runtime.config.InvalidConfigException;
+import dev.impipe.runtime.config.Setting;
 import java.time.Duration;
 import java.util.Map;
 
@@ -40,6 +42,31 @@ public record AckTimeoutConfig(
   public static final String IM_ACK_INPUT_GRACE = "IM_ACK_INPUT_GRACE";
   public static final String IM_ACK_ACKED_RETENTION = "IM_ACK_ACKED_RETENTION";
 
+  /** The catch-up interval unless set: 10 ms, at most the tick. */
+  public static final long DEFAULT_CATCHUP_INTERVAL_MS = 10;
+
+  public static final Setting<Duration> TICK = Setting.duration(IM_ACK_TICK, "1s", "10ms", "1h",
+      "slot width = punctuation period");
+  public static final Setting<Duration> TIMEOUT = Setting.duration(IM_ACK_TIMEOUT, "15s", "10ms", "7d",
+      "time allowed for the ACK");
+  public static final Setting<Integer> MAX_ATTEMPTS = Setting.integer(IM_ACK_MAX_ATTEMPTS, 1, 1, 100,
+      "pushes per seq before the final timeout");
+  public static final Setting<Integer> MAX_ENTRIES_PER_PUNCTUATION = Setting.integer(
+      IM_ACK_MAX_ENTRIES_PER_PUNCTUATION, 10_000, 1, 10_000_000,
+      "most timers the wheels of one stream thread expire per commit window (all its tasks together)");
+  public static final Setting<Duration> ACKED_RETENTION = Setting.duration(IM_ACK_ACKED_RETENTION, "10m", "1s", "7d",
+      "a device's highest ACK is forgotten this long after its last ACK");
+  public static final Setting<Duration> CATCHUP_INTERVAL = Setting.duration(IM_ACK_CATCHUP_INTERVAL, "1ms", "1h",
+      "pause between rounds while overdue timers remain (at most `IM_ACK_TICK`)")
+      .defaultDoc("`" + DEFAULT_CATCHUP_INTERVAL_MS + "ms`");
+  public static final Setting<Integer> STREAM_THREADS = Setting.integer(IM_ACK_STREAM_THREADS, 1, 1, 64,
+      "Streams threads");
+  public static final Setting<Duration> INPUT_GRACE = Setting.duration(IM_ACK_INPUT_GRACE, "60s", "0", "1d",
+      "while the ACK input lags, how long past its deadline a timeout may wait for the input to catch up");
+
+  public static final ConfigTable TABLE = ConfigTable.of("ack-timeout", TICK, TIMEOUT, MAX_ATTEMPTS,
+      MAX_ENTRIES_PER_PUNCTUATION, ACKED_RETENTION, CATCHUP_INTERVAL, STREAM_THREADS, INPUT_GRACE);
+
   /** The defaults: one slot per second, a 15 s timeout, no retries. */
   public static AckTimeoutConfig defaults() {
     return fromEnv(Map.of());
@@ -58,18 +85,13 @@ public record AckTimeoutConfig(
 
   /** Reads the IM_ACK_* variables; throws {@link InvalidConfigException} naming the variable. */
   public static AckTimeoutConfig fromEnv(Map<String, String> environment) {
-    Env env = new Env(environment);
-    long tick = env.durationMs(IM_ACK_TICK, 1_000, 10, Duration.ofHours(1).toMillis());
-    long timeout = env.durationMs(IM_ACK_TIMEOUT, 15_000, 10, Duration.ofDays(7).toMillis());
-    int attempts = env.integer(IM_ACK_MAX_ATTEMPTS, 1, 1, 100);
-    int batch = env.integer(IM_ACK_MAX_ENTRIES_PER_PUNCTUATION, 10_000, 1, 10_000_000);
-    long catchUp = env.durationMs(IM_ACK_CATCHUP_INTERVAL, Math.min(10, tick), 1, Duration.ofHours(1).toMillis());
-    int threads = env.integer(IM_ACK_STREAM_THREADS, 1, 1, 64);
-    long grace = env.durationMs(IM_ACK_INPUT_GRACE, 60_000, 0, Duration.ofDays(1).toMillis());
-    long acked = env.durationMs(IM_ACK_ACKED_RETENTION, Duration.ofMinutes(10).toMillis(), 1_000,
-        Duration.ofDays(7).toMillis());
-    return new AckTimeoutConfig(Duration.ofMillis(tick), Duration.ofMillis(timeout), attempts, batch,
-        Duration.ofMillis(catchUp), threads, Duration.ofMillis(grace), Duration.ofMillis(acked));
+    ConfigValues values = TABLE.read(environment);
+    Duration tick = values.get(TICK);
+    Duration catchUp = values.optional(CATCHUP_INTERVAL)
+        .orElse(Duration.ofMillis(Math.min(DEFAULT_CATCHUP_INTERVAL_MS, tick.toMillis())));
+    return new AckTimeoutConfig(tick, values.get(TIMEOUT), values.get(MAX_ATTEMPTS),
+        values.get(MAX_ENTRIES_PER_PUNCTUATION), catchUp, values.get(STREAM_THREADS), values.get(INPUT_GRACE),
+        values.get(ACKED_RETENTION));
   }
 
   /** A copy with another tick and timeout (tests). */

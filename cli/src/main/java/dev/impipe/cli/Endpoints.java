@@ -1,5 +1,7 @@
 package dev.impipe.cli;
 
+import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.config.SharedSettings;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -20,7 +22,7 @@ import java.util.Properties;
 public record Endpoints(String bootstrapServers, String schemaRegistryUrl, String httpUrl, long pid,
     Optional<Path> authSecretFile) {
 
-  static final String IM_LOCAL_ENDPOINTS_FILE = "IM_LOCAL_ENDPOINTS_FILE";
+  static final String IM_LOCAL_ENDPOINTS_FILE = SharedSettings.IM_LOCAL_ENDPOINTS_FILE;
   static final String AUTH_SECRET_FILE = "auth.secret.file";
 
   public Endpoints {
@@ -32,8 +34,7 @@ public record Endpoints(String bootstrapServers, String schemaRegistryUrl, Strin
   }
 
   static Path file(Map<String, String> env) {
-    String override = env.get(IM_LOCAL_ENDPOINTS_FILE);
-    return override != null ? Path.of(override) : Path.of(System.getProperty("user.home"), ".im", "local.properties");
+    return SharedSettings.LOCAL_ENDPOINTS_FILE.read(env);
   }
 
   void write(Map<String, String> env) {
@@ -86,10 +87,10 @@ public record Endpoints(String bootstrapServers, String schemaRegistryUrl, Strin
   /** Broker and registry for the CLI: the environment first, else a running {@code bin/im local}. */
   static Map.Entry<String, String> resolve(Map<String, String> env) {
     Optional<Endpoints> local = readFile(env);
-    String bootstrap = Optional.ofNullable(env.get("KAFKA_BOOTSTRAP_SERVERS")).filter(s -> !s.isBlank())
+    String bootstrap = Optional.ofNullable(ImConfig.BOOTSTRAP.read(env))
         .or(() -> local.map(Endpoints::bootstrapServers))
         .orElseThrow(() -> new CliException("No Kafka broker: set KAFKA_BOOTSTRAP_SERVERS, or start `bin/im local`"));
-    String registry = Optional.ofNullable(env.get("SCHEMA_REGISTRY_URL")).filter(s -> !s.isBlank())
+    String registry = Optional.ofNullable(ImConfig.REGISTRY.read(env))
         .or(() -> local.map(Endpoints::schemaRegistryUrl))
         .orElseThrow(() -> new CliException("No schema registry: set SCHEMA_REGISTRY_URL, or start `bin/im local`"));
     return Map.entry(bootstrap, registry);

@@ -15,6 +15,7 @@ import java.util.Base64;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.stream.Stream;
 
 /**
  * Local mode's token keys: when the user configured no key source, an HS256 secret generated once into
@@ -55,11 +56,10 @@ final class LocalAuth {
    * {@code IM_AUTH_DEV_TOKENS=true} (unless set). Validates the result.
    */
   static Setup configure(Map<String, String> env, Path root) {
-    boolean userConfigured = AuthConfig.KEY_SOURCE_VARIABLES.stream()
-        .anyMatch(name -> env.get(name) != null && !env.get(name).isBlank());
+    boolean userConfigured = Stream.of(AuthConfig.JWKS_URL, AuthConfig.HS256_SECRET, AuthConfig.HS256_SECRET_FILE)
+        .anyMatch(s -> s.isSet(env));
     if (userConfigured) {
-      Optional<Path> file = Optional.ofNullable(env.get(AuthConfig.IM_AUTH_HS256_SECRET_FILE))
-          .filter(f -> !f.isBlank()).map(f -> Path.of(f.trim()).toAbsolutePath());
+      Optional<Path> file = Optional.ofNullable(AuthConfig.HS256_SECRET_FILE.read(env)).map(Path::toAbsolutePath);
       return new Setup(false, file, AuthConfig.fromEnv(env));
     }
     Path file = ensureSecret(root.resolve("auth"));

@@ -1,7 +1,6 @@
 package dev.impipe.cli;
 
 import dev.impipe.runtime.app.PipelineRuntime;
-import dev.impipe.runtime.config.Env;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.embedded.ClusterNodeMain;
 import dev.impipe.runtime.embedded.Dirs;
@@ -216,7 +215,7 @@ public final class LocalCluster implements AutoCloseable {
       for (int i = 1; i <= brokerCount; i++) {
         List<String> command = new ArrayList<>();
         command.add(java);
-        command.addAll(List.of(rawEnv.getOrDefault("IM_BROKER_JAVA_OPTS", BROKER_JAVA_OPTS).trim().split("\\s+")));
+        command.addAll(List.of(CliConfig.BROKER_JAVA_OPTS.read(rawEnv).trim().split("\\s+")));
         command.addAll(List.of("-cp", classPath, ClusterNodeMain.class.getName(),
             "--node-id", Integer.toString(i), "--nodes", Integer.toString(brokerCount),
             "--data-dir", root.resolve("broker-" + i).toString(), "--port", brokerPorts.get(i - 1).toString(),
@@ -288,7 +287,7 @@ public final class LocalCluster implements AutoCloseable {
       e.put(LocalCommand.IM_PARENT_PID, Long.toString(ProcessHandle.current().pid()));
       List<String> command = new ArrayList<>();
       command.add(java);
-      command.addAll(List.of(rawEnv.getOrDefault("IM_INSTANCE_JAVA_OPTS", INSTANCE_JAVA_OPTS).trim().split("\\s+")));
+      command.addAll(List.of(CliConfig.INSTANCE_JAVA_OPTS.read(rawEnv).trim().split("\\s+")));
       command.addAll(List.of("-cp", classPath, Main.class.getName(), "run", "--data-dir", dir.toString()));
       instances.add(new Child(Role.INSTANCE, i, httpBase + i - 1, command, e,
           root.resolve("logs").resolve("instance-" + i + ".log")));
@@ -472,6 +471,7 @@ public final class LocalCluster implements AutoCloseable {
 
   /** {@code IM_STANDBY_REPLICAS}, else 1 with several instances (README "Running in production"), else 0. */
   static int standbyDefault(Map<String, String> env, int instances) {
-    return new Env(env).integer(PipelineRuntime.IM_STANDBY_REPLICAS, instances > 1 ? 1 : 0, 0, 16);
+    return PipelineRuntime.STANDBY_REPLICAS.isSet(env) ? PipelineRuntime.STANDBY_REPLICAS.read(env)
+        : instances > 1 ? 1 : 0;
   }
 }

@@ -1,8 +1,12 @@
 package dev.impipe.cli;
 
+import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.config.InvalidConfigException;
+import dev.impipe.runtime.config.Setting;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -44,10 +48,17 @@ final class LocalCommand implements Callable<Integer> {
   }
 
   private static void exitWithParent(Map<String, String> env) {
-    String parent = env.get(IM_PARENT_PID);
-    if (parent != null && !parent.isBlank()) {
-      ProcessHandle.of(Long.parseLong(parent.trim())).ifPresentOrElse(
-          p -> p.onExit().thenRun(() -> System.exit(0)), () -> System.exit(0));
+    Long parent = CliConfig.PARENT_PID.read(env);
+    if (parent != null) {
+      ProcessHandle.of(parent).ifPresentOrElse(p -> p.onExit().thenRun(() -> System.exit(0)), () -> System.exit(0));
+    }
+  }
+
+  static long parsePid(String pid) {
+    try {
+      return Long.parseLong(pid);
+    } catch (NumberFormatException e) {
+      throw new InvalidConfigException(IM_PARENT_PID + "='" + pid + "' is not a process id");
     }
   }
 
@@ -65,7 +76,7 @@ final class LocalCommand implements Callable<Integer> {
   static int serve(Map<String, String> env, Optional<Path> dataDir, int brokers, int instances, PrintStream out,
       boolean local) throws Exception {
     if (brokers > 1 || instances > 1) {
-      if (brokers > 1 && env.get("KAFKA_BOOTSTRAP_SERVERS") != null && !env.get("KAFKA_BOOTSTRAP_SERVERS").isBlank()) {
+      if (brokers > 1 && ImConfig.BOOTSTRAP.isSet(env)) {
         throw new CliException("--brokers starts brokers of its own: unset KAFKA_BOOTSTRAP_SERVERS or drop --brokers");
       }
       return runCluster(env, dataDir, brokers, instances, out);

@@ -51,16 +51,11 @@ final class LocalKafkaSecurity {
    * credentials come from {@code KAFKA_*} / {@code IM_<COMPONENT>_KAFKA_*}.
    */
   static Optional<LocalKafkaSecurity> configure(Map<String, String> env, Path root) throws IOException {
-    String mode = Optional.ofNullable(env.get(IM_KAFKA_SECURITY)).map(String::trim).filter(s -> !s.isEmpty())
-        .orElse("none").toLowerCase(Locale.ROOT);
+    String mode = CliConfig.KAFKA_SECURITY.read(env).toLowerCase(Locale.ROOT);
     if (mode.equals("none")) {
       return Optional.empty();
     }
-    if (!mode.equals("scram")) {
-      throw new InvalidConfigException(IM_KAFKA_SECURITY + "='" + env.get(IM_KAFKA_SECURITY)
-          + "' is invalid: expected none or scram");
-    }
-    if (env.get(ImConfig.KAFKA_BOOTSTRAP_SERVERS) != null && !env.get(ImConfig.KAFKA_BOOTSTRAP_SERVERS).isBlank()) {
+    if (ImConfig.BOOTSTRAP.read(env) != null) {
       throw new InvalidConfigException(IM_KAFKA_SECURITY + "=scram secures the embedded brokers; with "
           + ImConfig.KAFKA_BOOTSTRAP_SERVERS + " set, give each component its login in IM_<COMPONENT>_KAFKA_* "
           + "(README: Running in production / Security)");

@@ -3,6 +3,7 @@ package dev.impipe.cli;
 import dev.impipe.runtime.app.PipelineComponent;
 import dev.impipe.runtime.app.PipelineRuntime;
 import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.config.RegistrySettings;
 import dev.impipe.runtime.embedded.Dirs;
 import dev.impipe.runtime.embedded.EmbeddedKafka;
 import dev.impipe.runtime.embedded.EmbeddedSchemaRegistry;
@@ -11,7 +12,6 @@ import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.runtime.topics.TopicProvisioner;
-import dev.impipe.schemas.registry.RegistryClientSettings;
 import dev.impipe.schemas.registry.SchemaRegistryClients;
 import java.io.IOException;
 import java.io.InputStream;
@@ -78,6 +78,8 @@ public final class LocalLauncher implements AutoCloseable {
     tempDir = dataDir.isPresent() ? null : root;
     Map<String, String> env = new HashMap<>(rawEnv);
     this.env = Map.copyOf(rawEnv);
+    org.slf4j.LoggerFactory.getLogger(LocalLauncher.class)
+        .info("Config of {}", CliConfig.TABLE.read(rawEnv).describe());
     env.putIfAbsent(ImConfig.IM_STATE_DIR, root.resolve("streams").toString());
     Optional<LocalKafkaSecurity> kafkaSecurity = LocalKafkaSecurity.configure(env, root);
     kafkaSecurity.ifPresent(s -> env.putAll(s.clientEnv()));
@@ -137,10 +139,10 @@ public final class LocalLauncher implements AutoCloseable {
 
     // A client of its own: an earlier launch in this JVM may have met another registry behind the same URL.
     ImTopics topics = new ImTopics(names, SchemaRegistryClients.create(registryUrl,
-        RegistryClientSettings.fromEnv(env)));
+        RegistrySettings.fromEnv(env)));
     runtime = new PipelineRuntime(config, env, topics);
     resources.add(runtime);
-    List<PipelineComponent> components = selectComponents(env.get(IM_COMPONENTS));
+    List<PipelineComponent> components = selectComponents(CliConfig.COMPONENTS.read(env));
     runtime.start(components);
     step("components started: " + (components.isEmpty() ? "(none)"
         : String.join(", ", components.stream().map(PipelineComponent::name).sorted().toList())));

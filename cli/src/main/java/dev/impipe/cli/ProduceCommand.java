@@ -3,10 +3,10 @@ package dev.impipe.cli;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.config.RegistrySettings;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.json.PlainJson;
-import dev.impipe.schemas.registry.RegistryClientSettings;
 import dev.impipe.schemas.registry.SchemaRegistryClients;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -56,8 +56,8 @@ final class ProduceCommand implements Callable<Integer> {
   public Integer call() throws IOException {
     Map<String, String> env = context.env();
     Map.Entry<String, String> endpoints = Endpoints.resolve(env);
-    ImTopics topics = new ImTopics(TopicNames.withPrefix(env.getOrDefault("IM_TOPIC_PREFIX", "im.")),
-        SchemaRegistryClients.create(endpoints.getValue(), RegistryClientSettings.fromEnv(env)));
+    ImTopics topics = new ImTopics(TopicNames.withPrefix(ImConfig.TOPIC_PREFIX.read(env)),
+        SchemaRegistryClients.create(endpoints.getValue(), RegistrySettings.fromEnv(env)));
     Class<? extends SpecificRecord> type = topics.valueType(topic).orElseThrow(() -> new CliException(
         "unknown topic '" + topic + "': produce writes one of " + String.join(", ", topics.avroTopics())));
     requireTopicExists(env, endpoints.getKey(), topic);

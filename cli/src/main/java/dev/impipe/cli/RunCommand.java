@@ -1,6 +1,9 @@
 package dev.impipe.cli;
 
+import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.config.Setting;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -29,10 +32,9 @@ final class RunCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
-    for (String required : new String[] {"KAFKA_BOOTSTRAP_SERVERS", "SCHEMA_REGISTRY_URL"}) {
-      String value = context.env().get(required);
-      if (value == null || value.isBlank()) {
-        throw new CliException(required + " must be set: `bin/im run` uses an existing broker and registry "
+    for (Setting<String> required : List.of(ImConfig.BOOTSTRAP, ImConfig.REGISTRY)) {
+      if (!required.isSet(context.env())) {
+        throw new CliException(required.name() + " must be set: `bin/im run` uses an existing broker and registry "
             + "(use `bin/im local` for embedded ones)");
       }
     }

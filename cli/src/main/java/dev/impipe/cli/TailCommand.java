@@ -2,10 +2,11 @@ package dev.impipe.cli;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.config.RegistrySettings;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.json.PlainJson;
-import dev.impipe.schemas.registry.RegistryClientSettings;
 import dev.impipe.schemas.registry.SchemaRegistryClients;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -69,8 +70,8 @@ final class TailCommand implements Callable<Integer> {
   private static int tail(String topic, boolean fromBeginning, long max, Optional<Duration> idleTimeout,
       Map<String, String> env, PrintStream out, PrintStream err) {
     Map.Entry<String, String> endpoints = Endpoints.resolve(env);
-    ImTopics topics = new ImTopics(TopicNames.withPrefix(env.getOrDefault("IM_TOPIC_PREFIX", "im.")),
-        SchemaRegistryClients.create(endpoints.getValue(), RegistryClientSettings.fromEnv(env)));
+    ImTopics topics = new ImTopics(TopicNames.withPrefix(ImConfig.TOPIC_PREFIX.read(env)),
+        SchemaRegistryClients.create(endpoints.getValue(), RegistrySettings.fromEnv(env)));
     ProduceCommand.requireTopicExists(env, endpoints.getKey(), topic);
     Optional<Deserializer<? extends SpecificRecord>> valueReader =
         topics.valueType(topic).map(type -> topics.valueSerde(type).deserializer());

@@ -4,10 +4,12 @@ import dev.impipe.runtime.auth.AuthConfig;
 import dev.impipe.runtime.auth.TokenIssuer;
 import dev.impipe.runtime.config.Env;
 import dev.impipe.runtime.config.InvalidConfigException;
+import dev.impipe.runtime.config.Setting;
 import dev.impipe.runtime.domain.Ids;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -67,12 +69,12 @@ final class TokenCommand implements Callable<Integer> {
 
   /** The environment's secret if set (like {@code tail}, the environment wins), else the running local instance's. */
   static TokenIssuer issuer(Map<String, String> env) {
-    boolean secretInEnv = isSet(env, AuthConfig.IM_AUTH_HS256_SECRET) || isSet(env, AuthConfig.IM_AUTH_HS256_SECRET_FILE);
+    boolean secretInEnv = AuthConfig.HS256_SECRET.isSet(env) || AuthConfig.HS256_SECRET_FILE.isSet(env);
     Map<String, String> authEnv = new HashMap<>();
-    for (String name : new String[] {AuthConfig.IM_AUTH_ISSUER, AuthConfig.IM_AUTH_AUDIENCE,
-        AuthConfig.IM_AUTH_HS256_SECRET, AuthConfig.IM_AUTH_HS256_SECRET_FILE}) {
-      if (isSet(env, name)) {
-        authEnv.put(name, env.get(name));
+    for (Setting<?> setting : List.of(AuthConfig.ISSUER, AuthConfig.AUDIENCE, AuthConfig.HS256_SECRET,
+        AuthConfig.HS256_SECRET_FILE)) {
+      if (setting.isSet(env)) {
+        authEnv.put(setting.name(), env.get(setting.name()));
       }
     }
     if (!secretInEnv) {
@@ -97,9 +99,5 @@ final class TokenCommand implements Callable<Integer> {
     } catch (InvalidConfigException e) {
       throw new CliException(e.getMessage() + " (between 1s and " + TokenIssuer.MAX_TTL.toDays() + "d)");
     }
-  }
-
-  private static boolean isSet(Map<String, String> env, String name) {
-    return env.get(name) != null && !env.get(name).isBlank();
   }
 }

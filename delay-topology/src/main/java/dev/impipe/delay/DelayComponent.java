@@ -3,6 +3,8 @@ package dev.impipe.delay;
 import dev.impipe.delay.internal.AdminTopicCache;
 import dev.impipe.runtime.app.ComponentContext;
 import dev.impipe.runtime.app.PipelineComponent;
+import dev.impipe.runtime.config.ConfigTable;
+import java.util.List;
 import org.apache.kafka.clients.admin.Admin;
 
 /** Runs the delay topology as the Streams app {@code <prefix>delay}. */
@@ -13,6 +15,11 @@ public final class DelayComponent implements PipelineComponent {
   @Override
   public String name() {
     return NAME;
+  }
+
+  @Override
+  public List<ConfigTable> configTables() {
+    return List.of(DelayConfig.TABLE);
   }
 
   @Override

@@ -1,8 +1,11 @@
 package dev.impipe.delay;
 
-import dev.impipe.runtime.config.Env;
+import dev.impipe.runtime.config.ConfigTable;
+import dev.impipe.runtime.config.ConfigValues;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.config.InvalidConfigException;
+import dev.impipe.runtime.config.Setting;
+import dev.impipe.runtime.config.SharedSettings;
 import dev.impipe.runtime.topics.TopicNames;
 import java.time.Duration;
 import java.util.Arrays;
@@ -34,7 +37,7 @@ public record DelayConfig(
     long segmentMs, long sweepTimeMs) {
 
   public static final String IM_DELAY_TICK = "IM_DELAY_TICK";
-  public static final String IM_DELAY_MAX = "IM_DELAY_MAX";
+  public static final String IM_DELAY_MAX = SharedSettings.IM_DELAY_MAX;
   public static final String IM_DELAY_BATCH = "IM_DELAY_BATCH";
   public static final String IM_DELAY_DRAIN_TICK = "IM_DELAY_DRAIN_TICK";
   public static final String IM_DELAY_TARGETS = "IM_DELAY_TARGETS";
@@ -43,20 +46,38 @@ public record DelayConfig(
   public static final String IM_DELAY_SEGMENT = "IM_DELAY_SEGMENT";
   public static final String IM_DELAY_SWEEP_TIME = "IM_DELAY_SWEEP_TIME";
 
-  public static final long DEFAULT_TICK_MS = 1_000;
-  /** Two years: the longest delay a schedule may ask for. */
-  public static final long DEFAULT_MAX_DELAY_MS = Duration.ofDays(730).toMillis();
-  public static final int DEFAULT_BATCH = 5_000;
+  /** The drain tick unless set: 20 ms, at most the tick. */
   public static final long DEFAULT_DRAIN_TICK_MS = 20;
-  public static final long DEFAULT_TOPIC_CACHE_MS = 30_000;
-  /** One hour per segment: schedules due in the same hour share one. */
-  public static final long DEFAULT_SEGMENT_MS = Duration.ofHours(1).toMillis();
-  public static final long DEFAULT_SWEEP_TIME_MS = 1_000;
   /**
    * How long the schedule changelog keeps a record beyond the maximum delay: a schedule must still be in the
    * changelog when it falls due, even if the app was down for that long.
    */
   public static final long CHANGELOG_GRACE_MS = Duration.ofDays(30).toMillis();
+
+  public static final Setting<Duration> TICK = Setting.duration(IM_DELAY_TICK, "1s", "10ms", "10m",
+      "how often due records are looked for");
+  public static final Setting<Integer> BATCH = Setting.integer(IM_DELAY_BATCH, 5_000, 1, 1_000_000,
+      "most records delivered per punctuation and partition");
+  public static final Setting<Duration> DRAIN_TICK = Setting.duration(IM_DELAY_DRAIN_TICK, "1ms", "10m",
+      "gap between batches while a backlog remains (also the app's `poll.ms`); at most `IM_DELAY_TICK`")
+      .defaultDoc("`" + DEFAULT_DRAIN_TICK_MS + "ms`");
+  public static final Setting<String> TARGETS = Setting.optional(IM_DELAY_TARGETS, "allowed target topics: names "
+      + "or `prefix*`, comma-separated (`*`: any existing topic); a record for any other topic goes to `im.rejected` "
+      + "with its reason, and the delay component's Kafka principal needs a write ACL for every extra target")
+      .validate(t -> t.matches("[A-Za-z0-9._*, -]+"), "a comma-separated list of topic names or prefixes ending in '*'")
+      .defaultDoc("`<IM_TOPIC_PREFIX>messages` (`im.messages`)");
+  public static final Setting<Duration> TOPIC_CACHE = Setting.duration(IM_DELAY_TOPIC_CACHE, "30s", "1s", "1h",
+      "how often the broker's topic list is refreshed (in the background; at most once a second more on a miss)");
+  public static final Setting<Integer> THREADS = Setting.integer(IM_DELAY_THREADS, 1, 1, 64, "Kafka Streams threads");
+  public static final Setting<Duration> SEGMENT = Setting.duration(IM_DELAY_SEGMENT, "1h", "1m", "7d",
+      "time span of one segment of the schedule and index stores (by due time), dropped whole once the sweep has "
+          + "passed it");
+  public static final Setting<Duration> SWEEP_TIME = Setting.duration(IM_DELAY_SWEEP_TIME, "1s", "10ms", "30s",
+      "longest time the punctuations of one stream thread spend delivering before a commit (the other bound is "
+          + "`IM_DELAY_BATCH` records)");
+
+  public static final ConfigTable TABLE = ConfigTable.of("delay", TICK, SharedSettings.DELAY_MAX, BATCH, DRAIN_TICK,
+      TARGETS, TOPIC_CACHE, THREADS, SEGMENT, SWEEP_TIME).alsoReading(ImConfig.TOPIC_PREFIX);
 
   public DelayConfig {
     targets = List.copyOf(targets);
@@ -73,13 +94,13 @@ public record DelayConfig(
 
   /** Reads the settings; throws {@link InvalidConfigException} naming the variable. */
   public static DelayConfig fromEnv(Map<String, String> environment) {
-    Env env = new Env(environment);
-    long tick = env.durationMs(IM_DELAY_TICK, DEFAULT_TICK_MS, 10, Duration.ofMinutes(10).toMillis());
-    long max = env.durationMs(IM_DELAY_MAX, DEFAULT_MAX_DELAY_MS, 1_000, Duration.ofDays(3660).toMillis());
-    int batch = env.integer(IM_DELAY_BATCH, DEFAULT_BATCH, 1, 1_000_000);
-    long drain = env.durationMs(IM_DELAY_DRAIN_TICK, Math.min(DEFAULT_DRAIN_TICK_MS, tick), 1, tick);
-    String targetList = env.string(IM_DELAY_TARGETS, defaultTarget(env), t -> t.matches("[A-Za-z0-9._*, -]+"),
-        "a comma-separated list of topic names or prefixes ending in '*'");
+    ConfigValues values = TABLE.read(environment);
+    long tick = values.get(TICK).toMillis();
+    long max = values.get(SharedSettings.DELAY_MAX).toMillis();
+    long drain = values.optional(DRAIN_TICK).map(Duration::toMillis).orElse(Math.min(DEFAULT_DRAIN_TICK_MS, tick));
+    // The messages topic under the configured prefix: the one topic the delay principal may write to by default.
+    String targetList = values.optional(TARGETS)
+        .orElseGet(() -> TopicNames.withPrefix(values.get(ImConfig.TOPIC_PREFIX)).messages());
     List<String> targets = Arrays.stream(targetList.split(",")).map(String::trim).filter(t -> !t.isEmpty())
         .toList();
     for (String target : targets) {
@@ -88,17 +109,8 @@ public record DelayConfig(
             + "a prefix, as in im.*");
       }
     }
-    long cache = env.durationMs(IM_DELAY_TOPIC_CACHE, DEFAULT_TOPIC_CACHE_MS, 1_000,
-        Duration.ofHours(1).toMillis());
-    int threads = env.integer(IM_DELAY_THREADS, 1, 1, 64);
-    long segment = env.durationMs(IM_DELAY_SEGMENT, DEFAULT_SEGMENT_MS, 60_000, Duration.ofDays(7).toMillis());
-    long sweepTime = env.durationMs(IM_DELAY_SWEEP_TIME, DEFAULT_SWEEP_TIME_MS, 10, Duration.ofSeconds(30).toMillis());
-    return new DelayConfig(tick, max, batch, drain, targets, cache, threads, segment, sweepTime);
-  }
-
-  /** The messages topic under the configured prefix ({@code IM_TOPIC_PREFIX}, default {@code im.}). */
-  private static String defaultTarget(Env env) {
-    return TopicNames.withPrefix(env.string(ImConfig.IM_TOPIC_PREFIX, "im.")).messages();
+    return new DelayConfig(tick, max, values.get(BATCH), drain, targets, values.get(TOPIC_CACHE).toMillis(),
+        values.get(THREADS), values.get(SEGMENT).toMillis(), values.get(SWEEP_TIME).toMillis());
   }
 
   /** A copy with another batch size and drain tick (tests). */

@@ -2,6 +2,8 @@ package dev.impipe.fanout;
 
 import dev.impipe.runtime.app.ComponentContext;
 import dev.impipe.runtime.app.PipelineComponent;
+import dev.impipe.runtime.config.ConfigTable;
+import java.util.List;
 import java.util.Map;
 
 /** Runs the fan-out app in a pipeline process. */
@@ -15,6 +17,11 @@ public final class FanoutComponent implements PipelineComponent {
   @Override
   public int order() {
     return 20;
+  }
+
+  @Override
+  public List<ConfigTable> configTables() {
+    return List.of(FanoutConfig.TABLE);
   }
 
   @Override

@@ -1,6 +1,8 @@
 package dev.impipe.fanout;
 
-import dev.impipe.runtime.config.Env;
+import dev.impipe.runtime.config.ConfigTable;
+import dev.impipe.runtime.config.ConfigValues;
+import dev.impipe.runtime.config.Setting;
 import java.time.Duration;
 import java.util.Map;
 
@@ -17,6 +19,16 @@ public record FanoutConfig(Duration dedupeWindow, Duration recallWindow, int lar
   public static final String IM_FANOUT_RECALL_WINDOW = "IM_FANOUT_RECALL_WINDOW";
   public static final String IM_LARGE_GROUP_THRESHOLD = "IM_LARGE_GROUP_THRESHOLD";
 
+  public static final Setting<Duration> DEDUPE_WINDOW = Setting.duration(IM_FANOUT_DEDUPE_WINDOW, "24h", "1m", "30d",
+      "a repeated clientMsgId from the same sender in the same conversation within this window is delivered once");
+  public static final Setting<Duration> RECALL_WINDOW = Setting.duration(IM_FANOUT_RECALL_WINDOW, "7d", "1m", "365d",
+      "how long a message can be recalled");
+  public static final Setting<Integer> LARGE_GROUP_THRESHOLD = Setting.integer(IM_LARGE_GROUP_THRESHOLD, 1_000, 0,
+      10_000_000, "a group with more members than this is large (0: never)");
+
+  public static final ConfigTable TABLE = ConfigTable.of("fanout", DEDUPE_WINDOW, RECALL_WINDOW,
+      LARGE_GROUP_THRESHOLD);
+
   public static FanoutConfig defaults() {
     return fromEnv(Map.of());
   }
@@ -25,12 +37,9 @@ public record FanoutConfig(Duration dedupeWindow, Duration recallWindow, int lar
     return new FanoutConfig(dedupeWindow, recallWindow, threshold);
   }
 
+  /** Reads the settings; throws {@code InvalidConfigException} naming the variable. */
   public static FanoutConfig fromEnv(Map<String, String> environment) {
-    Env env = new Env(environment);
-    long day = Duration.ofDays(1).toMillis();
-    return new FanoutConfig(
-        Duration.ofMillis(env.durationMs(IM_FANOUT_DEDUPE_WINDOW, day, 60_000, 30 * day)),
-        Duration.ofMillis(env.durationMs(IM_FANOUT_RECALL_WINDOW, 7 * day, 60_000, 365 * day)),
-        env.integer(IM_LARGE_GROUP_THRESHOLD, 1_000, 0, 10_000_000));
+    ConfigValues values = TABLE.read(environment);
+    return new FanoutConfig(values.get(DEDUPE_WINDOW), values.get(RECALL_WINDOW), values.get(LARGE_GROUP_THRESHOLD));
   }
 }

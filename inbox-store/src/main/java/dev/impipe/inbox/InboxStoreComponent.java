@@ -5,8 +5,10 @@ import dev.impipe.inbox.http.InboxRoutes;
 import dev.impipe.inbox.http.OwnerRouter;
 import dev.impipe.runtime.app.ComponentContext;
 import dev.impipe.runtime.app.PipelineComponent;
+import dev.impipe.runtime.config.ConfigTable;
 import dev.impipe.runtime.topics.Topic;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -25,6 +27,11 @@ public final class InboxStoreComponent implements PipelineComponent {
   @Override
   public int order() {
     return 300;
+  }
+
+  @Override
+  public List<ConfigTable> configTables() {
+    return List.of(InboxStoreConfig.TABLE);
   }
 
   @Override

@@ -1,6 +1,9 @@
 package dev.impipe.inbox;
 
+import dev.impipe.runtime.config.ConfigTable;
+import dev.impipe.runtime.config.ConfigValues;
 import dev.impipe.runtime.config.Env;
+import dev.impipe.runtime.config.Setting;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
@@ -39,6 +42,23 @@ public record InboxStoreConfig(
   private static final long DAY_MS = Duration.ofDays(1).toMillis();
   private static final long MAX_RETENTION_MS = Duration.ofDays(365 * 100L).toMillis();
 
+  public static final Setting<Long> INBOX_RETENTION = retention(IM_INBOX_RETENTION, 7 * DAY_MS,
+      "inbox entries older than this are removed (`forever` keeps all)").defaultDoc("`7d`");
+  public static final Setting<Long> MAX_PER_USER = Setting.longValue(IM_INBOX_MAX_PER_USER, 0, 0, Long.MAX_VALUE,
+      "most stored entries per user").defaultDoc("`0` (no cap)");
+  public static final Setting<Long> TIMELINE_RETENTION = retention(IM_TIMELINE_RETENTION, FOREVER,
+      "the same for conversation history").defaultDoc("`forever`");
+  public static final Setting<Duration> RETENTION_INTERVAL = Setting.duration(IM_INBOX_RETENTION_INTERVAL, "1m",
+      "10ms", "1d", "how often retention runs");
+  public static final Setting<Duration> QUERY_TIMEOUT = Setting.duration(IM_INBOX_QUERY_TIMEOUT, "3s", "0", "1m",
+      "how long a request may wait (rebalance, `minSeq`, cursor) before `503`");
+  public static final Setting<Long> CURSOR_RETENTION = retention(IM_DEVICE_CURSOR_RETENTION, null,
+      "a device cursor (or large-group position) not committed for this long is removed (`forever` keeps all; see "
+          + "State that stays bounded)").defaultDoc("the inbox retention");
+
+  public static final ConfigTable TABLE = ConfigTable.of("inbox-store", INBOX_RETENTION, MAX_PER_USER,
+      TIMELINE_RETENTION, RETENTION_INTERVAL, QUERY_TIMEOUT, CURSOR_RETENTION);
+
   public InboxStoreConfig {
     if (inboxRetentionMs <= 0 || timelineRetentionMs <= 0 || retentionIntervalMs <= 0 || queryTimeoutMs < 0
         || maxEntriesPerUser < 0 || cursorRetentionMs <= 0) {
@@ -53,14 +73,11 @@ public record InboxStoreConfig(
 
   /** Parses the settings; an invalid value throws {@code InvalidConfigException} naming the variable. */
   public static InboxStoreConfig fromEnv(Map<String, String> environment) {
-    Env env = new Env(environment);
-    long inbox = retention(env, IM_INBOX_RETENTION, 7 * DAY_MS);
-    long cap = env.longValue(IM_INBOX_MAX_PER_USER, 0, 0, Long.MAX_VALUE);
-    long timeline = retention(env, IM_TIMELINE_RETENTION, FOREVER);
-    long interval = env.durationMs(IM_INBOX_RETENTION_INTERVAL, 60_000, 10, DAY_MS);
-    long timeout = env.durationMs(IM_INBOX_QUERY_TIMEOUT, 3_000, 0, 60_000);
-    long cursors = retention(env, IM_DEVICE_CURSOR_RETENTION, inbox);
-    return new InboxStoreConfig(inbox, cap, timeline, interval, timeout, cursors);
+    ConfigValues values = TABLE.read(environment);
+    long inbox = values.get(INBOX_RETENTION);
+    return new InboxStoreConfig(inbox, values.get(MAX_PER_USER), values.get(TIMELINE_RETENTION),
+        values.get(RETENTION_INTERVAL).toMillis(), values.get(QUERY_TIMEOUT).toMillis(),
+        values.optional(CURSOR_RETENTION).orElse(inbox));
   }
 
   /** True when inbox entries expire. */
@@ -78,11 +95,14 @@ public record InboxStoreConfig(
     return timelineRetentionMs != FOREVER;
   }
 
-  private static long retention(Env env, String name, long defaultMs) {
-    String raw = env.optional(name).orElse("").toLowerCase(Locale.ROOT);
-    if (raw.equals("forever") || raw.equals("-1")) {
-      return FOREVER;
-    }
-    return env.durationMs(name, defaultMs, 1, MAX_RETENTION_MS);
+  /** A retention in milliseconds: a duration, or {@code forever} / {@code -1} for {@link #FOREVER}. */
+  private static Setting<Long> retention(String name, Long defaultMs, String doc) {
+    return Setting.parsed(name, "duration", defaultMs, raw -> {
+      String text = raw.toLowerCase(Locale.ROOT);
+      if (text.equals("forever") || text.equals("-1")) {
+        return FOREVER;
+      }
+      return new Env(Map.of(name, raw)).durationMs(name, 0, 1, MAX_RETENTION_MS);
+    }, doc);
   }
 }

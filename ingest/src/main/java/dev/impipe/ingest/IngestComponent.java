@@ -2,7 +2,9 @@ package dev.impipe.ingest;
 
 import dev.impipe.runtime.app.ComponentContext;
 import dev.impipe.runtime.app.PipelineComponent;
+import dev.impipe.runtime.config.ConfigTable;
 import java.time.Clock;
+import java.util.List;
 
 /** Serves the sending endpoints of the HTTP API in a pipeline process. */
 public final class IngestComponent implements PipelineComponent {
@@ -15,6 +17,11 @@ public final class IngestComponent implements PipelineComponent {
   @Override
   public int order() {
     return 10;
+  }
+
+  @Override
+  public List<ConfigTable> configTables() {
+    return List.of(IngestConfig.TABLE);
   }
 
   @Override

@@ -1,6 +1,9 @@
 package dev.impipe.ingest;
 
-import dev.impipe.runtime.config.Env;
+import dev.impipe.runtime.config.ConfigTable;
+import dev.impipe.runtime.config.ConfigValues;
+import dev.impipe.runtime.config.Setting;
+import dev.impipe.runtime.config.SharedSettings;
 import java.time.Duration;
 import java.util.Map;
 
@@ -14,19 +17,25 @@ import java.util.Map;
 public record IngestConfig(int maxBodyChars, Duration maxDelay, Duration publishTimeout) {
 
   public static final String IM_MAX_BODY_CHARS = "IM_MAX_BODY_CHARS";
-  public static final String IM_DELAY_MAX = "IM_DELAY_MAX";
+  public static final String IM_DELAY_MAX = SharedSettings.IM_DELAY_MAX;
   public static final String IM_PUBLISH_TIMEOUT = "IM_PUBLISH_TIMEOUT";
+
+  public static final Setting<Integer> MAX_BODY_CHARS = Setting.integer(IM_MAX_BODY_CHARS, 10_000, 1, 1_000_000,
+      "longest message body");
+  public static final Setting<Duration> PUBLISH_TIMEOUT = Setting.duration(IM_PUBLISH_TIMEOUT, "15s", "1s", "2m",
+      "how long an HTTP request waits for Kafka's acknowledgement");
+
+  public static final ConfigTable TABLE = ConfigTable.of("ingest", MAX_BODY_CHARS, PUBLISH_TIMEOUT)
+      .alsoReading(SharedSettings.DELAY_MAX);
 
   public static IngestConfig defaults() {
     return fromEnv(Map.of());
   }
 
+  /** Reads the settings; throws {@code InvalidConfigException} naming the variable. */
   public static IngestConfig fromEnv(Map<String, String> environment) {
-    Env env = new Env(environment);
-    long day = Duration.ofDays(1).toMillis();
-    return new IngestConfig(
-        env.integer(IM_MAX_BODY_CHARS, 10_000, 1, 1_000_000),
-        Duration.ofMillis(env.durationMs(IM_DELAY_MAX, 2 * 366 * day, 1_000, 10 * 366 * day)),
-        Duration.ofMillis(env.durationMs(IM_PUBLISH_TIMEOUT, 15_000, 1_000, 120_000)));
+    ConfigValues values = TABLE.read(environment);
+    return new IngestConfig(values.get(MAX_BODY_CHARS), values.get(SharedSettings.DELAY_MAX),
+        values.get(PUBLISH_TIMEOUT));
   }
 }

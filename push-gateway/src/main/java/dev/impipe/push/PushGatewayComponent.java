@@ -4,10 +4,12 @@ import dev.impipe.runtime.app.ComponentContext;
 import dev.impipe.runtime.app.PipelineComponent;
 import dev.impipe.runtime.auth.AuthConfig;
 import dev.impipe.runtime.auth.Principal;
+import dev.impipe.runtime.config.ConfigTable;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.http.HttpApi;
 import dev.impipe.runtime.http.HttpError;
 import dev.impipe.runtime.http.Request;
+import java.util.List;
 import java.util.Optional;
 
 /**
@@ -27,6 +29,11 @@ public final class PushGatewayComponent implements PipelineComponent {
   @Override
   public int order() {
     return 400;
+  }
+
+  @Override
+  public List<ConfigTable> configTables() {
+    return List.of(PushConfig.TABLE);
   }
 
   @Override

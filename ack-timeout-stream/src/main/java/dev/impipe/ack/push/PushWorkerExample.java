@@ -1,6 +1,7 @@
 package dev.impipe.ack.push;
 
 import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.config.SharedSettings;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.SchemaRegistryClients;
@@ -57,8 +58,7 @@ public final class PushWorkerExample {
   }
 
   private static Properties localEndpoints(Map<String, String> env) {
-    Path file = env.containsKey("IM_LOCAL_ENDPOINTS_FILE") ? Path.of(env.get("IM_LOCAL_ENDPOINTS_FILE"))
-        : Path.of(System.getProperty("user.home"), ".im", "local.properties");
+    Path file = SharedSettings.LOCAL_ENDPOINTS_FILE.read(env);
     Properties p = new Properties();
     if (Files.exists(file)) {
       try (InputStream in = Files.newInputStream(file)) {

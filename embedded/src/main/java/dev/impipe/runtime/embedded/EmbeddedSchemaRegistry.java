@@ -1,5 +1,6 @@
 package dev.impipe.runtime.embedded;
 
+import dev.impipe.runtime.config.Setting;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -31,6 +32,10 @@ public final class EmbeddedSchemaRegistry implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(EmbeddedSchemaRegistry.class);
   public static final String APICURIO_HOME_ENV = "IM_APICURIO_HOME";
+  /** Declared here, documented with the launcher's settings (the embedded registry is local mode's and tests'). */
+  public static final Setting<Path> APICURIO_HOME = Setting.parsed(APICURIO_HOME_ENV, "path", null, Path::of,
+      "local mode and tests: the unpacked Apicurio Registry the embedded registry runs")
+      .defaultDoc("(what the build fetched)");
   public static final String CCOMPAT_PATH = "/apis/ccompat/v7";
 
   private final Process process;
@@ -142,9 +147,10 @@ public final class EmbeddedSchemaRegistry implements AutoCloseable {
 
   /** Where the unpacked Apicurio server lives: {@code IM_APICURIO_HOME}, else what the build fetched. */
   public static Path apicurioHome() {
-    String fromEnv = System.getenv(APICURIO_HOME_ENV);
-    if (fromEnv != null && !fromEnv.isBlank()) {
-      return Path.of(fromEnv);
+    // Read from the process environment: its callers (local mode, test fixtures, bench) share no environment map.
+    Path fromEnv = APICURIO_HOME.read(System.getenv());
+    if (fromEnv != null) {
+      return fromEnv;
     }
     Properties props = new Properties();
     try (InputStream in = EmbeddedSchemaRegistry.class.getResourceAsStream("/im-runtime.properties")) {

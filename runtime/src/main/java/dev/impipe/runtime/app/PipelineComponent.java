@@ -1,5 +1,8 @@
 package dev.impipe.runtime.app;
 
+import dev.impipe.runtime.config.ConfigTable;
+import java.util.List;
+
 /**
  * A part of the pipeline that runs in a process: it may start Kafka Streams apps, clients and HTTP routes through
  * the context. Components are found with {@link java.util.ServiceLoader}: a module lists its component in
@@ -13,6 +16,11 @@ public interface PipelineComponent {
   /** Start order: lower first (producers of topics before their consumers is not required, but reads nicer). */
   default int order() {
     return 100;
+  }
+
+  /** The component's settings, each declared once; the runtime logs their values (secrets masked) before start. */
+  default List<ConfigTable> configTables() {
+    return List.of();
   }
 
   /** Starts the component; resources it opens are registered with {@link ComponentContext#closeOnShutdown}. */

@@ -1,6 +1,10 @@
 package dev.impipe.runtime.app;
 
+import dev.impipe.runtime.config.ConfigTable;
+import dev.impipe.runtime.config.ConfigValues;
 import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.config.RegistrySettings;
+import dev.impipe.runtime.config.Setting;
 import dev.impipe.runtime.auth.AuthConfig;
 import dev.impipe.runtime.auth.TokenVerifier;
 import dev.impipe.runtime.http.HttpApi;
@@ -39,6 +43,25 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(PipelineRuntime.class);
   /** Standby replicas of every Streams app's state (default 0). */
   public static final String IM_STANDBY_REPLICAS = "IM_STANDBY_REPLICAS";
+  public static final String IM_ADVERTISED_HOST = "IM_ADVERTISED_HOST";
+
+  public static final Setting<String> ADVERTISED_HOST = Setting.optional(IM_ADVERTISED_HOST,
+      "host other instances use to reach this one (interactive queries)").defaultDoc("`IM_HTTP_HOST`");
+  public static final Setting<Integer> STANDBY_REPLICAS = Setting.integer(IM_STANDBY_REPLICAS, 0, 0, 16,
+      "Kafka Streams standby replicas of every app's state (see Running in production)")
+      .defaultDoc("`0` (`bin/im local --instances N>1`: `1`)");
+
+  public static final Setting<Integer> THREAD_REPLACEMENTS = Setting.integer(
+      StreamThreadReplacement.IM_STREAM_THREAD_REPLACEMENTS, StreamThreadReplacement.DEFAULT_MAX, 0, 1000,
+      "dead stream threads an app replaces within the window below; one more shuts the app down on this instance "
+          + "(see Rejected records)");
+  public static final Setting<Duration> THREAD_REPLACEMENT_WINDOW = Setting.duration(
+      StreamThreadReplacement.IM_STREAM_THREAD_REPLACEMENT_WINDOW, "10m", "1s", "1d",
+      "the window of `IM_STREAM_THREAD_REPLACEMENTS`");
+
+  /** Settings of the process that runs the components, besides the pipeline's, the HTTP server's and auth's. */
+  public static final ConfigTable TABLE = ConfigTable.of("runtime", ADVERTISED_HOST, STANDBY_REPLICAS,
+      THREAD_REPLACEMENTS, THREAD_REPLACEMENT_WINDOW, SharedRocksDBMemory.MEMORY).alsoReading(HttpSettings.HOST);
 
   private final ImConfig config;
   private final Map<String, String> env;
@@ -50,6 +73,7 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
   private final java.util.Set<String> everRunning = java.util.concurrent.ConcurrentHashMap.newKeySet();
   private final Deque<AutoCloseable> closeables = new ArrayDeque<>();
   private final String advertisedHost;
+  private final ConfigValues runtimeConfig;
   /** Set once every component has started: before that the instance is not ready, whatever its apps say. */
   private volatile boolean started;
 
@@ -65,6 +89,7 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
       throws java.io.IOException {
     this(config, env, topics, auth.verifier(), auth.hs256Secret().map(AuthConfig.Secret::bytes).orElse(null));
     LOG.info("Authentication: {}", auth.describe());
+    LOG.info("Config of {}", AuthConfig.TABLE.read(env).describe());
   }
 
   /**
@@ -85,10 +110,16 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
     new ClassLoaderMetrics().bindTo(metrics);
     new ProcessorMetrics().bindTo(metrics);
     new UptimeMetrics().bindTo(metrics);
-    String host = env.getOrDefault("IM_HTTP_HOST", "127.0.0.1");
-    this.advertisedHost = env.getOrDefault("IM_ADVERTISED_HOST", host.equals("0.0.0.0") ? "127.0.0.1" : host);
+    this.runtimeConfig = TABLE.read(env);
+    LOG.info("Config of {}", config.describe());
+    LOG.info("Config of {}", HttpSettings.TABLE.read(env).describe());
+    LOG.info("Config of {}", runtimeConfig.describe());
+    LOG.info("Config of {}", RegistrySettings.TABLE.read(env).describe());
+    String host = runtimeConfig.get(HttpSettings.HOST);
+    this.advertisedHost = runtimeConfig.optional(ADVERTISED_HOST)
+        .orElse(host.equals("0.0.0.0") ? "127.0.0.1" : host);
     HttpSettings settings = HttpSettings.fromEnv(env, config.httpPort());
-    if (sharedSecret != null && !env.containsKey(HttpSettings.IM_CLUSTER_KEY)) {
+    if (sharedSecret != null && HttpSettings.CLUSTER_KEY.read(env) == null) {
       settings = settings.withClusterKey(derive(sharedSecret, "im-cluster-forwarding-key"));
     }
     this.http = new HttpApi(settings);
@@ -125,6 +156,9 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
     for (PipelineComponent component : components.stream()
         .sorted(java.util.Comparator.comparingInt(PipelineComponent::order)).toList()) {
       long t0 = System.nanoTime();
+      for (ConfigTable table : component.configTables()) {
+        LOG.info("Config of {}", table.read(env).describe());
+      }
       component.start(new Scoped(config.forComponent(component.name())));
       LOG.info("Component {} started in {} ms", component.name(), (System.nanoTime() - t0) / 1_000_000);
     }
@@ -196,12 +230,8 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
 
   /** The uncaught exception handler of app {@code name}: its bound from {@code env} (README "Rejected records"). */
   static StreamThreadReplacement threadReplacement(String name, Map<String, String> env) {
-    dev.impipe.runtime.config.Env e = new dev.impipe.runtime.config.Env(env);
-    int max = e.integer(StreamThreadReplacement.IM_STREAM_THREAD_REPLACEMENTS, StreamThreadReplacement.DEFAULT_MAX,
-        0, 1000);
-    long windowMs = e.durationMs(StreamThreadReplacement.IM_STREAM_THREAD_REPLACEMENT_WINDOW,
-        StreamThreadReplacement.DEFAULT_WINDOW.toMillis(), 1_000, Duration.ofDays(1).toMillis());
-    return new StreamThreadReplacement(name, max, Duration.ofMillis(windowMs), () -> System.nanoTime() / 1_000_000);
+    return new StreamThreadReplacement(name, THREAD_REPLACEMENTS.read(env), THREAD_REPLACEMENT_WINDOW.read(env),
+        () -> System.nanoTime() / 1_000_000);
   }
 
   /** The Streams properties every app of the pipeline starts from. */
@@ -218,8 +248,8 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
     // Warm copies of the state on other instances: a crashed instance's tasks resume from a standby instead of
     // replaying their changelogs (README "Running in production" has the measured hand-over times).
     props.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG,
-        new dev.impipe.runtime.config.Env(env).integer(IM_STANDBY_REPLICAS, 0, 0, 16));
-    long rocksDbMemory = SharedRocksDBMemory.bytesFromEnv(env);
+        runtimeConfig.get(STANDBY_REPLICAS));
+    long rocksDbMemory = runtimeConfig.get(SharedRocksDBMemory.MEMORY);
     if (rocksDbMemory > 0) {
       props.put(SharedRocksDBMemory.CONFIG_BYTES, Long.toString(rocksDbMemory));
     } else {

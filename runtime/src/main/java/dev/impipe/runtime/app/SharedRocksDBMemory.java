@@ -1,6 +1,7 @@
 package dev.impipe.runtime.app;
 
 import dev.impipe.runtime.config.InvalidConfigException;
+import dev.impipe.runtime.config.Setting;
 import java.util.Locale;
 import java.util.Map;
 import org.apache.kafka.streams.state.RocksDBConfigSetter;
@@ -35,6 +36,10 @@ public class SharedRocksDBMemory implements RocksDBConfigSetter {
   public static final String CONFIG_BYTES = "im.rocksdb.memory.bytes";
   public static final String DEFAULT_MEMORY_TEXT = "256m";
   public static final long DEFAULT_MEMORY_BYTES = 256L << 20;
+  public static final Setting<Long> MEMORY = Setting.parsed(IM_ROCKSDB_MEMORY, "size", DEFAULT_MEMORY_BYTES,
+      raw -> raw.equalsIgnoreCase("off") ? 0L : parseBytes(raw),
+      "block cache shared by every RocksDB store of the process (`k`, `m`, `g` suffixes, 16m to 1024g); `off`: "
+          + "Kafka Streams' per-store defaults").defaultDoc("`" + DEFAULT_MEMORY_TEXT + "`");
   /** Share of the cache kept for index and filter blocks (high priority). */
   static final double HIGH_PRIORITY_SHARE = 0.1;
 
@@ -64,11 +69,7 @@ public class SharedRocksDBMemory implements RocksDBConfigSetter {
 
   /** The size from the environment, or the default; 0 for {@code off} (each store keeps RocksDB's own defaults). */
   public static long bytesFromEnv(Map<String, String> env) {
-    String raw = env.get(IM_ROCKSDB_MEMORY);
-    if (raw != null && raw.trim().equalsIgnoreCase("off")) {
-      return 0;
-    }
-    return raw == null || raw.isBlank() ? DEFAULT_MEMORY_BYTES : parseBytes(raw);
+    return MEMORY.read(env);
   }
 
   /** The size the shared cache was created with (0 before any store was configured). */

@@ -1,7 +1,9 @@
 package dev.impipe.runtime.auth;
 
-import dev.impipe.runtime.config.Env;
+import dev.impipe.runtime.config.ConfigTable;
+import dev.impipe.runtime.config.ConfigValues;
 import dev.impipe.runtime.config.InvalidConfigException;
+import dev.impipe.runtime.config.Setting;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -56,8 +58,29 @@ public record AuthConfig(
   /** HS256 needs a key at least as long as its hash (RFC 7518 section 3.2). */
   public static final int MIN_SECRET_BYTES = 32;
 
-  public static final Duration DEFAULT_CLOCK_SKEW = Duration.ofSeconds(30);
-  public static final Duration DEFAULT_JWKS_REFRESH = Duration.ofMinutes(5);
+
+  public static final Setting<URI> JWKS_URL = Setting.parsed(IM_AUTH_JWKS_URL, "URL", null, AuthConfig::jwksUri,
+      "the identity provider's JWKS (RS256/ES256 keys); `https://` (plain `http://` only for localhost)");
+  public static final Setting<Secret> HS256_SECRET = Setting.parsed(IM_AUTH_HS256_SECRET, "base64", null,
+      s -> Secret.fromBase64(IM_AUTH_HS256_SECRET, s), "HS256 secret, base64 (standard or URL-safe), at least 32 "
+          + "bytes decoded: `openssl rand -base64 32`").defaultDoc("(local mode: generated)").secret();
+  public static final Setting<Path> HS256_SECRET_FILE = Setting.parsed(IM_AUTH_HS256_SECRET_FILE, "path", null,
+      Path::of, "a file holding that base64 secret (e.g. a mounted Kubernetes secret); not together with "
+          + "`IM_AUTH_HS256_SECRET`").defaultDoc("(local mode: `<data dir>/auth/hs256.secret`)");
+  public static final Setting<String> ISSUER = Setting.optional(IM_AUTH_ISSUER, "the only accepted `iss`")
+      .defaultDoc("(not checked)");
+  public static final Setting<String> AUDIENCE = Setting.optional(IM_AUTH_AUDIENCE, "`aud` must contain this value")
+      .defaultDoc("(not checked)");
+  public static final Setting<Duration> CLOCK_SKEW = Setting.duration(IM_AUTH_CLOCK_SKEW, "30s", "0", "10m",
+      "tolerance for `exp` / `nbf` (0 to 10m)");
+  public static final Setting<Duration> JWKS_REFRESH = Setting.duration(IM_AUTH_JWKS_REFRESH, "5m", "10s", "1d",
+      "how long fetched JWKS keys are cached (10s to 1d)");
+  public static final Setting<Boolean> DEV_TOKENS = Setting.bool(IM_AUTH_DEV_TOKENS, false,
+      "enables the dev-token endpoint the browser client signs in with").defaultDoc("`false` (local mode: `true`)");
+
+  /** How bearer tokens are verified (every process with HTTP routes). */
+  public static final ConfigTable TABLE = ConfigTable.of("auth", JWKS_URL, HS256_SECRET, HS256_SECRET_FILE, ISSUER,
+      AUDIENCE, CLOCK_SKEW, JWKS_REFRESH, DEV_TOKENS);
 
   public AuthConfig {
     Objects.requireNonNull(jwksUrl, "jwksUrl");
@@ -73,27 +96,20 @@ public record AuthConfig(
 
   /** Builds the config from environment variables; throws {@link InvalidConfigException} naming the variable. */
   public static AuthConfig fromEnv(Map<String, String> environment) {
-    Env env = new Env(environment);
-    Optional<URI> jwks = env.optional(IM_AUTH_JWKS_URL).map(AuthConfig::jwksUri);
-    Optional<String> inline = env.optional(IM_AUTH_HS256_SECRET);
-    Optional<String> file = env.optional(IM_AUTH_HS256_SECRET_FILE);
+    ConfigValues values = TABLE.read(environment);
+    Optional<URI> jwks = values.optional(JWKS_URL);
+    Optional<Secret> inline = values.optional(HS256_SECRET);
+    Optional<Path> file = values.optional(HS256_SECRET_FILE);
     if (inline.isPresent() && file.isPresent()) {
       throw new InvalidConfigException(IM_AUTH_HS256_SECRET + " and " + IM_AUTH_HS256_SECRET_FILE
           + " are both set: give the secret one way only");
     }
-    Optional<Secret> secret = inline.map(s -> Secret.fromBase64(IM_AUTH_HS256_SECRET, s))
-        .or(() -> file.map(f -> Secret.fromFile(IM_AUTH_HS256_SECRET_FILE, Path.of(f))));
+    Optional<Secret> secret = inline.or(() -> file.map(f -> Secret.fromFile(IM_AUTH_HS256_SECRET_FILE, f)));
     if (jwks.isEmpty() && secret.isEmpty()) {
       throw new InvalidConfigException(noKeySourceMessage());
     }
-    Optional<String> issuer = env.optional(IM_AUTH_ISSUER);
-    Optional<String> audience = env.optional(IM_AUTH_AUDIENCE);
-    Duration skew = Duration.ofMillis(env.durationMs(IM_AUTH_CLOCK_SKEW, DEFAULT_CLOCK_SKEW.toMillis(), 0,
-        Duration.ofMinutes(10).toMillis()));
-    Duration refresh = Duration.ofMillis(env.durationMs(IM_AUTH_JWKS_REFRESH, DEFAULT_JWKS_REFRESH.toMillis(),
-        Duration.ofSeconds(10).toMillis(), Duration.ofDays(1).toMillis()));
-    boolean devTokens = bool(env, IM_AUTH_DEV_TOKENS, false);
-    return new AuthConfig(jwks, secret, issuer, audience, skew, refresh, devTokens);
+    return new AuthConfig(jwks, secret, values.optional(ISSUER), values.optional(AUDIENCE), values.get(CLOCK_SKEW),
+        values.get(JWKS_REFRESH), values.get(DEV_TOKENS));
   }
 
   /** A verifier for this config; build it once and share it (it caches keys and, with a JWKS, runs a refresher). */
@@ -143,18 +159,6 @@ public record AuthConfig(
 
   private static boolean isLoopback(String host) {
     return host.equals("localhost") || host.startsWith("127.") || host.equals("[::1]") || host.equals("::1");
-  }
-
-  private static boolean bool(Env env, String name, boolean defaultValue) {
-    Optional<String> raw = env.optional(name);
-    if (raw.isEmpty()) {
-      return defaultValue;
-    }
-    return switch (raw.get().toLowerCase(Locale.ROOT)) {
-      case "true", "yes", "1" -> true;
-      case "false", "no", "0" -> false;
-      default -> throw new InvalidConfigException(name + "='" + raw.get() + "' is invalid: expected true or false");
-    };
   }
 
   @Override

@@ -45,6 +45,34 @@ public record ImConfig(
   public static final String IM_USER_PARTITIONS = "IM_USER_PARTITIONS";
   public static final String IM_REPLICATION_FACTOR = "IM_REPLICATION_FACTOR";
 
+  public static final Setting<String> BOOTSTRAP = Setting.optional(KAFKA_BOOTSTRAP_SERVERS, "Kafka to use")
+      .validate(ImConfig::isHostPortList, "host:port[,host:port...]")
+      .defaultDoc("(local mode: embedded broker)");
+  public static final Setting<String> REGISTRY = Setting.optional(SCHEMA_REGISTRY_URL,
+      "Confluent-compatible registry base URL (Apicurio: `http://host:port/apis/ccompat/v7`)")
+      .validate(r -> r.matches("(?i)(https?|mock)://\\S+"), "an http(s):// URL (or mock://scope in tests)")
+      .defaultDoc("(local mode: embedded registry)");
+  public static final Setting<String> KAFKA_CLIENT_PROPERTIES = Setting.documented("KAFKA_*", "",
+      "passed to every Kafka client: `KAFKA_SASL_MECHANISM=PLAIN` -> `sasl.mechanism=PLAIN`");
+  public static final Setting<String> TOPIC_PREFIX = Setting.string(IM_TOPIC_PREFIX, "im.",
+      "prefix of topic names and Streams application ids")
+      .validate(p -> p.matches("[A-Za-z0-9._-]{0,100}"), "letters, digits, '.', '_' or '-' (at most 100)");
+  public static final Setting<Integer> HTTP_PORT = Setting.integer(IM_HTTP_PORT, 8080, 0, 65535,
+      "HTTP API port (local mode picks a free one if 8080 is taken and this is unset)");
+  public static final Setting<Path> STATE_DIR = Setting.parsed(IM_STATE_DIR, "path",
+      Path.of(System.getProperty("java.io.tmpdir"), "im-streams"), Path::of, "Kafka Streams state")
+      .defaultDoc("`$TMPDIR/im-streams` (local mode: `<data dir>/streams`)");
+  public static final Setting<Integer> CONVERSATION_PARTITIONS = Setting.integer(IM_CONVERSATION_PARTITIONS, 12, 1,
+      10_000, "partitions of conversation-keyed topics (on creation)");
+  public static final Setting<Integer> USER_PARTITIONS = Setting.integer(IM_USER_PARTITIONS, 24, 1, 10_000,
+      "partitions of user-keyed topics (on creation)");
+  public static final Setting<Integer> REPLICATION_FACTOR = Setting.integer(IM_REPLICATION_FACTOR, 1, 1, 32,
+      "replication factor of created topics and Streams internal topics");
+
+  /** The settings every process reads; {@code KAFKA_*} client properties are matched by name, not declared. */
+  public static final ConfigTable TABLE = ConfigTable.of("pipeline", BOOTSTRAP, REGISTRY, KAFKA_CLIENT_PROPERTIES,
+      TOPIC_PREFIX, HTTP_PORT, STATE_DIR, CONVERSATION_PARTITIONS, USER_PARTITIONS, REPLICATION_FACTOR);
+
   /** Variables of Kafka's own scripts, not client properties. */
   private static final Set<String> NOT_CLIENT_PROPERTIES = Set.of(
       KAFKA_BOOTSTRAP_SERVERS, "KAFKA_HEAP_OPTS", "KAFKA_OPTS", "KAFKA_JVM_PERFORMANCE_OPTS",
@@ -81,33 +109,15 @@ public record ImConfig(
 
   /** Builds the config from environment variables; throws {@link InvalidConfigException} naming the variable. */
   public static ImConfig fromEnv(Map<String, String> environment) {
-    Env env = new Env(environment);
-    Optional<String> bootstrap = env.optional(KAFKA_BOOTSTRAP_SERVERS);
-    bootstrap.ifPresent(b -> {
-      for (String hostPort : b.split(",")) {
-        String hp = hostPort.trim();
-        int colon = hp.lastIndexOf(':');
-        if (colon <= 0 || !hp.substring(colon + 1).matches("\\d{1,5}")) {
-          throw new InvalidConfigException(KAFKA_BOOTSTRAP_SERVERS + "='" + b
-              + "' is invalid: expected host:port[,host:port...]");
-        }
-      }
-    });
-    Optional<String> registry = env.optional(SCHEMA_REGISTRY_URL);
-    registry.ifPresent(r -> {
-      if (!r.matches("(?i)(https?|mock)://\\S+")) {
-        throw new InvalidConfigException(SCHEMA_REGISTRY_URL + "='" + r
-            + "' is invalid: expected an http(s):// URL (or mock://scope in tests)");
-      }
-    });
-    String prefix = env.string(IM_TOPIC_PREFIX, "im.", p -> p.matches("[A-Za-z0-9._-]{0,100}"),
-        "letters, digits, '.', '_' or '-' (at most 100)");
-    int port = env.integer(IM_HTTP_PORT, 8080, 0, 65535);
-    Path stateDir = Path.of(env.string(IM_STATE_DIR,
-        Path.of(System.getProperty("java.io.tmpdir"), "im-streams").toString()));
-    int conversationPartitions = env.integer(IM_CONVERSATION_PARTITIONS, 12, 1, 10_000);
-    int userPartitions = env.integer(IM_USER_PARTITIONS, 24, 1, 10_000);
-    short replication = (short) env.integer(IM_REPLICATION_FACTOR, 1, 1, 32);
+    ConfigValues values = TABLE.read(environment);
+    Optional<String> bootstrap = values.optional(BOOTSTRAP);
+    Optional<String> registry = values.optional(REGISTRY);
+    String prefix = values.get(TOPIC_PREFIX);
+    int port = values.get(HTTP_PORT);
+    Path stateDir = values.get(STATE_DIR);
+    int conversationPartitions = values.get(CONVERSATION_PARTITIONS);
+    int userPartitions = values.get(USER_PARTITIONS);
+    short replication = (short) (int) values.get(REPLICATION_FACTOR);
 
     Map<String, String> overrides = new TreeMap<>();
     Map<String, Map<String, String>> byComponent = new TreeMap<>();
@@ -130,6 +140,17 @@ public record ImConfig(
     });
     return new ImConfig(bootstrap, registry, prefix, port, stateDir, conversationPartitions, userPartitions,
         replication, overrides, byComponent);
+  }
+
+  private static boolean isHostPortList(String servers) {
+    for (String hostPort : servers.split(",")) {
+      String hp = hostPort.trim();
+      int colon = hp.lastIndexOf(':');
+      if (colon <= 0 || !hp.substring(colon + 1).matches("\\d{1,5}")) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The bootstrap servers, which must be known by now (after local mode started its broker). */
@@ -167,6 +188,24 @@ public record ImConfig(
     merged.putAll(own);
     return new ImConfig(bootstrapServers, schemaRegistryUrl, topicPrefix, httpPort, stateDir,
         conversationPartitions, userPartitions, replicationFactor, merged, componentKafkaOverrides);
+  }
+
+  /**
+   * One line for the start-up log in the form of {@link ConfigValues#describe()}: the values in use (local mode fills
+   * in the endpoints), and of the {@code KAFKA_*} client properties only their names (they may hold credentials).
+   */
+  public String describe() {
+    Map<Setting<?>, Object> values = new java.util.LinkedHashMap<>();
+    values.put(BOOTSTRAP, bootstrapServers.orElse(null));
+    values.put(REGISTRY, schemaRegistryUrl.orElse(null));
+    values.put(KAFKA_CLIENT_PROPERTIES, kafkaOverrides.keySet());
+    values.put(TOPIC_PREFIX, topicPrefix);
+    values.put(HTTP_PORT, httpPort);
+    values.put(STATE_DIR, stateDir);
+    values.put(CONVERSATION_PARTITIONS, conversationPartitions);
+    values.put(USER_PARTITIONS, userPartitions);
+    values.put(REPLICATION_FACTOR, replicationFactor);
+    return new ConfigValues(TABLE.name(), values).describe();
   }
 
   /** Properties every Kafka client of the pipeline starts from. */

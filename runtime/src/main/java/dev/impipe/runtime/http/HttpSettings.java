@@ -1,11 +1,13 @@
 package dev.impipe.runtime.http;
 
-import dev.impipe.runtime.config.Env;
+import dev.impipe.runtime.config.ConfigTable;
+import dev.impipe.runtime.config.ConfigValues;
 import dev.impipe.runtime.config.InvalidConfigException;
+import dev.impipe.runtime.config.Setting;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.Map;
-import java.util.Optional;
 
 /**
  * Limits and timeouts of the HTTP server, from the environment. Every limit exists so that a busy or hostile client
@@ -38,21 +40,48 @@ public record HttpSettings(String host, int port, int workers, int queue, int ma
   public static final String IM_HTTP_REQUEST_TIMEOUT = "IM_HTTP_REQUEST_TIMEOUT";
   public static final String IM_CLUSTER_KEY = "IM_CLUSTER_KEY";
 
+  public static final Setting<String> HOST = Setting.string(IM_HTTP_HOST, "127.0.0.1",
+      "interface the HTTP API binds to (`0.0.0.0` in containers)");
+  public static final Setting<Integer> WORKERS = Setting.integer(IM_HTTP_WORKERS, 8, 1, 1024,
+      "threads that run handlers (store reads)");
+  public static final Setting<Integer> QUEUE = Setting.integer(IM_HTTP_QUEUE, 2_000, 1, 1_000_000,
+      "requests waiting for a worker; beyond it `503` + `Retry-After: 1`");
+  public static final Setting<Integer> MAX_CONNECTIONS = Setting.integer(IM_HTTP_MAX_CONNECTIONS, 20_000, 1,
+      1_000_000, "open connections; more are closed at once (counted from their first request)");
+  public static final Setting<Long> MAX_BODY_BYTES = Setting.longValue(IM_HTTP_MAX_BODY_BYTES, 1L << 20, 1_024,
+      64L << 20, "larger bodies are `413`, from `Content-Length` before a byte is read");
+  public static final Setting<Duration> HEADER_TIMEOUT = Setting.duration(IM_HTTP_HEADER_TIMEOUT, "10s", "100ms",
+      "10m", "a kept-alive connection must send its next request head within this");
+  public static final Setting<Duration> BODY_TIMEOUT = Setting.duration(IM_HTTP_BODY_TIMEOUT, "30s", "100ms", "10m",
+      "a request must have sent its whole body within this (`408`)");
+  public static final Setting<Duration> IDLE_TIMEOUT = Setting.duration(IM_HTTP_IDLE_TIMEOUT, "60s", "1s", "1h",
+      "a connection silent both ways is closed (never shorter than the request timeout + 1 s)");
+  public static final Setting<Duration> REQUEST_TIMEOUT = Setting.duration(IM_HTTP_REQUEST_TIMEOUT, "30s", "100ms",
+      "10m", "a handler that has not answered by then is answered `503`");
+  public static final Setting<byte[]> CLUSTER_KEY = Setting.parsed(IM_CLUSTER_KEY, "base64", null,
+      HttpSettings::decodeClusterKey, "base64 key (>= 32 bytes) that signs instance-to-instance forwarding; "
+          + "instances that forward to each other must share it (or the HS256 secret)")
+      .defaultDoc("derived from the HS256 secret, else random").secret();
+
+  /** The HTTP server's settings (its port is {@code IM_HTTP_PORT} of the pipeline table). */
+  public static final ConfigTable TABLE = ConfigTable.of("http", HOST, WORKERS, QUEUE, MAX_CONNECTIONS,
+      MAX_BODY_BYTES, HEADER_TIMEOUT, BODY_TIMEOUT, IDLE_TIMEOUT, REQUEST_TIMEOUT, CLUSTER_KEY);
+
   /** Reads the settings; {@code port} comes from the pipeline config. */
   public static HttpSettings fromEnv(Map<String, String> environment, int port) {
-    Env env = new Env(environment);
+    ConfigValues values = TABLE.read(environment);
     return new HttpSettings(
-        env.string(IM_HTTP_HOST, "127.0.0.1"),
+        values.get(HOST),
         port,
-        env.integer(IM_HTTP_WORKERS, 8, 1, 1024),
-        env.integer(IM_HTTP_QUEUE, 2_000, 1, 1_000_000),
-        env.integer(IM_HTTP_MAX_CONNECTIONS, 20_000, 1, 1_000_000),
-        env.longValue(IM_HTTP_MAX_BODY_BYTES, 1L << 20, 1_024, 64L << 20),
-        env.durationMs(IM_HTTP_HEADER_TIMEOUT, 10_000, 100, 600_000),
-        env.durationMs(IM_HTTP_BODY_TIMEOUT, 30_000, 100, 600_000),
-        env.durationMs(IM_HTTP_IDLE_TIMEOUT, 60_000, 1_000, 3_600_000),
-        env.durationMs(IM_HTTP_REQUEST_TIMEOUT, 30_000, 100, 600_000),
-        clusterKey(env));
+        values.get(WORKERS),
+        values.get(QUEUE),
+        values.get(MAX_CONNECTIONS),
+        values.get(MAX_BODY_BYTES),
+        values.get(HEADER_TIMEOUT).toMillis(),
+        values.get(BODY_TIMEOUT).toMillis(),
+        values.get(IDLE_TIMEOUT).toMillis(),
+        values.get(REQUEST_TIMEOUT).toMillis(),
+        values.optional(CLUSTER_KEY).orElseGet(HttpSettings::randomKey));
   }
 
   /** Defaults on {@code host:port}, for tests and tools. */
@@ -70,18 +99,18 @@ public record HttpSettings(String host, int port, int workers, int queue, int ma
         bodyTimeoutMs, idleTimeoutMs, requestTimeoutMs, key.clone());
   }
 
-  private static byte[] clusterKey(Env env) {
-    Optional<String> configured = env.optional(IM_CLUSTER_KEY);
-    if (configured.isEmpty()) {
-      // One process alone needs no shared key; instances that forward to each other must share one (set
-      // IM_CLUSTER_KEY, or share the HS256 token secret, from which the runtime derives it).
-      byte[] random = new byte[32];
-      new SecureRandom().nextBytes(random);
-      return random;
-    }
+  /** One process alone needs no shared key; instances that forward to each other must share one. */
+  private static byte[] randomKey() {
+    // Set IM_CLUSTER_KEY, or share the HS256 token secret, from which the runtime derives it.
+    byte[] random = new byte[32];
+    new SecureRandom().nextBytes(random);
+    return random;
+  }
+
+  private static byte[] decodeClusterKey(String configured) {
     byte[] key;
     try {
-      key = Base64.getDecoder().decode(configured.get());
+      key = Base64.getDecoder().decode(configured);
     } catch (IllegalArgumentException e) {
       throw new InvalidConfigException(IM_CLUSTER_KEY + " must be base64");
     }

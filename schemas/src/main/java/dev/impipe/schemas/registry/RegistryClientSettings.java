@@ -16,8 +16,8 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 
 /**
- * How the REST client authenticates to the schema registry and which certificates it trusts, read from the
- * environment by {@link #fromEnv(Map)} (names follow Confluent's client settings):
+ * How the REST client authenticates to the schema registry and which certificates it trusts, read from these
+ * environment variables by the runtime's {@code RegistrySettings} table (names follow Confluent's client settings):
  * <ul>
  *   <li>{@code SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO} = {@code user:password}: HTTP basic auth (replaces credentials
  *       in the URL's user info);
@@ -56,19 +56,6 @@ public record RegistryClientSettings(Optional<String> basicAuthUserInfo, Optiona
       throw new SchemaRegistryException(SCHEMA_REGISTRY_SSL_TRUSTSTORE_TYPE + "='" + trustStoreType
           + "' is invalid: expected PKCS12, JKS or PEM");
     }
-  }
-
-  /** Reads the {@code SCHEMA_REGISTRY_*} variables above; blank means unset. */
-  public static RegistryClientSettings fromEnv(Map<String, String> env) {
-    return new RegistryClientSettings(value(env, SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO),
-        value(env, SCHEMA_REGISTRY_SSL_TRUSTSTORE_LOCATION).map(Path::of),
-        value(env, SCHEMA_REGISTRY_SSL_TRUSTSTORE_TYPE).orElse("PKCS12"),
-        value(env, SCHEMA_REGISTRY_SSL_TRUSTSTORE_PASSWORD));
-  }
-
-  private static Optional<String> value(Map<String, String> env, String name) {
-    String v = env.get(name);
-    return v == null || v.isBlank() ? Optional.empty() : Optional.of(v.trim());
   }
 
   /** The TLS context trusting {@link #trustStore()}, or empty for the JVM's default. */

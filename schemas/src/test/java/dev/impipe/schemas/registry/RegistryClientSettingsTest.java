@@ -52,23 +52,30 @@ class RegistryClientSettingsTest {
     executor.shutdownNow();
   }
 
+  /** The settings as the runtime's {@code RegistrySettings} builds them from these variables (tested there). */
+  private static RegistryClientSettings settings(Map<String, String> env) {
+    return new RegistryClientSettings(Optional.ofNullable(env.get("SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO")),
+        Optional.ofNullable(env.get("SCHEMA_REGISTRY_SSL_TRUSTSTORE_LOCATION")).map(Path::of),
+        env.getOrDefault("SCHEMA_REGISTRY_SSL_TRUSTSTORE_TYPE", "PKCS12"),
+        Optional.ofNullable(env.get("SCHEMA_REGISTRY_SSL_TRUSTSTORE_PASSWORD")));
+  }
+
   @Test
-  void readsTheVariablesAndDefaultsToNothing() {
-    assertThat(RegistryClientSettings.fromEnv(Map.of())).isEqualTo(RegistryClientSettings.NONE);
-    RegistryClientSettings s = RegistryClientSettings.fromEnv(Map.of(
-        "SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO", " im-fanout:p:w ",
+  void validatesTheSettingsAndKeepsThePasswordOutOfToString() {
+    assertThat(settings(Map.of())).isEqualTo(RegistryClientSettings.NONE);
+    RegistryClientSettings s = settings(Map.of(
+        "SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO", "im-fanout:p:w",
         "SCHEMA_REGISTRY_SSL_TRUSTSTORE_LOCATION", "/etc/ca.crt",
-        "SCHEMA_REGISTRY_SSL_TRUSTSTORE_TYPE", "pem",
-        "SCHEMA_REGISTRY_SSL_TRUSTSTORE_PASSWORD", ""));
+        "SCHEMA_REGISTRY_SSL_TRUSTSTORE_TYPE", "pem"));
     assertThat(s).isEqualTo(new RegistryClientSettings(Optional.of("im-fanout:p:w"), Optional.of(Path.of("/etc/ca.crt")),
         "PEM", Optional.empty()));
     assertThat(s.toString()).contains("im-fanout").doesNotContain("p:w");
-    assertThatThrownBy(() -> RegistryClientSettings.fromEnv(Map.of("SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO", "nocolon")))
+    assertThatThrownBy(() -> settings(Map.of("SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO", "nocolon")))
         .isInstanceOf(SchemaRegistryException.class).hasMessageContaining("SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO")
         .hasMessageNotContaining("nocolon");
-    assertThatThrownBy(() -> RegistryClientSettings.fromEnv(Map.of("SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO", ":pw")))
+    assertThatThrownBy(() -> settings(Map.of("SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO", ":pw")))
         .isInstanceOf(SchemaRegistryException.class);
-    assertThatThrownBy(() -> RegistryClientSettings.fromEnv(Map.of("SCHEMA_REGISTRY_SSL_TRUSTSTORE_TYPE", "P12x")))
+    assertThatThrownBy(() -> settings(Map.of("SCHEMA_REGISTRY_SSL_TRUSTSTORE_TYPE", "P12x")))
         .isInstanceOf(SchemaRegistryException.class).hasMessageContaining("SCHEMA_REGISTRY_SSL_TRUSTSTORE_TYPE");
   }
 
@@ -81,10 +88,10 @@ class RegistryClientSettingsTest {
     String url = "http://127.0.0.1:" + server.getAddress().getPort();
 
     SchemaRegistryClient client = SchemaRegistryClients.create(url,
-        RegistryClientSettings.fromEnv(Map.of("SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO", "im-fanout:s3cret")));
+        settings(Map.of("SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO", "im-fanout:s3cret")));
     assertThat(client.register("t-value", ChatMessage.getClassSchema())).isEqualTo(5);
     SchemaRegistryClient overriding = new RestSchemaRegistryClient(url.replace("//", "//old:pw@"),
-        RegistryClientSettings.fromEnv(Map.of("SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO", "im-fanout:s3cret")));
+        settings(Map.of("SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO", "im-fanout:s3cret")));
     assertThat(overriding.register("t-value", ChatMessage.getClassSchema())).isEqualTo(5);
     // Without credentials the registry says 401, and the client says so.
     assertThatThrownBy(() -> SchemaRegistryClients.create(url, RegistryClientSettings.NONE)
@@ -119,13 +126,13 @@ class RegistryClientSettingsTest {
             "SCHEMA_REGISTRY_SSL_TRUSTSTORE_TYPE", "PEM"))) {
       java.util.HashMap<String, String> env = new java.util.HashMap<>(trust);
       env.put("SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO", auth);
-      assertThat(SchemaRegistryClients.create(url, RegistryClientSettings.fromEnv(env))
+      assertThat(SchemaRegistryClients.create(url, settings(env))
           .register("t-value", ChatMessage.getClassSchema())).as("%s", trust).isEqualTo(5);
     }
     // The JVM's default trust does not know the self-signed certificate: a clear error, no request served.
     int served = authorizations.size();
     assertThatThrownBy(() -> SchemaRegistryClients.create(url,
-        RegistryClientSettings.fromEnv(Map.of("SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO", auth)))
+        settings(Map.of("SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO", auth)))
         .register("t-value", ChatMessage.getClassSchema()))
         .isInstanceOf(SchemaRegistryException.class).hasMessageContaining("unreachable");
     assertThat(authorizations).hasSize(served);
@@ -134,11 +141,11 @@ class RegistryClientSettingsTest {
   @Test
   void anUnreadableTrustStoreIsAClearError() throws IOException {
     Path empty = Files.writeString(dir.resolve("empty.crt"), "");
-    assertThatThrownBy(() -> new RestSchemaRegistryClient("https://127.0.0.1:1", RegistryClientSettings.fromEnv(
+    assertThatThrownBy(() -> new RestSchemaRegistryClient("https://127.0.0.1:1", settings(
         Map.of("SCHEMA_REGISTRY_SSL_TRUSTSTORE_LOCATION", empty.toString(),
             "SCHEMA_REGISTRY_SSL_TRUSTSTORE_TYPE", "PEM"))))
         .isInstanceOf(SchemaRegistryException.class).hasMessageContaining("SCHEMA_REGISTRY_SSL_TRUSTSTORE_LOCATION");
-    assertThatThrownBy(() -> new RestSchemaRegistryClient("https://127.0.0.1:1", RegistryClientSettings.fromEnv(
+    assertThatThrownBy(() -> new RestSchemaRegistryClient("https://127.0.0.1:1", settings(
         Map.of("SCHEMA_REGISTRY_SSL_TRUSTSTORE_LOCATION", dir.resolve("missing.p12").toString()))))
         .isInstanceOf(SchemaRegistryException.class).hasMessageContaining("missing.p12");
   }
