@@ -1,0 +1,214 @@
+package dev.impipe.runtime.streams;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import org.apache.kafka.common.utils.Bytes;
+
+/**
+ * The one ordered-bytes codec of every state-store key: a key is a sequence of fields whose encodings compare,
+ * byte by byte and unsigned (RocksDB's order, {@link Bytes#compareTo}, {@link Arrays#compareUnsigned}), exactly as
+ * the fields compare one after the other. So a key range is a range of the first fields' values, and a key prefix
+ * (its first fields) names exactly the keys that start with those values.
+ *
+ * <ul>
+ *   <li>string: UTF-8, each 0x00 byte written as 0x00 0xFF, then the terminator 0x00 0x01. Orders like the UTF-8
+ *       bytes (code point order); no string's encoding is a prefix of another's, so {@code "bob"} never reaches into
+ *       {@code "bobby"} nor {@code "bob\0x"}.
+ *   <li>int64 / int32: big-endian with the sign bit flipped, so negative numbers sort before positive ones.
+ *   <li>rest: raw bytes to the end of the key (the last field only; orders as the bytes do).
+ * </ul>
+ *
+ * <p>Every store's own layout (which fields, in which order) is documented next to the store's name and built by its
+ * module's key class with this codec; nothing else in the code base writes ordered key bytes.
+ */
+public final class OrderedKey {
+
+  private static final byte ZERO = 0x00;
+  private static final byte ESCAPED_ZERO = (byte) 0xFF;
+  private static final byte TERMINATOR = 0x01;
+
+  private OrderedKey() {}
+
+  /** A builder of a new key. */
+  public static Builder key() {
+    return new Builder();
+  }
+
+  /** A reader of {@code key}'s fields, from the first. */
+  public static Reader read(byte[] key) {
+    return new Reader(key);
+  }
+
+  /** A reader of {@code key}'s fields, from the first. */
+  public static Reader read(Bytes key) {
+    return new Reader(key.get());
+  }
+
+  /**
+   * The smallest byte string above every key that starts with {@code prefix}: the exclusive end of the prefix's
+   * range. It is also an exact inclusive end (for stores whose ranges include their end, like Kafka Streams') as long
+   * as every key of the store is longer than {@code prefix}, which holds when the prefix is some of a key's fields and
+   * not a whole key: the end is never longer than the prefix. {@code null} when no byte string is above every such key
+   * (a prefix of 0xFF bytes only): read the range without an end.
+   */
+  public static byte[] prefixEnd(byte[] prefix) {
+    for (int i = prefix.length - 1; i >= 0; i--) {
+      if (prefix[i] != (byte) 0xFF) {
+        byte[] end = Arrays.copyOf(prefix, i + 1);
+        end[i]++;
+        return end;
+      }
+    }
+    return null;
+  }
+
+  /** {@link #prefixEnd(byte[])} as {@link Bytes}. */
+  public static Bytes prefixEnd(Bytes prefix) {
+    byte[] end = prefixEnd(prefix.get());
+    return end == null ? null : Bytes.wrap(end);
+  }
+
+  /** Byte order of two keys: unsigned lexicographic, shorter first on a common prefix (RocksDB's). */
+  public static int compare(byte[] a, byte[] b) {
+    return Arrays.compareUnsigned(a, b);
+  }
+
+  /** Appends fields; {@link #build()} returns the key. */
+  public static final class Builder {
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream(32);
+
+    private Builder() {}
+
+    /** A string field; null is rejected (a key field always has a value). */
+    public Builder string(String value) {
+      if (value == null) {
+        throw new IllegalArgumentException("a key string must not be null");
+      }
+      for (byte b : value.getBytes(StandardCharsets.UTF_8)) {
+        out.write(b);
+        if (b == ZERO) {
+          out.write(ESCAPED_ZERO);
+        }
+      }
+      out.write(ZERO);
+      out.write(TERMINATOR);
+      return this;
+    }
+
+    /** A signed 64-bit field, in order (big-endian, sign bit flipped). */
+    public Builder int64(long value) {
+      long ordered = value ^ Long.MIN_VALUE;
+      for (int shift = 56; shift >= 0; shift -= 8) {
+        out.write((int) (ordered >>> shift));
+      }
+      return this;
+    }
+
+    /** A signed 32-bit field, in order (big-endian, sign bit flipped). */
+    public Builder int32(int value) {
+      int ordered = value ^ Integer.MIN_VALUE;
+      for (int shift = 24; shift >= 0; shift -= 8) {
+        out.write(ordered >>> shift);
+      }
+      return this;
+    }
+
+    /** Raw bytes to the end of the key: the last field only (a reader can only take them with {@link Reader#rest}). */
+    public Builder rest(byte[] bytes) {
+      out.write(bytes, 0, bytes.length);
+      return this;
+    }
+
+    /** The fields of {@code prefix}, a key (or key prefix) built by this codec, appended as they are. */
+    public Builder append(byte[] prefix) {
+      return rest(prefix);
+    }
+
+    public byte[] build() {
+      return out.toByteArray();
+    }
+
+    public Bytes bytes() {
+      return Bytes.wrap(build());
+    }
+  }
+
+  /**
+   * Reads a key's fields in the order they were written; a key that does not hold the field asked for throws
+   * {@link IllegalArgumentException}.
+   */
+  public static final class Reader {
+    private final byte[] key;
+    private int pos;
+
+    private Reader(byte[] key) {
+      this.key = key;
+    }
+
+    public String string() {
+      ByteArrayOutputStream utf8 = new ByteArrayOutputStream(key.length - pos);
+      while (true) {
+        if (pos >= key.length) {
+          throw malformed("unterminated string");
+        }
+        byte b = key[pos++];
+        if (b != ZERO) {
+          utf8.write(b);
+          continue;
+        }
+        if (pos >= key.length) {
+          throw malformed("unterminated string");
+        }
+        byte next = key[pos++];
+        if (next == TERMINATOR) {
+          return utf8.toString(StandardCharsets.UTF_8);
+        }
+        if (next != ESCAPED_ZERO) {
+          throw malformed("bad escape in string");
+        }
+        utf8.write(ZERO);
+      }
+    }
+
+    public long int64() {
+      require(Long.BYTES, "int64");
+      long v = 0;
+      for (int i = 0; i < Long.BYTES; i++) {
+        v = (v << 8) | (key[pos++] & 0xFF);
+      }
+      return v ^ Long.MIN_VALUE;
+    }
+
+    public int int32() {
+      require(Integer.BYTES, "int32");
+      int v = 0;
+      for (int i = 0; i < Integer.BYTES; i++) {
+        v = (v << 8) | (key[pos++] & 0xFF);
+      }
+      return v ^ Integer.MIN_VALUE;
+    }
+
+    /** The bytes from here to the end of the key. */
+    public byte[] rest() {
+      byte[] rest = Arrays.copyOfRange(key, pos, key.length);
+      pos = key.length;
+      return rest;
+    }
+
+    /** Whether every byte has been read. */
+    public boolean atEnd() {
+      return pos == key.length;
+    }
+
+    private void require(int bytes, String field) {
+      if (key.length - pos < bytes) {
+        throw malformed("too short for an " + field);
+      }
+    }
+
+    private IllegalArgumentException malformed(String why) {
+      return new IllegalArgumentException("malformed key of " + key.length + " bytes at byte " + pos + ": " + why);
+    }
+  }
+}
