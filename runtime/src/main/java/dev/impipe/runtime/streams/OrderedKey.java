@@ -1,6 +1,5 @@
 package dev.impipe.runtime.streams;
 
-import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import org.apache.kafka.common.utils.Bytes;
@@ -63,6 +62,11 @@ public final class OrderedKey {
     return null;
   }
 
+  /** The smallest byte string above {@code key} (the key and a 0x00 byte): where a scan resumes after it. */
+  public static byte[] after(byte[] key) {
+    return Arrays.copyOf(key, key.length + 1);
+  }
+
   /** {@link #prefixEnd(byte[])} as {@link Bytes}. */
   public static Bytes prefixEnd(Bytes prefix) {
     byte[] end = prefixEnd(prefix.get());
@@ -76,7 +80,8 @@ public final class OrderedKey {
 
   /** Appends fields; {@link #build()} returns the key. */
   public static final class Builder {
-    private final ByteArrayOutputStream out = new ByteArrayOutputStream(32);
+    private byte[] buf = new byte[32];
+    private int size;
 
     private Builder() {}
 
@@ -85,38 +90,50 @@ public final class OrderedKey {
       if (value == null) {
         throw new IllegalArgumentException("a key string must not be null");
       }
-      for (byte b : value.getBytes(StandardCharsets.UTF_8)) {
-        out.write(b);
+      byte[] utf8 = value.getBytes(StandardCharsets.UTF_8);
+      int zeros = 0;
+      for (byte b : utf8) {
+        zeros += b == ZERO ? 1 : 0;
+      }
+      ensure(utf8.length + zeros + 2);
+      for (byte b : utf8) {
         if (b == ZERO) {
-          out.write(ESCAPED_ZERO);
+          buf[size++] = ZERO;
+          buf[size++] = ESCAPED_ZERO;
+        } else {
+          buf[size++] = b;
         }
       }
-      out.write(ZERO);
-      out.write(TERMINATOR);
+      buf[size++] = ZERO;
+      buf[size++] = TERMINATOR;
       return this;
     }
 
     /** A signed 64-bit field, in order (big-endian, sign bit flipped). */
     public Builder int64(long value) {
+      ensure(Long.BYTES);
       long ordered = value ^ Long.MIN_VALUE;
       for (int shift = 56; shift >= 0; shift -= 8) {
-        out.write((int) (ordered >>> shift));
+        buf[size++] = (byte) (ordered >>> shift);
       }
       return this;
     }
 
     /** A signed 32-bit field, in order (big-endian, sign bit flipped). */
     public Builder int32(int value) {
+      ensure(Integer.BYTES);
       int ordered = value ^ Integer.MIN_VALUE;
       for (int shift = 24; shift >= 0; shift -= 8) {
-        out.write(ordered >>> shift);
+        buf[size++] = (byte) (ordered >>> shift);
       }
       return this;
     }
 
     /** Raw bytes to the end of the key: the last field only (a reader can only take them with {@link Reader#rest}). */
     public Builder rest(byte[] bytes) {
-      out.write(bytes, 0, bytes.length);
+      ensure(bytes.length);
+      System.arraycopy(bytes, 0, buf, size, bytes.length);
+      size += bytes.length;
       return this;
     }
 
@@ -126,11 +143,17 @@ public final class OrderedKey {
     }
 
     public byte[] build() {
-      return out.toByteArray();
+      return Arrays.copyOf(buf, size);
     }
 
     public Bytes bytes() {
       return Bytes.wrap(build());
+    }
+
+    private void ensure(int more) {
+      if (buf.length - size < more) {
+        buf = Arrays.copyOf(buf, Math.max(buf.length * 2, size + more));
+      }
     }
   }
 
@@ -147,28 +170,37 @@ public final class OrderedKey {
     }
 
     public String string() {
-      ByteArrayOutputStream utf8 = new ByteArrayOutputStream(key.length - pos);
+      int start = pos;
+      boolean escaped = false;
       while (true) {
-        if (pos >= key.length) {
+        if (pos + 1 >= key.length) {
           throw malformed("unterminated string");
         }
-        byte b = key[pos++];
-        if (b != ZERO) {
-          utf8.write(b);
-          continue;
-        }
-        if (pos >= key.length) {
-          throw malformed("unterminated string");
-        }
-        byte next = key[pos++];
-        if (next == TERMINATOR) {
-          return utf8.toString(StandardCharsets.UTF_8);
-        }
-        if (next != ESCAPED_ZERO) {
+        if (key[pos] != ZERO) {
+          pos++;
+        } else if (key[pos + 1] == TERMINATOR) {
+          break;
+        } else if (key[pos + 1] == ESCAPED_ZERO) {
+          escaped = true;
+          pos += 2;
+        } else {
           throw malformed("bad escape in string");
         }
-        utf8.write(ZERO);
       }
+      int end = pos;
+      pos += 2;
+      if (!escaped) {
+        return new String(key, start, end - start, StandardCharsets.UTF_8);
+      }
+      byte[] utf8 = new byte[end - start];
+      int n = 0;
+      for (int i = start; i < end; i++) {
+        utf8[n++] = key[i];
+        if (key[i] == ZERO) {
+          i++;
+        }
+      }
+      return new String(utf8, 0, n, StandardCharsets.UTF_8);
     }
 
     public long int64() {

@@ -20,7 +20,8 @@ class OrderedKeyTest {
     for (int i = 0; i < RUNS; i++) {
       long a = anyLong();
       long b = i % 7 == 0 ? a : anyLong();
-      assertThat(Integer.signum(OrderedKey.compare(OrderedKey.key().int64(a).build(), OrderedKey.key().int64(b).build())))
+      byte[] ea = OrderedKey.key().int64(a).build();
+      assertThat(Integer.signum(OrderedKey.compare(ea, OrderedKey.key().int64(b).build())))
           .as("%d vs %d", a, b).isEqualTo(Integer.signum(Long.compare(a, b)));
       assertThat(OrderedKey.read(OrderedKey.key().int64(a).build()).int64()).isEqualTo(a);
     }
@@ -31,7 +32,8 @@ class OrderedKeyTest {
     for (int i = 0; i < RUNS; i++) {
       int a = anyInt();
       int b = anyInt();
-      assertThat(Integer.signum(OrderedKey.compare(OrderedKey.key().int32(a).build(), OrderedKey.key().int32(b).build())))
+      byte[] ea = OrderedKey.key().int32(a).build();
+      assertThat(Integer.signum(OrderedKey.compare(ea, OrderedKey.key().int32(b).build())))
           .as("%d vs %d", a, b).isEqualTo(Integer.signum(Integer.compare(a, b)));
       assertThat(OrderedKey.read(OrderedKey.key().int32(a).build()).int32()).isEqualTo(a);
     }
@@ -92,6 +94,18 @@ class OrderedKeyTest {
             .containsOnly(user + "|" + device).hasSize(seqs.length);
       }
     }
+  }
+
+  @Test
+  void longStringsWithManyNulBytesReadBack() {
+    String nuls = "\0".repeat(100) + "x\0";
+    String text = "\u00e5lice-\ud83d\udcf1-".repeat(20);
+    OrderedKey.Reader r = OrderedKey.read(OrderedKey.key().string(nuls).int64(-1).string(text).rest(new byte[] {9})
+        .build());
+    assertThat(r.string()).isEqualTo(nuls);
+    assertThat(r.int64()).isEqualTo(-1);
+    assertThat(r.string()).isEqualTo(text);
+    assertThat(r.rest()).containsExactly(9);
   }
 
   @Test
