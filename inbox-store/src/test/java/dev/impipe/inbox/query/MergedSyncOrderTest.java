@@ -136,9 +136,9 @@ class MergedSyncOrderTest {
     MemoryStoreView<Long> cursors = new MemoryStoreView<Long>().put(StoreKeys.cursor("bob", "phone"), 3L)
         .put(StoreKeys.cursor("bob", SyncCursor.groupDevice("phone", "g")), 100L);
     MemoryStoreView<byte[]> largeGroups = new MemoryStoreView<byte[]>()
-        .put(StoreKeys.largeGroup("bob", "g"), JOINED_AT_2.encode())
-        .put(StoreKeys.largeGroup("bob", "h"), JOINED_AT_2.encode())
-        .put(StoreKeys.largeGroup("bobby", "x"), JOINED_AT_2.encode());
+        .put(StoreKeys.userGroup("bob", "g"), JOINED_AT_2.encode())
+        .put(StoreKeys.userGroup("bob", "h"), JOINED_AT_2.encode())
+        .put(StoreKeys.userGroup("bobby", "x"), JOINED_AT_2.encode());
     List<String> fetched = new ArrayList<>();
     MergedSync.GroupSource source = (group, after, intervals, limit) -> {
       fetched.add(group + ">" + after);
