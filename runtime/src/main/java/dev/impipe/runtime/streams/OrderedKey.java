@@ -137,11 +137,6 @@ public final class OrderedKey {
       return this;
     }
 
-    /** The fields of {@code prefix}, a key (or key prefix) built by this codec, appended as they are. */
-    public Builder append(byte[] prefix) {
-      return rest(prefix);
-    }
-
     public byte[] build() {
       return Arrays.copyOf(buf, size);
     }
