@@ -48,8 +48,9 @@ public final class InboxStoreTopology {
   /** Stored inbox entries per user (for the per-user cap): key {@code userId}, value count. */
   public static final String INBOX_COUNT_STORE = "inbox-counts";
   /**
-   * Device cursors: key {@code userId, deviceId}, value the committed seq. A device's position in a large group's
-   * timeline is committed as the device {@code <deviceId>#<groupId>} ({@code SyncCursor#groupDevice}).
+   * Device cursors: key {@code userId, deviceId}, value the committed seq; and each device's positions in large
+   * groups' timelines, key {@code userId, deviceId, groupId} ({@code StoreKeys#groupPosition}; committed on
+   * {@code im.device-cursors} as the device {@code <deviceId>#<groupId>}, see {@code SyncCursor#groupDevice}).
    */
   public static final String CURSOR_STORE = "device-cursors";
   /** When each device cursor was last committed: key as {@link #CURSOR_STORE}, value epoch ms (its retention). */

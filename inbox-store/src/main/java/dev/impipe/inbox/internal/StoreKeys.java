@@ -12,6 +12,7 @@ import org.apache.kafka.common.utils.Bytes;
  * owner          = string owner                     owner = user id (inbox) or conversation id (timeline)
  * timeline entry = string owner, int64 seq          (seq never negative)
  * cursor         = string user, string device
+ * group position = string user, string device, string group   a device's position in a large group's timeline
  * time index     = int64 timestamp, rest timeline entry  (timestamps below 0 are stored as 0)
  * user group     = string user, string group        large groups (a user's read-diffused intervals in the group)
  *                                                    and memberships (the seq from which the user reads the group)
@@ -48,6 +49,23 @@ public final class StoreKeys {
   /** The key of one device's cursor. */
   public static Bytes cursor(String user, String device) {
     return OrderedKey.key().string(user).string(device).bytes();
+  }
+
+  /** The key of one device's position in a large group's timeline (kept in the cursor store, after its cursor). */
+  public static Bytes groupPosition(String user, String device, String group) {
+    return OrderedKey.key().string(user).string(device).string(group).bytes();
+  }
+
+  /**
+   * The cursor-store key of a commit on {@code im.device-cursors} by {@code user} for {@code deviceId}: a device id
+   * {@code <device>#<group>} (how the topic names a device's position in a large group, see
+   * {@code SyncCursor#groupDevice}; '#' is in no device or group id) is a {@link #groupPosition}, any other a
+   * {@link #cursor}.
+   */
+  public static Bytes committed(String user, String deviceId) {
+    int hash = deviceId.indexOf('#');
+    return hash < 0 ? cursor(user, deviceId)
+        : groupPosition(user, deviceId.substring(0, hash), deviceId.substring(hash + 1));
   }
 
   /**

@@ -79,7 +79,7 @@ public final class MergedSync {
         StoreKeys.userGroupsTo(user), false, Integer.MAX_VALUE)) {
       String group = StoreKeys.userGroupId(kv.key);
       long position = after != null ? after.groups().getOrDefault(group, -1L)
-          : Timelines.cursor(cursors, user, SyncCursor.groupDevice(device, group));
+          : Timelines.groupPosition(cursors, user, device, group);
       groups.add(new Group(group, ReadIntervals.decode(kv.value), position));
     }
     return merge(user, Timelines.after(inbox, user, cursor, limit), cursor, groups, source, limit);

@@ -58,6 +58,20 @@ class StoreKeysTest {
   }
 
   @Test
+  void aGroupPositionCommittedAsDeviceHashGroupIsItsOwnKeyKindAfterTheDevicesCursor() {
+    // Given the device id the topic uses for phone's position in group g
+    Bytes position = StoreKeys.committed("bob", "phone#g");
+
+    // Then it is the (user, device, group) key, not a cursor of a device named "phone#g"
+    assertThat(position).isEqualTo(StoreKeys.groupPosition("bob", "phone", "g"))
+        .isNotEqualTo(StoreKeys.cursor("bob", "phone#g"));
+    assertThat(StoreKeys.committed("bob", "phone")).isEqualTo(StoreKeys.cursor("bob", "phone"));
+    // and sorts right after the device's cursor, before any other device of the user
+    assertThat(position).isGreaterThan(StoreKeys.cursor("bob", "phone"))
+        .isLessThan(StoreKeys.cursor("bob", "phone\u0001"));
+  }
+
+  @Test
   void theTimeIndexRangeBeforeACutoffHoldsExactlyTheOlderEntries() {
     // Given index entries at times 999, 1000 and 1001 (and the epoch)
     TreeMap<Bytes, Long> index = new TreeMap<>();
