@@ -33,8 +33,11 @@ public final class ScheduleCodec {
 
   private static final byte VERSION = 1;
 
-  /** The key of the sweep position record; see {@link Position}. */
-  public static final byte[] POSITION_KEY = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+  /**
+   * The key of the sweep position record (see {@link Position}): due at the end of time, with an id of two 0xFF bytes,
+   * which no UTF-8 id starts with; ten 0xFF bytes, after every schedule key.
+   */
+  public static final byte[] POSITION_KEY = OrderedKey.key().int64(Long.MAX_VALUE).rest(new byte[] {-1, -1}).build();
 
   /**
    * The sweep's progress: every schedule key below {@code resumeFrom} has been delivered, none at or above it;

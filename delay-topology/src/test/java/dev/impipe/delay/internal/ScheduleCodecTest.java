@@ -48,6 +48,7 @@ class ScheduleCodecTest {
     assertThat(ScheduleCodec.dueOf(key)).isEqualTo(1_772_366_400_250L);
     assertThat(ScheduleCodec.idOf(key)).isEqualTo(id("m-1"));
     assertThat(Arrays.copyOf(key, ScheduleCodec.DUE_BYTES)).isEqualTo(ScheduleCodec.duePrefix(1_772_366_400_250L));
+    assertThat(ScheduleCodec.POSITION_KEY).hasSize(10).containsOnly((byte) 0xFF);
     assertThat(Arrays.compareUnsigned(key, ScheduleCodec.POSITION_KEY)).isNegative();
     assertThat(Arrays.compareUnsigned(ScheduleCodec.scheduleKey(4_102_444_800_000_000L, new byte[] {(byte) 0xF4}),
         ScheduleCodec.POSITION_KEY)).isNegative();
