@@ -55,7 +55,8 @@ public final class ScheduleCodec {
     ByteBuffer buf = ByteBuffer.wrap(bytes);
     byte version = buf.get();
     if (version != VERSION) {
-      throw new IllegalStateException("Unknown position version " + version);
+      throw new VersionedValue.UnknownVersionException("delay sweep position value has version " + version
+          + "; this build reads versions [" + VERSION + "]");
     }
     long fileFrom = buf.getLong();
     long pending = buf.getLong();
@@ -132,7 +133,8 @@ public final class ScheduleCodec {
     ByteBuffer buf = ByteBuffer.wrap(bytes);
     byte version = buf.get();
     if (version != VERSION) {
-      throw new IllegalStateException("Unknown schedule entry version " + version);
+      throw new VersionedValue.UnknownVersionException("delay schedule value has version " + version
+          + "; this build reads versions [" + VERSION + "]");
     }
     long deliverAt = buf.getLong();
     String topic = new String(getShortString(buf), StandardCharsets.UTF_8);

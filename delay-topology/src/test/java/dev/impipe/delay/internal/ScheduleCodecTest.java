@@ -142,7 +142,8 @@ class ScheduleCodecTest {
     assertThat(back.pending()).isEqualTo(7);
     byte[] newer = ScheduleCodec.encodePosition(position);
     newer[0] = 2;
-    assertThatThrownBy(() -> ScheduleCodec.decodePosition(newer)).isInstanceOf(IllegalStateException.class)
+    assertThatThrownBy(() -> ScheduleCodec.decodePosition(newer))
+        .isInstanceOf(dev.impipe.runtime.streams.VersionedValue.UnknownVersionException.class)
         .hasMessageContaining("version 2");
   }
 }
