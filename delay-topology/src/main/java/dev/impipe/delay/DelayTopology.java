@@ -35,12 +35,12 @@ public final class DelayTopology {
   public static final String PROCESSOR = "delay-scheduler";
   public static final String SINK = "delay-sink";
   /**
-   * Schedule id -> due time, segmented by due time like {@link #SCHEDULE_STORE} (changelogged). An entry whose
+   * Schedule id -> [version] due time, segmented by due time like {@link #SCHEDULE_STORE} (changelogged). An entry whose
    * schedule has been delivered stays until its segment is dropped; the sweep position says it is gone.
    */
   public static final String INDEX_STORE = "delay-index-segments";
   /**
-   * Due bucket + id -> the record to deliver, in time segments by due time (a window store, changelogged with
+   * Due time + id -> the record to deliver, in time segments by due time (a window store, changelogged with
    * time retention): a delivered record costs its output and nothing else; its segment is dropped whole once the
    * sweep has passed it. See {@code ScheduleCodec} for the layouts.
    */

@@ -3,6 +3,7 @@ package dev.impipe.fanout;
 import dev.impipe.fanout.internal.MembershipProcessor;
 import dev.impipe.fanout.internal.MessageFanoutProcessor;
 import dev.impipe.runtime.domain.HistoryKey;
+import dev.impipe.runtime.streams.VersionedValue;
 import dev.impipe.runtime.topics.ImTopics;
 import java.time.Duration;
 import org.apache.kafka.common.serialization.Serdes;
@@ -34,31 +35,34 @@ public final class FanoutTopology {
    */
   public static final String GROUP_MEMBERS_SINK = "fanout-group-members-sink";
 
-  /** {@code [u16 len][groupId][userId] -> joinedAt}; a group is one prefix range. */
+  /**
+   * {@code groupId, userId -> [version] joinedAt} ({@code MemberKeys}); a group is one prefix range.
+   */
   public static final String MEMBERS_STORE = "fanout-members";
   /**
-   * {@code senderId \0 conversationId \0 clientMsgId -> messageId}, windowed by the dedupe window (entries written
-   * before the conversation was part of the key, {@code senderId \0 clientMsgId}, age out with the window).
+   * {@code senderId, conversationId, clientMsgId -> [version] messageId} ({@code SentCodec}), windowed by the dedupe
+   * window (entries written before the conversation was part of the key, {@code senderId, clientMsgId}, age out with
+   * the window).
    */
   public static final String DEDUPE_STORE = "fanout-dedupe";
   /**
-   * {@code messageId -> senderId \0 conversationId \0 clock[mode] \0 seq \0 sentAt \0 clientMsgId}, windowed by the
-   * recall window (values from before the history topic end after the clock). {@code mode} is where the copies went:
-   * {@code W} the recipients' inboxes, {@code T} a large group's timeline; absent in values from before it was kept.
+   * {@code messageId -> [version] senderId, conversationId, clock, mode, seq, sentAt, clientMsgId} ({@code
+   * SentCodec}), windowed by the recall window. {@code mode} is where the copies went: {@code W} the recipients'
+   * inboxes, {@code T} a large group's timeline, 0 when not known.
    */
   public static final String SENT_STORE = "fanout-sent";
   /**
    * One logical clock per task, ticked by every membership change and message: orders joins against messages
-   * exactly, where record timestamps can tie.
+   * exactly, where record timestamps can tie. Values {@code [version] int64}.
    */
   public static final String CLOCK_STORE = "fanout-clock";
   /**
-   * Past memberships, {@code [u16 len][groupId][userId] -> [joined clock][left clock]}, windowed by the leave's record
-   * time and kept for the recall window: a recall reaches whoever got the message, also after leaving (read as one
-   * key range of the group).
+   * Past memberships, {@code groupId, userId -> [version] joined clock, left clock} ({@code MemberKeys}), windowed
+   * by the leave's record time and kept for the recall window: a recall reaches whoever got the message, also after
+   * leaving (read as one key range of the group).
    */
   public static final String PAST_MEMBERS_STORE = "fanout-past-members";
-  /** {@code groupId -> GroupState} (member count, read-diffusion mode, last conversation seq). */
+  /** {@code groupId -> GroupState} (member count, read-diffusion mode, last conversation seq; versioned). */
   public static final String GROUPS_STORE = "fanout-groups";
 
   private FanoutTopology() {}
@@ -76,11 +80,11 @@ public final class FanoutTopology {
     topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(GROUPS_STORE),
         Serdes.String(), Serdes.ByteArray()), MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
     topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CLOCK_STORE),
-        Serdes.String(), Serdes.Long()), MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
+        Serdes.String(), VersionedValue.longSerde(CLOCK_STORE)), MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
     topology.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(DEDUPE_STORE,
-        config.dedupeWindow(), config.dedupeWindow(), false), Serdes.String(), Serdes.String()), FANOUT_PROCESSOR);
+        config.dedupeWindow(), config.dedupeWindow(), false), Serdes.Bytes(), Serdes.ByteArray()), FANOUT_PROCESSOR);
     topology.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(SENT_STORE,
-        config.recallWindow(), config.recallWindow(), false), Serdes.String(), Serdes.String()), FANOUT_PROCESSOR);
+        config.recallWindow(), config.recallWindow(), false), Serdes.Bytes(), Serdes.ByteArray()), FANOUT_PROCESSOR);
     topology.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(PAST_MEMBERS_STORE,
         config.recallWindow(), Duration.ofMillis(1), true), Serdes.Bytes(), Serdes.ByteArray()),
         MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);

@@ -6,6 +6,7 @@ import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.ConversationType;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.MessageType;
+import dev.impipe.fanout.internal.SentCodec;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.testing.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
@@ -16,6 +17,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.UUID;
+import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
@@ -77,9 +79,10 @@ class ConversationScopedDedupeTest {
     ChatMessage hi = direct("alice", "bob", "c-1", "hi bob");
     send(hi);
     inbox.readKeyValuesToList();
-    WindowStore<String, String> dedupe = driver.getWindowStore(FanoutTopology.DEDUPE_STORE);
-    dedupe.put("alice\u0000c-1", hi.getMessageId(), T0.toEpochMilli());
-    dedupe.put("alice\u0000d:alice:bob\u0000c-1", null, T0.toEpochMilli());
+    WindowStore<Bytes, byte[]> dedupe = driver.getWindowStore(FanoutTopology.DEDUPE_STORE);
+    dedupe.put(SentCodec.dedupeKeyWithoutConversation("alice", "c-1"), SentCodec.dedupeValue(hi.getMessageId()),
+        T0.toEpochMilli());
+    dedupe.put(SentCodec.dedupeKey("alice", "d:alice:bob", "c-1"), null, T0.toEpochMilli());
 
     // When it is retried after the upgrade, and c-1 is then used in another chat
     send(hi);

@@ -9,6 +9,7 @@ import dev.impipe.avro.InboxEntryType;
 import dev.impipe.avro.MembershipChange;
 import dev.impipe.avro.MembershipOp;
 import dev.impipe.avro.MessageType;
+import dev.impipe.fanout.internal.SentCodec;
 import dev.impipe.runtime.testing.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
@@ -22,6 +23,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
@@ -237,15 +239,15 @@ class HybridDiffusionTest {
 
   /** Rewrites {@code messageId}'s sent-store value as it was before the diffusion mode was kept. */
   private void forgetMode(String messageId) {
-    WindowStore<String, String> sent = driver.getWindowStore(FanoutTopology.SENT_STORE);
-    KeyValue<Long, String> stored;
-    try (WindowStoreIterator<String> it = sent.fetch(messageId, 0L, Long.MAX_VALUE)) {
+    WindowStore<Bytes, byte[]> sent = driver.getWindowStore(FanoutTopology.SENT_STORE);
+    KeyValue<Long, byte[]> stored;
+    try (WindowStoreIterator<byte[]> it = sent.fetch(SentCodec.sentKey(messageId), 0L, Long.MAX_VALUE)) {
       stored = it.next();
     }
-    String[] parts = stored.value.split("\u0000", 6);
-    assertThat(parts[2]).matches("[0-9]+[WT]");
-    parts[2] = parts[2].substring(0, parts[2].length() - 1);
-    sent.put(messageId, String.join("\u0000", parts), stored.key);
+    SentCodec.Sent s = SentCodec.decodeSent(stored.value);
+    assertThat(s.mode()).isIn('W', 'T');
+    sent.put(SentCodec.sentKey(messageId), SentCodec.sentValue(new SentCodec.Sent(s.senderId(), s.conversationId(),
+        s.clock(), (char) 0, s.seq(), s.sentAt(), s.clientMsgId())), stored.key);
   }
 
   /**

@@ -10,6 +10,7 @@ import dev.impipe.inbox.internal.MembershipMaterialiser;
 import dev.impipe.inbox.internal.RecallMaterialiser;
 import dev.impipe.inbox.internal.TimelineMaterialiser;
 import dev.impipe.runtime.streams.StoredValues;
+import dev.impipe.runtime.streams.VersionedValue;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.Topic;
 import java.time.Duration;
@@ -31,34 +32,43 @@ public final class InboxStoreTopology {
   /** Streams application name; the application id is the topic prefix + this. */
   public static final String APP_NAME = "inbox-store";
 
-  /** Inbox entries: key {@code id(userId) | seq}, value {@link InboxEntry}; seq = offset in {@code im.inbox}. */
+  /**
+   * Inbox entries: key {@code userId, seq}, value {@link InboxEntry} (Avro, with its schema id); seq = offset in
+   * {@code im.inbox}. Key layouts of every store here: {@code StoreKeys}; values that are one number are
+   * {@code [version 1] int64} ({@code VersionedValue.longSerde}).
+   */
   public static final String INBOX_STORE = "inbox-entries";
   /**
-   * Recall index: key {@code id(owner) | id(messageId)}, value the inbox seq of that MESSAGE entry (window store by
+   * Recall index: key {@code owner, messageId}, value the inbox seq of that MESSAGE entry (window store by
    * record time, segments dropped after the inbox retention). Lets a RECALL remove the body it withdraws.
    */
   public static final String RECALL_INDEX_STORE = "inbox-received-messages";
-  /** Retention index of the inbox: key {@code timestamp | inbox key}, empty value. */
+  /** Retention index of the inbox: key {@code timestamp, inbox key}, empty value. */
   public static final String INBOX_TIME_INDEX_STORE = "inbox-time-index";
-  /** Stored inbox entries per user (for the per-user cap): key {@code id(userId)}, value count. */
+  /** Stored inbox entries per user (for the per-user cap): key {@code userId}, value count. */
   public static final String INBOX_COUNT_STORE = "inbox-counts";
-  /** Device cursors: key {@code id(userId) | id(deviceId)}, value the committed seq. */
+  /**
+   * Device cursors: key {@code userId, deviceId}, value the committed seq; and each device's positions in large
+   * groups' timelines, key {@code userId, deviceId, groupId} ({@code StoreKeys#groupPosition}; committed on
+   * {@code im.device-cursors} as the device {@code <deviceId>#<groupId>}, see {@code SyncCursor#groupDevice}).
+   */
   public static final String CURSOR_STORE = "device-cursors";
   /** When each device cursor was last committed: key as {@link #CURSOR_STORE}, value epoch ms (its retention). */
   public static final String CURSOR_COMMIT_STORE = "device-cursor-commits";
   /**
-   * Large groups of each user: key {@code id(userId) | id(groupId)}, value the user's read-diffused intervals of
-   * the group ({@code ReadIntervals}). Fed by the same im.inbox records, so it lives in the user's task.
+   * Large groups of each user: key {@code userId, groupId} ({@code StoreKeys#userGroup}), value the user's
+   * read-diffused intervals of the group ({@code ReadIntervals}, versioned). Fed by the same im.inbox records, so it
+   * lives in the user's task.
    */
   public static final String LARGE_GROUPS_STORE = "large-groups";
   /**
-   * History read access (see {@code HistoryAccess}): key {@code id(userId) | id(groupId)}, value {@code [version 1]
-   * [fromSeq i64]}, the conversation seq from which the user may read the group (their last join); no key = not a
-   * member. Fed by the same im.inbox records (the user's task), not expired with the inbox.
+   * History read access (see {@code HistoryAccess}): key {@code userId, groupId} ({@code StoreKeys#userGroup}), value
+   * {@code [version 1] int64 fromSeq}, the conversation seq from which the user may read the group (their last join);
+   * no key = not a member. Fed by the same im.inbox records (the user's task), not expired with the inbox.
    */
   public static final String MEMBERSHIPS_STORE = "conversation-memberships";
   /**
-   * Conversation history: key {@code id(conversationId) | seq}, value {@link ChatMessage}; seq = offset in
+   * Conversation history: key {@code conversationId, seq}, value {@link ChatMessage}; seq = offset in
    * {@code im.messages}. Fed by the history topic (what the fan-out accepted, recalled bodies removed), never by
    * {@code im.messages} itself. (Before: {@code conversation-timeline}, every record of im.messages.)
    */
@@ -128,15 +138,16 @@ public final class InboxStoreTopology {
     // Segments expire with the inbox (effectively never when the inbox is kept forever, like the inbox itself).
     Duration indexRetention = Duration.ofMillis(cfg.inboxExpires() ? cfg.inboxRetentionMs() : FOREVER_MS);
     topology.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(RECALL_INDEX_STORE, indexRetention,
-        Duration.ofMillis(1), false), Serdes.Bytes(), Serdes.Long()), RECALL_PROCESSOR);
+        Duration.ofMillis(1), false), Serdes.Bytes(), VersionedValue.longSerde(RECALL_INDEX_STORE)), RECALL_PROCESSOR);
     topology.addStateStore(index(INBOX_TIME_INDEX_STORE), INBOX_PROCESSOR);
     topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(INBOX_COUNT_STORE),
-        Serdes.Bytes(), Serdes.Long()), INBOX_PROCESSOR);
+        Serdes.Bytes(), VersionedValue.longSerde(INBOX_COUNT_STORE)), INBOX_PROCESSOR);
     // Connected to both processors on purpose: that puts im.inbox and im.device-cursors in one sub-topology, so
     // partition p of both is one task and a sync (cursor + inbox range) is answered by one instance.
-    topology.addStateStore(queried(CURSOR_STORE, Serdes.Long()), CURSOR_PROCESSOR, INBOX_PROCESSOR);
+    topology.addStateStore(queried(CURSOR_STORE, VersionedValue.longSerde(CURSOR_STORE)), CURSOR_PROCESSOR,
+        INBOX_PROCESSOR);
     topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CURSOR_COMMIT_STORE),
-        Serdes.Bytes(), Serdes.Long()), CURSOR_PROCESSOR);
+        Serdes.Bytes(), VersionedValue.longSerde(CURSOR_COMMIT_STORE)), CURSOR_PROCESSOR);
     topology.addStateStore(queried(LARGE_GROUPS_STORE, Serdes.ByteArray()), LARGE_GROUP_PROCESSOR);
     topology.addStateStore(queried(MEMBERSHIPS_STORE, Serdes.ByteArray()), MEMBERSHIP_PROCESSOR);
 
@@ -147,7 +158,8 @@ public final class InboxStoreTopology {
         cfg.timelineExpires()), HISTORY_SOURCE);
     topology.addStateStore(queried(TIMELINE_STORE, topics.valueSerde(ChatMessage.class)), TIMELINE_PROCESSOR);
     topology.addStateStore(index(TIMELINE_TIME_INDEX_STORE), TIMELINE_PROCESSOR);
-    topology.addStateStore(queried(HISTORY_APPLIED_STORE, Serdes.Long()), TIMELINE_PROCESSOR);
+    topology.addStateStore(queried(HISTORY_APPLIED_STORE, VersionedValue.longSerde(HISTORY_APPLIED_STORE)),
+        TIMELINE_PROCESSOR);
     return topology;
   }
 

@@ -11,6 +11,7 @@ import dev.impipe.inbox.query.Page;
 import dev.impipe.inbox.query.StoreView;
 import dev.impipe.inbox.query.SyncCursor;
 import dev.impipe.inbox.query.Timelines;
+import dev.impipe.runtime.streams.VersionedValue;
 import dev.impipe.runtime.testing.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
@@ -100,7 +101,7 @@ class DeviceCursorRetentionTest {
 
     TestOutputTopic<Bytes, Long> changelog = driver.createOutputTopic(
         "im.inbox-store-" + InboxStoreTopology.CURSOR_STORE + "-changelog", Serdes.Bytes().deserializer(),
-        Serdes.Long().deserializer());
+        VersionedValue.longSerde(InboxStoreTopology.CURSOR_STORE).deserializer());
     assertThat(changelog.readValuesToList()).containsExactly(4L, null);
   }
 

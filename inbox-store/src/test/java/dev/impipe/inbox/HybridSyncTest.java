@@ -471,8 +471,8 @@ class HybridSyncTest {
   private Map<String, ReadIntervals> largeGroups(String user) {
     KeyValueStore<Bytes, byte[]> groups = store.getKeyValueStore(InboxStoreTopology.LARGE_GROUPS_STORE);
     Map<String, ReadIntervals> out = new TreeMap<>();
-    StoreView.of(groups).range(StoreKeys.largeGroupsFrom(user), StoreKeys.largeGroupsTo(user), false, 100)
-        .forEach(kv -> out.put(StoreKeys.largeGroupId(kv.key), ReadIntervals.decode(kv.value)));
+    StoreView.of(groups).range(StoreKeys.userGroupsFrom(user), StoreKeys.userGroupsTo(user), false, 100)
+        .forEach(kv -> out.put(StoreKeys.userGroupId(kv.key), ReadIntervals.decode(kv.value)));
     return out;
   }
 

@@ -23,12 +23,15 @@ public final class AckWheelTopology {
   public static final String TIMEOUTS_SINK = "ack-timeouts-sink";
   /** Wheel entries that do not decode go here (the rejected topic) with their stored bytes. */
   public static final String REJECTED_SINK = "ack-rejected-sink";
-  /** {@code userId|deviceId|seq -> slot, firstPushedAt, deadline, attempts}: the timers by delivery. */
+  /**
+   * {@code userId|deviceId|seq -> [version] slot, firstPushedAt, deadline, attempts}: the timers by delivery (byte
+   * layouts in {@link WheelCodec}).
+   */
   public static final String PENDING_STORE = "ack-pending";
   /** {@code slot|userId|deviceId|seq -> empty}: the timers by slot, scanned oldest slot first. */
   public static final String WHEEL_STORE = "ack-wheel";
   /**
-   * {@code userId|deviceId -> highest ACKed seq, ACK time}: lets an ACK that overtook its delivery win; an entry
+   * {@code userId|deviceId -> [version] highest ACKed seq, ACK time}: lets an ACK that overtook its delivery win; an entry
    * not ACKed again for {@code IM_ACK_ACKED_RETENTION} is removed (a rolling scan, bounded like the wheel).
    */
   public static final String ACKED_STORE = "ack-acked";

@@ -1,18 +1,20 @@
 package dev.impipe.ack.wheel;
 
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
+import dev.impipe.runtime.streams.OrderedKey;
+import dev.impipe.runtime.streams.VersionedValue;
 
 /**
- * Every byte layout of the wheel's RocksDB stores, in one place. Numbers are big-endian with the sign bit flipped,
- * so unsigned byte order (RocksDB's) equals signed numeric order. Strings are UTF-8 with a 4-byte length prefix, so a
- * key prefix names exactly one (user, device) pair: no user or device id can run into the next field.
+ * Every byte layout of the wheel's RocksDB stores, in one place. Keys are {@link OrderedKey}s (strings escaped and
+ * terminated, numbers big-endian with the sign bit flipped), so RocksDB's byte order is the fields' order and a key
+ * prefix names exactly one (user, device) pair: no user or device id can run into the next field. Values are
+ * {@link VersionedValue}s (version byte first).
  *
  * <pre>
- * pending key  : len(userId) userId len(deviceId) deviceId seq                       -> pending value
- * pending value: slot firstPushedAt deadline attempts(4 bytes)
- * wheel key    : slot len(userId) userId len(deviceId) deviceId seq                  -> empty value
- * acked key    : len(userId) userId len(deviceId) deviceId                           -> highest ACKed seq
+ * pending key  : string userId, string deviceId, int64 seq                  -> pending value
+ * pending value: [version 1] int64 slot, int64 firstPushedAt, int64 deadline, int32 attempts
+ * wheel key    : int64 slot, string userId, string deviceId, int64 seq      -> empty value
+ * acked key    : string userId, string deviceId                             -> acked value
+ * acked value  : [version 1] int64 highest ACKed seq, int64 ackedAt (epoch ms)
  * </pre>
  */
 public final class WheelCodec {
@@ -20,8 +22,7 @@ public final class WheelCodec {
   /** The value of a wheel entry: the key says everything. */
   public static final byte[] EMPTY = new byte[0];
 
-  private static final int LONG = Long.BYTES;
-  private static final int LEN = Integer.BYTES;
+  private static final int VERSION = 1;
 
   private WheelCodec() {}
 
@@ -43,88 +44,62 @@ public final class WheelCodec {
 
   /** The key prefix shared by every pending entry of one device; also the key of the acked store. */
   public static byte[] device(String userId, String deviceId) {
-    byte[] user = utf8(userId);
-    byte[] device = utf8(deviceId);
-    return ByteBuffer.allocate(LEN + user.length + LEN + device.length)
-        .putInt(user.length).put(user).putInt(device.length).put(device).array();
+    return OrderedKey.key().string(userId).string(deviceId).build();
   }
 
   public static byte[] pending(String userId, String deviceId, long seq) {
-    byte[] prefix = device(userId, deviceId);
-    return ByteBuffer.allocate(prefix.length + LONG).put(prefix).putLong(ordered(seq)).array();
+    return OrderedKey.key().string(userId).string(deviceId).int64(seq).build();
   }
 
   public static PendingKey decodePending(byte[] key) {
-    ByteBuffer buf = ByteBuffer.wrap(key);
-    String user = readString(buf);
-    String device = readString(buf);
-    return new PendingKey(user, device, unordered(buf.getLong()));
+    OrderedKey.Reader r = OrderedKey.read(key);
+    return new PendingKey(r.string(), r.string(), r.int64());
   }
 
   public static byte[] wheel(long slot, String userId, String deviceId, long seq) {
-    byte[] middle = device(userId, deviceId);
-    return ByteBuffer.allocate(LONG + middle.length + LONG)
-        .putLong(ordered(slot)).put(middle).putLong(ordered(seq)).array();
+    return OrderedKey.key().int64(slot).string(userId).string(deviceId).int64(seq).build();
   }
 
   /** The smallest possible key of {@code slot}: a range [slotStart(a), slotStart(b)] holds exactly slots a..b-1. */
   public static byte[] slotStart(long slot) {
-    return ByteBuffer.allocate(LONG).putLong(ordered(slot)).array();
+    return OrderedKey.key().int64(slot).build();
   }
 
   public static WheelKey decodeWheel(byte[] key) {
-    ByteBuffer buf = ByteBuffer.wrap(key);
-    long slot = unordered(buf.getLong());
-    String user = readString(buf);
-    String device = readString(buf);
-    return new WheelKey(slot, user, device, unordered(buf.getLong()));
+    OrderedKey.Reader r = OrderedKey.read(key);
+    return new WheelKey(r.int64(), r.string(), r.string(), r.int64());
   }
 
   public static byte[] pendingValue(Pending p) {
-    return ByteBuffer.allocate(3 * LONG + Integer.BYTES)
-        .putLong(p.slot()).putLong(p.firstPushedAt()).putLong(p.deadline()).putInt(p.attempts()).array();
+    return VersionedValue.write(VERSION).int64(p.slot()).int64(p.firstPushedAt()).int64(p.deadline())
+        .int32(p.attempts()).build();
   }
 
   public static Pending decodePendingValue(byte[] value) {
-    ByteBuffer buf = ByteBuffer.wrap(value);
-    return new Pending(buf.getLong(), buf.getLong(), buf.getLong(), buf.getInt());
+    VersionedValue.Reader r = VersionedValue.read(value, AckWheelTopology.PENDING_STORE, VERSION);
+    Pending p = new Pending(r.int64(), r.int64(), r.int64(), r.int32());
+    r.end();
+    return p;
   }
 
-  public static byte[] seqValue(long seq) {
-    return ByteBuffer.allocate(LONG).putLong(seq).array();
-  }
-
-  /** An {@code ack-acked} value: the seq and when it was ACKed (read by {@link #decodeSeqValue}, too). */
+  /** An {@code ack-acked} value: the seq and when it was ACKed. */
   public static byte[] ackedValue(long seq, long ackedAtMs) {
-    return ByteBuffer.allocate(2 * LONG).putLong(seq).putLong(ackedAtMs).array();
+    return VersionedValue.write(VERSION).int64(seq).int64(ackedAtMs).build();
   }
 
+  /** The highest ACKed seq of an {@code ack-acked} value. */
   public static long decodeSeqValue(byte[] value) {
-    return ByteBuffer.wrap(value).getLong();
+    return ackedReader(value).int64();
   }
 
-  /** When an {@code ack-acked} value was written; 0 for a value from before the time was kept. */
+  /** When an {@code ack-acked} value was written (epoch ms). */
   public static long decodeAckedAt(byte[] value) {
-    return value.length >= 2 * LONG ? ByteBuffer.wrap(value, LONG, LONG).getLong() : 0;
+    VersionedValue.Reader r = ackedReader(value);
+    r.int64();
+    return r.int64();
   }
 
-  /** Flips the sign bit: big-endian bytes of the result compare (unsigned) like the signed input. */
-  static long ordered(long value) {
-    return value ^ Long.MIN_VALUE;
-  }
-
-  private static long unordered(long stored) {
-    return stored ^ Long.MIN_VALUE;
-  }
-
-  private static byte[] utf8(String s) {
-    return s.getBytes(StandardCharsets.UTF_8);
-  }
-
-  private static String readString(ByteBuffer buf) {
-    int length = buf.getInt();
-    String s = new String(buf.array(), buf.arrayOffset() + buf.position(), length, StandardCharsets.UTF_8);
-    buf.position(buf.position() + length);
-    return s;
+  private static VersionedValue.Reader ackedReader(byte[] value) {
+    return VersionedValue.read(value, AckWheelTopology.ACKED_STORE, VERSION);
   }
 }

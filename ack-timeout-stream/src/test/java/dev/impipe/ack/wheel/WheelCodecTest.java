@@ -1,10 +1,12 @@
 package dev.impipe.ack.wheel;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.impipe.ack.wheel.WheelCodec.Pending;
 import dev.impipe.ack.wheel.WheelCodec.PendingKey;
 import dev.impipe.ack.wheel.WheelCodec.WheelKey;
+import dev.impipe.runtime.streams.VersionedValue;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -20,7 +22,8 @@ class WheelCodecTest {
         .isEqualTo(new PendingKey("ålice", "📱", -7));
     Pending p = new Pending(1_700_000_000L, 1_700_000_000_123L, 1_700_000_015_123L, 3);
     assertThat(WheelCodec.decodePendingValue(WheelCodec.pendingValue(p))).isEqualTo(p);
-    assertThat(WheelCodec.decodeSeqValue(WheelCodec.seqValue(Long.MAX_VALUE))).isEqualTo(Long.MAX_VALUE);
+    assertThat(WheelCodec.decodeSeqValue(WheelCodec.ackedValue(Long.MAX_VALUE, 5))).isEqualTo(Long.MAX_VALUE);
+    assertThat(WheelCodec.decodeAckedAt(WheelCodec.ackedValue(Long.MAX_VALUE, 5))).isEqualTo(5);
   }
 
   @Test
@@ -50,7 +53,7 @@ class WheelCodecTest {
 
   @Test
   void deviceRangeCannotReachAnotherDeviceWhoseIdExtendsThisOne() {
-    // Without the length prefix "ab"|"c" and "a"|"bc" would share bytes; a range over device ("a","b") must
+    // Without the string terminator "ab"|"c" and "a"|"bc" would share bytes; a range over device ("a","b") must
     // contain neither device ("a","bc") nor user "ab".
     byte[] from = WheelCodec.pending("a", "b", Long.MIN_VALUE);
     byte[] to = WheelCodec.pending("a", "b", Long.MAX_VALUE);
@@ -61,6 +64,20 @@ class WheelCodecTest {
         .as(WheelCodec.decodePending(k).toString()).isFalse());
     assertThat(compare(from, WheelCodec.pending("a", "b", 0)) <= 0
         && compare(WheelCodec.pending("a", "b", 0), to) <= 0).isTrue();
+  }
+
+  @Test
+  void valuesCarryAVersionAndAnUnknownOneIsRejected() {
+    byte[] value = WheelCodec.pendingValue(new Pending(1, 2, 3, 4));
+    assertThat(value[0]).isEqualTo((byte) 1);
+    value[0] = 2;
+    assertThatThrownBy(() -> WheelCodec.decodePendingValue(value))
+        .isInstanceOf(VersionedValue.UnknownVersionException.class)
+        .hasMessageContaining("ack-pending value has version 2");
+    byte[] acked = WheelCodec.ackedValue(7, 8);
+    acked[0] = 0;
+    assertThatThrownBy(() -> WheelCodec.decodeSeqValue(acked))
+        .isInstanceOf(VersionedValue.UnknownVersionException.class);
   }
 
   private static int compare(byte[] a, byte[] b) {

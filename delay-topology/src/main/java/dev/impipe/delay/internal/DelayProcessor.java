@@ -7,13 +7,13 @@ import dev.impipe.delay.DelayHeaders;
 import dev.impipe.delay.DelayMetrics;
 import dev.impipe.delay.DelayTopology;
 import dev.impipe.delay.TargetTopics;
+import dev.impipe.runtime.streams.OrderedKey;
 import dev.impipe.runtime.streams.RejectedHeaders;
 import dev.impipe.runtime.streams.RejectedRecord;
 import dev.impipe.runtime.streams.StoredValues;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -214,7 +214,7 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
     try (WindowStoreIterator<byte[]> it = index.fetch(Bytes.wrap(id), from, to)) {
       while (it.hasNext()) {
         long due = ScheduleCodec.indexDue(it.next().value);
-        if (Arrays.compareUnsigned(ScheduleCodec.scheduleKey(due, id), resumeFrom) >= 0) {
+        if (OrderedKey.compare(ScheduleCodec.scheduleKey(due, id), resumeFrom) >= 0) {
           return due;
         }
       }
@@ -333,7 +333,7 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
     if (!legacyEmpty()) {
       allowance -= migrateLegacy(allowance);
     }
-    if (Arrays.compareUnsigned(resumeFrom, upTo) >= 0) {
+    if (OrderedKey.compare(resumeFrom, upTo) >= 0) {
       // Nothing can be due yet (or the wall clock stepped back): never deliver early.
       if (!legacyEmpty()) {
         budget.spent(started, 0, now);
@@ -358,7 +358,7 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
         }
         KeyValue<Windowed<Bytes>, byte[]> next = due.next();
         byte[] key = next.key.key().get();
-        if (Arrays.compareUnsigned(key, resumeFrom) < 0) {
+        if (OrderedKey.compare(key, resumeFrom) < 0) {
           continue;
         }
         ScheduledEntry entry;
@@ -391,7 +391,7 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
     if (more) {
       // Resume right after the last delivered key; later arrivals are filed after its millisecond.
       if (lastKey != null) {
-        resumeFrom = Arrays.copyOf(lastKey, lastKey.length + 1);
+        resumeFrom = OrderedKey.after(lastKey);
         fileFromMs = ScheduleCodec.dueOf(lastKey) + 1;
       }
       gauges.backlog(recount ? remaining : Math.max(0, gauges.backlog() - delivered));

@@ -1,37 +1,43 @@
 package dev.impipe.delay.internal;
 
+import dev.impipe.runtime.streams.OrderedKey;
+import dev.impipe.runtime.streams.VersionedValue;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Every byte layout of the delay stores, in one place. Numbers are big-endian and fixed width, so RocksDB's byte
- * order is numeric order.
+ * Every byte layout of the delay stores, in one place. Keys are {@link OrderedKey}s (numbers big-endian with the sign
+ * bit flipped), so RocksDB's byte order is due order.
  *
  * <ul>
- *   <li>schedule key: {@code [due second: 8][millisecond of that second: 2][schedule id: UTF-8]} — the due bucket
- *       (epoch second) first, so a range scan from the oldest bucket to "now" reads only what is due, in due order;
- *       the millisecond keeps sub-second order and lets the scan stop exactly at "now" (never early).
- *   <li>index key: {@code [schedule id: UTF-8]}; index value: {@code [due epoch millis of the schedule key: 8]}.
+ *   <li>schedule key: {@code int64 due epoch millis, rest schedule id (UTF-8)} — the due time first, so a range scan
+ *       from the oldest due time to "now" reads only what is due, in due order, and stops exactly at "now" (never
+ *       early).
+ *   <li>index key: {@code rest schedule id (UTF-8)}; index value: {@code [version 1] int64 due epoch millis of the
+ *       schedule key} ({@link VersionedValue}).
  *   <li>schedule value: {@code [version 1: 1][deliverAt millis: 8][target topic: 2 + UTF-8][key: 4 + bytes, -1 =
  *       null][value: 4 + bytes, -1 = null][header count: 4]{[name: 2 + UTF-8][value: 4 + bytes, -1 = null]}}.
  *   <li>position (the sweep's progress, one per task, kept in both segmented stores): key {@link #POSITION_KEY}
- *       (0xFF bytes: after every schedule key, and never a UTF-8 id); value {@code [version 1: 1][fileFromMs:
- *       8][pending: 8][resumeFrom: rest]}.
+ *       (0xFF bytes: after every schedule key, whose first byte is 0xFF only for a due time millions of years
+ *       ahead); value {@code [version 1: 1][fileFromMs: 8][pending: 8][resumeFrom: rest]}. The schedule value and
+ *       the position keep their own encodings (they had a version byte first before {@link VersionedValue}).
  * </ul>
  * Due times before the epoch are filed at the epoch (they are past due anyway).
  */
 public final class ScheduleCodec {
 
   /** Bytes of the due part of a schedule key. */
-  public static final int DUE_BYTES = 10;
+  public static final int DUE_BYTES = Long.BYTES;
 
   private static final byte VERSION = 1;
 
-  /** The key of the sweep position record; see {@link Position}. */
-  public static final byte[] POSITION_KEY = {-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};
+  /**
+   * The key of the sweep position record (see {@link Position}): due at the end of time, with an id of two 0xFF bytes,
+   * which no UTF-8 id starts with; ten 0xFF bytes, after every schedule key.
+   */
+  public static final byte[] POSITION_KEY = OrderedKey.key().int64(Long.MAX_VALUE).rest(new byte[] {-1, -1}).build();
 
   /**
    * The sweep's progress: every schedule key below {@code resumeFrom} has been delivered, none at or above it;
@@ -49,7 +55,8 @@ public final class ScheduleCodec {
     ByteBuffer buf = ByteBuffer.wrap(bytes);
     byte version = buf.get();
     if (version != VERSION) {
-      throw new IllegalStateException("Unknown position version " + version);
+      throw new VersionedValue.UnknownVersionException("delay sweep position value has version " + version
+          + "; this build reads versions [" + VERSION + "]");
     }
     long fileFrom = buf.getLong();
     long pending = buf.getLong();
@@ -65,7 +72,7 @@ public final class ScheduleCodec {
     if (id.length == 0) {
       throw new IllegalArgumentException("schedule id must not be empty");
     }
-    return ByteBuffer.allocate(DUE_BYTES + id.length).put(duePrefix(dueMs)).put(id).array();
+    return OrderedKey.key().int64(Math.max(0, dueMs)).rest(id).build();
   }
 
   /**
@@ -73,32 +80,30 @@ public final class ScheduleCodec {
    * every key due before it sorts before it (ids are never empty, so no real key equals it).
    */
   public static byte[] duePrefix(long dueMs) {
-    long ms = Math.max(0, dueMs);
-    return ByteBuffer.allocate(DUE_BYTES).putLong(ms / 1000).putShort((short) (ms % 1000)).array();
+    return OrderedKey.key().int64(Math.max(0, dueMs)).build();
   }
 
   /** The due time (epoch millis) a schedule key is filed under. */
   public static long dueOf(byte[] scheduleKey) {
-    ByteBuffer buf = ByteBuffer.wrap(scheduleKey);
-    return buf.getLong() * 1000 + buf.getShort();
-  }
-
-  /** The due bucket (epoch second) a schedule key is filed under. */
-  public static long bucketOf(byte[] scheduleKey) {
-    return ByteBuffer.wrap(scheduleKey).getLong();
+    return OrderedKey.read(scheduleKey).int64();
   }
 
   /** The schedule id of a schedule key, which is also its index key. */
   public static byte[] idOf(byte[] scheduleKey) {
-    return Arrays.copyOfRange(scheduleKey, DUE_BYTES, scheduleKey.length);
+    OrderedKey.Reader r = OrderedKey.read(scheduleKey);
+    r.int64();
+    return r.rest();
   }
 
   public static byte[] indexValue(long dueMs) {
-    return ByteBuffer.allocate(Long.BYTES).putLong(Math.max(0, dueMs)).array();
+    return VersionedValue.write(VERSION).int64(Math.max(0, dueMs)).build();
   }
 
   public static long indexDue(byte[] indexValue) {
-    return ByteBuffer.wrap(indexValue).getLong();
+    VersionedValue.Reader r = VersionedValue.read(indexValue, "delay index", VERSION);
+    long due = r.int64();
+    r.end();
+    return due;
   }
 
   /** The schedule-store value of an entry. */
@@ -128,7 +133,8 @@ public final class ScheduleCodec {
     ByteBuffer buf = ByteBuffer.wrap(bytes);
     byte version = buf.get();
     if (version != VERSION) {
-      throw new IllegalStateException("Unknown schedule entry version " + version);
+      throw new VersionedValue.UnknownVersionException("delay schedule value has version " + version
+          + "; this build reads versions [" + VERSION + "]");
     }
     long deliverAt = buf.getLong();
     String topic = new String(getShortString(buf), StandardCharsets.UTF_8);

@@ -41,14 +41,25 @@ class ScheduleCodecTest {
   }
 
   @Test
-  void keyStartsWithTheDueSecondThenTheMillisecondThenTheId() {
+  void keyStartsWithTheDueTimeThenTheId() {
     byte[] key = ScheduleCodec.scheduleKey(1_772_366_400_250L, id("m-1"));
 
     assertThat(key).hasSize(ScheduleCodec.DUE_BYTES + 3);
-    assertThat(ScheduleCodec.bucketOf(key)).isEqualTo(1_772_366_400L);
     assertThat(ScheduleCodec.dueOf(key)).isEqualTo(1_772_366_400_250L);
     assertThat(ScheduleCodec.idOf(key)).isEqualTo(id("m-1"));
-    assertThat(Arrays.copyOf(key, 10)).isEqualTo(ScheduleCodec.duePrefix(1_772_366_400_250L));
+    assertThat(Arrays.copyOf(key, ScheduleCodec.DUE_BYTES)).isEqualTo(ScheduleCodec.duePrefix(1_772_366_400_250L));
+    assertThat(ScheduleCodec.POSITION_KEY).hasSize(10).containsOnly((byte) 0xFF);
+    assertThat(Arrays.compareUnsigned(key, ScheduleCodec.POSITION_KEY)).isNegative();
+    assertThat(Arrays.compareUnsigned(ScheduleCodec.scheduleKey(4_102_444_800_000_000L, new byte[] {(byte) 0xF4}),
+        ScheduleCodec.POSITION_KEY)).isNegative();
+  }
+
+  @Test
+  void theIndexValueCarriesAVersionAndAnUnknownOneIsRejected() {
+    byte[] value = ScheduleCodec.indexValue(1_000);
+    assertThat(value).hasSize(9).startsWith(1);
+    value[0] = 7;
+    assertThatThrownBy(() -> ScheduleCodec.indexDue(value)).hasMessageContaining("delay index value has version 7");
   }
 
   @Test
@@ -131,7 +142,8 @@ class ScheduleCodecTest {
     assertThat(back.pending()).isEqualTo(7);
     byte[] newer = ScheduleCodec.encodePosition(position);
     newer[0] = 2;
-    assertThatThrownBy(() -> ScheduleCodec.decodePosition(newer)).isInstanceOf(IllegalStateException.class)
+    assertThatThrownBy(() -> ScheduleCodec.decodePosition(newer))
+        .isInstanceOf(dev.impipe.runtime.streams.VersionedValue.UnknownVersionException.class)
         .hasMessageContaining("version 2");
   }
 }

@@ -1,5 +1,6 @@
 package dev.impipe.fanout.internal;
 
+import dev.impipe.runtime.streams.VersionedValue;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
@@ -31,7 +32,8 @@ public record GroupState(long members, boolean large, long lastSeq, String admin
     }
     byte version = b.get();
     if (version != VERSION) {
-      throw new IllegalStateException("unknown group state version " + version);
+      throw new VersionedValue.UnknownVersionException("fanout-groups value has version " + version
+          + "; this build reads versions [" + VERSION + "] (and the 17-byte format from before admins were kept)");
     }
     long members = b.getLong();
     boolean large = b.get() == 1;

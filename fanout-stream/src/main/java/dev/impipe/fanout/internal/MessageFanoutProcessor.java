@@ -41,7 +41,6 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
  */
 public final class MessageFanoutProcessor implements Processor<String, ChatMessage, String, SpecificRecord> {
 
-  private static final String SEP = "\u0000";
   /** History attribute of a recalled message: the messageId of the RECALL that withdrew it. */
   public static final String RECALLED_ATTRIBUTE = "im.recalled-by";
 
@@ -62,8 +61,8 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
   /** Sent-store mode: the message went once to a large group's timeline. */
   private static final char TIMELINE = 'T';
   private KeyValueStore<Bytes, byte[]> members;
-  private WindowStore<String, String> dedupe;
-  private WindowStore<String, String> sent;
+  private WindowStore<Bytes, byte[]> dedupe;
+  private WindowStore<Bytes, byte[]> sent;
   private TaskClock clock;
   private KeyValueStore<String, byte[]> groups;
   private MembershipRules membership;
@@ -166,7 +165,7 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     validate(record.key(), m);
     long timestamp = record.timestamp();
     // The conversation is part of the key: the same clientMsgId in two chats is two messages.
-    String dedupeKey = m.getSenderId() + SEP + m.getConversationId() + SEP + m.getClientMsgId();
+    Bytes dedupeKey = SentCodec.dedupeKey(m.getSenderId(), m.getConversationId(), m.getClientMsgId());
     if (seen(dedupe, dedupeKey, timestamp, config.dedupeWindow().toMillis()) || seenBeforeUpgrade(m, timestamp)) {
       metrics.duplicates().increment();
       return false;
@@ -188,7 +187,7 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
       throw reject(refused.refusal.code(), refused.refusal.reason());
     }
     // All checks passed: from here on, state changes and output.
-    dedupe.put(dedupeKey, m.getMessageId(), timestamp);
+    dedupe.put(dedupeKey, SentCodec.dedupeValue(m.getMessageId()), timestamp);
     InboxEntryType type = switch (m.getType()) {
       case MESSAGE -> InboxEntryType.MESSAGE;
       case READ -> InboxEntryType.READ;
@@ -199,9 +198,9 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
         ? groupMode(record, m, seq, recipients) : recipients.get();
     if (m.getType() == dev.impipe.avro.MessageType.MESSAGE) {
       // Where the copies went decides where a recall of it must go (see recallTargets).
-      sent.put(m.getMessageId(), m.getSenderId() + SEP + m.getConversationId() + SEP + clock.tick()
-          + (toTimeline ? TIMELINE : WRITE_DIFFUSED) + SEP + seq + SEP + m.getSentAt().toEpochMilli() + SEP
-          + m.getClientMsgId(), timestamp);
+      sent.put(SentCodec.sentKey(m.getMessageId()), SentCodec.sentValue(new SentCodec.Sent(m.getSenderId(),
+          m.getConversationId(), clock.tick(), toTimeline ? TIMELINE : WRITE_DIFFUSED, seq,
+          m.getSentAt().toEpochMilli(), m.getClientMsgId())), timestamp);
     }
     for (String user : users) {
       context.forward(record.withKey(user).withValue(entry(m, user, type, seq)), FanoutTopology.INBOX_SINK);
@@ -366,39 +365,33 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
   }
 
   private Supplier<List<String>> recallRecipients(ChatMessage m, long timestamp) {
-    String original = null;
+    SentCodec.Sent original = null;
     long from = Math.max(0, timestamp - config.recallWindow().toMillis());
-    try (WindowStoreIterator<String> it = sent.fetch(m.getRefMessageId(), from, Long.MAX_VALUE)) {
+    try (WindowStoreIterator<byte[]> it = sent.fetch(SentCodec.sentKey(m.getRefMessageId()), from, Long.MAX_VALUE)) {
       if (it.hasNext()) {
-        original = it.next().value;
+        original = SentCodec.decodeSent(it.next().value);
       }
     }
     if (original == null) {
       throw new Refused("UNKNOWN_MESSAGE", "RECALL of unknown message " + m.getRefMessageId()
           + " (or older than the recall window " + config.recallWindow() + ")");
     }
-    String[] parts = original.split(SEP, 6);
-    if (!parts[0].equals(m.getSenderId())) {
+    if (!original.senderId().equals(m.getSenderId())) {
       throw new Refused("NOT_SENDER", "RECALL of message " + m.getRefMessageId() + " by " + m.getSenderId()
           + ", but only its sender may recall it");
     }
-    if (!parts[1].equals(m.getConversationId())) {
+    if (!original.conversationId().equals(m.getConversationId())) {
       throw new Refused("UNKNOWN_MESSAGE", "RECALL of message " + m.getRefMessageId() + " in conversation "
           + m.getConversationId() + ", but it was sent in another conversation");
     }
-    if (parts.length == 6) {
-      recallOverwrite = recalled(m, Long.parseLong(parts[3]), Long.parseLong(parts[4]), parts[5]);
-    }
+    recallOverwrite = recalled(m, original.seq(), original.sentAt(), original.clientMsgId());
     if (m.getConversationType() == ConversationType.DIRECT) {
       List<String> users = distinct(m.getRecipientId(), m.getSenderId());
       return () -> users;
     }
     // Everyone who received the original: their inbox holds it, also when they left since (added back or not).
-    String clockAndMode = parts[2];
-    char last = clockAndMode.charAt(clockAndMode.length() - 1);
-    boolean hasMode = last == WRITE_DIFFUSED || last == TIMELINE;
-    recalledMode = hasMode ? last : 0;
-    long sentAtClock = Long.parseLong(hasMode ? clockAndMode.substring(0, clockAndMode.length() - 1) : clockAndMode);
+    recalledMode = original.mode() == WRITE_DIFFUSED || original.mode() == TIMELINE ? original.mode() : 0;
+    long sentAtClock = original.clock();
     return () -> recallRecipients(m.getGroupId(), sentAtClock, from);
   }
 
@@ -459,28 +452,28 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
   }
 
   /**
-   * A retry of a message fanned out before the dedupe key held the conversation (key {@code sender \0 clientMsgId},
-   * value its messageId): a duplicate only if that message was sent in this conversation. Needed for one dedupe
-   * window after the upgrade; READ / RECALL are not remembered in the sent store, and repeating them is harmless.
+   * A retry of a message fanned out before the dedupe key held the conversation (key
+   * {@link SentCodec#dedupeKeyWithoutConversation}, value its messageId): a duplicate only if that message was sent in
+   * this conversation. Needed for one dedupe window after the upgrade; READ / RECALL are not remembered in the sent store, and repeating them is harmless.
    */
   private boolean seenBeforeUpgrade(ChatMessage m, long timestamp) {
     long window = config.dedupeWindow().toMillis();
     String legacyId;
-    try (WindowStoreIterator<String> it = dedupe.fetch(m.getSenderId() + SEP + m.getClientMsgId(),
-        Math.max(0, timestamp - window), timestamp + window)) {
-      legacyId = it.hasNext() ? it.next().value : null;
+    try (WindowStoreIterator<byte[]> it = dedupe.fetch(SentCodec.dedupeKeyWithoutConversation(m.getSenderId(),
+        m.getClientMsgId()), Math.max(0, timestamp - window), timestamp + window)) {
+      legacyId = it.hasNext() ? SentCodec.dedupeMessageId(it.next().value) : null;
     }
     if (legacyId == null) {
       return false;
     }
-    try (WindowStoreIterator<String> it = sent.fetch(legacyId, Math.max(0, timestamp - window),
+    try (WindowStoreIterator<byte[]> it = sent.fetch(SentCodec.sentKey(legacyId), Math.max(0, timestamp - window),
         timestamp + window)) {
-      return it.hasNext() && it.next().value.split(SEP, 3)[1].equals(m.getConversationId());
+      return it.hasNext() && SentCodec.decodeSent(it.next().value).conversationId().equals(m.getConversationId());
     }
   }
 
-  private static boolean seen(WindowStore<String, String> store, String key, long timestamp, long window) {
-    try (WindowStoreIterator<String> it = store.fetch(key, Math.max(0, timestamp - window), timestamp + window)) {
+  private static boolean seen(WindowStore<Bytes, byte[]> store, Bytes key, long timestamp, long window) {
+    try (WindowStoreIterator<byte[]> it = store.fetch(key, Math.max(0, timestamp - window), timestamp + window)) {
       return it.hasNext();
     }
   }

@@ -328,7 +328,7 @@ public final class InboxRoutes {
     }
     StoreView<byte[]> largeGroups = InteractiveQueryView.of(streams, LARGE_GROUPS_STORE, partition);
     for (String group : wanted.groups().keySet()) {
-      if (largeGroups.get(StoreKeys.largeGroup(user, group)).isEmpty()) {
+      if (largeGroups.get(StoreKeys.userGroup(user, group)).isEmpty()) {
         throw new HttpError(409, "the cursor names group " + group + ", which you do not read as a large group");
       }
     }

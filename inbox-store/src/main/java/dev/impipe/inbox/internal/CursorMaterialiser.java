@@ -20,8 +20,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * Applies cursor commits of {@code im.device-cursors} to the cursor store; a cursor only moves forward. Each commit
  * also records when it was made (the record's timestamp) in a second store under the same key.
  *
- * <p>Retention: a cursor (a device's inbox position, or its position in a large group's timeline, device id
- * {@code device#group}) not committed for the retention is removed by a rolling scan, a slice per punctuation
+ * <p>Retention: a cursor (a device's inbox position, or its position in a large group's timeline, committed as
+ * device id {@code device#group} and stored as its own key kind, {@link StoreKeys#groupPosition}) not committed for the retention is removed by a rolling scan, a slice per punctuation
  * within the thread's {@link PunctuationBudget} (shared with the inbox retention sweep); while a pass is not
  * finished a catch-up punctuation runs every {@link TimelineMaterialiser#CATCH_UP_MS}, and a new pass starts at
  * most once per retention/10. A cursor stored before commit times were kept gets the time of the pass that first
@@ -89,7 +89,7 @@ public final class CursorMaterialiser implements Processor<String, DeviceCursor,
     if (cursor.getSeq() < 0) {
       throw RejectedRecord.invalid("cursor seq must not be negative, got " + cursor.getSeq());
     }
-    Bytes key = StoreKeys.cursor(cursor.getUserId(), cursor.getDeviceId());
+    Bytes key = StoreKeys.committed(cursor.getUserId(), cursor.getDeviceId());
     Long current = cursors.get(key);
     // Commits can arrive out of order (two requests racing, a retried PUT): an older one never moves it back.
     if (current == null || cursor.getSeq() > current) {

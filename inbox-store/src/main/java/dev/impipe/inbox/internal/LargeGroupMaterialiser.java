@@ -56,7 +56,7 @@ public final class LargeGroupMaterialiser implements Processor<String, InboxEntr
     }
     long inboxSeq = context.recordMetadata().orElseThrow(() -> new IllegalStateException("no record metadata"))
         .offset();
-    Bytes key = StoreKeys.largeGroup(e.getUserId(), e.getConversationId());
+    Bytes key = StoreKeys.userGroup(e.getUserId(), e.getConversationId());
     ReadIntervals before = ReadIntervals.decode(groups.get(key));
     if (before.isEmpty() && !open) {
       return; // a small group: nothing to remember

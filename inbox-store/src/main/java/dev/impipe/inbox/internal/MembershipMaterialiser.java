@@ -3,7 +3,7 @@ package dev.impipe.inbox.internal;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.InboxEntryType;
 import dev.impipe.runtime.domain.Ids;
-import java.nio.ByteBuffer;
+import dev.impipe.runtime.streams.VersionedValue;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -43,7 +43,7 @@ public final class MembershipMaterialiser implements Processor<String, InboxEntr
         || Ids.isGroupTimeline(record.key()) || Ids.isDirect(e.getConversationId())) {
       return;
     }
-    Bytes key = StoreKeys.membership(e.getUserId(), e.getConversationId());
+    Bytes key = StoreKeys.userGroup(e.getUserId(), e.getConversationId());
     if (e.getType() == InboxEntryType.CONVERSATION_JOINED) {
       // An entry from before the fan-out wrote join boundaries gives no safe start: nothing is readable then.
       long from = e.getTimelineFromSeq() == null ? Long.MAX_VALUE : Math.max(0, e.getTimelineFromSeq());
@@ -55,16 +55,14 @@ public final class MembershipMaterialiser implements Processor<String, InboxEntr
 
   /** The stored value for a member reading from conversation seq {@code fromSeq}. */
   public static byte[] encode(long fromSeq) {
-    return ByteBuffer.allocate(1 + Long.BYTES).put(VERSION).putLong(fromSeq).array();
+    return VersionedValue.write(VERSION).int64(fromSeq).build();
   }
 
   /** The conversation seq a stored value lets its user read from. */
   public static long decode(byte[] value) {
-    ByteBuffer b = ByteBuffer.wrap(value);
-    byte version = b.get();
-    if (version != VERSION) {
-      throw new IllegalStateException("unknown membership value version " + version);
-    }
-    return b.getLong();
+    VersionedValue.Reader r = VersionedValue.read(value, "conversation-memberships", VERSION);
+    long fromSeq = r.int64();
+    r.end();
+    return fromSeq;
   }
 }

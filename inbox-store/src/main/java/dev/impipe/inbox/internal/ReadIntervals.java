@@ -1,6 +1,6 @@
 package dev.impipe.inbox.internal;
 
-import java.nio.ByteBuffer;
+import dev.impipe.runtime.streams.VersionedValue;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -9,14 +9,15 @@ import java.util.List;
  * from the group timeline ({@code #groupId}) instead of their own inbox. Built from the user's
  * CONVERSATION_JOINED / LEFT / MODE entries of the group, oldest first, never overlapping.
  *
- * <p>Encoding (big-endian): {@code int32 count}, then per interval {@code from, to, openedAt, closedAt, closedTime}
- * as int64 ({@code to} and {@code closedAt} are {@link Long#MAX_VALUE} while the interval is open).
+ * <p>Encoding ({@link VersionedValue}): {@code [version 1] int32 count}, then per interval {@code from, to, openedAt,
+ * closedAt, closedTime} as int64 ({@code to} and {@code closedAt} are {@link Long#MAX_VALUE} while the interval is
+ * open).
  */
 public record ReadIntervals(List<Interval> intervals) {
 
   public static final ReadIntervals NONE = new ReadIntervals(List.of());
 
-  private static final int INTERVAL_BYTES = 5 * Long.BYTES;
+  private static final int VERSION = 1;
 
   /**
    * Conversation seqs {@code [from, to)} read from the group timeline.
@@ -44,21 +45,25 @@ public record ReadIntervals(List<Interval> intervals) {
     if (bytes == null || bytes.length == 0) {
       return NONE;
     }
-    ByteBuffer b = ByteBuffer.wrap(bytes);
-    int count = b.getInt();
-    List<Interval> out = new ArrayList<>(count);
-    for (int i = 0; i < count; i++) {
-      out.add(new Interval(b.getLong(), b.getLong(), b.getLong(), b.getLong(), b.getLong()));
+    VersionedValue.Reader r = VersionedValue.read(bytes, "large-groups", VERSION);
+    int count = r.int32();
+    if (count < 0) {
+      throw new VersionedValue.MalformedValueException("large-groups value with " + count + " intervals");
     }
+    List<Interval> out = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      out.add(new Interval(r.int64(), r.int64(), r.int64(), r.int64(), r.int64()));
+    }
+    r.end();
     return new ReadIntervals(out);
   }
 
   public byte[] encode() {
-    ByteBuffer b = ByteBuffer.allocate(Integer.BYTES + intervals.size() * INTERVAL_BYTES).putInt(intervals.size());
+    VersionedValue.Writer w = VersionedValue.write(VERSION).int32(intervals.size());
     for (Interval i : intervals) {
-      b.putLong(i.from()).putLong(i.to()).putLong(i.openedAt()).putLong(i.closedAt()).putLong(i.closedTime());
+      w.int64(i.from()).int64(i.to()).int64(i.openedAt()).int64(i.closedAt()).int64(i.closedTime());
     }
-    return b.array();
+    return w.build();
   }
 
   public boolean isEmpty() {

@@ -16,9 +16,9 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
  * rewritten without body and with {@code recalledBy} = the recall's messageId. ({@code im.inbox} keeps the record as
  * written; the store is what syncs read.)
  *
- * <p>Finding that entry: an index {@code id(owner) | id(messageId) -> inbox seq}, written for every MESSAGE entry into
- * a window store that drops its segments after the inbox retention (no sweep needed). Sees the same records as the
- * inbox materialiser, after it, and ignores what that one rejects.
+ * <p>Finding that entry: an index {@code owner, messageId -> [version] inbox seq} ({@code StoreKeys#received}),
+ * written for every MESSAGE entry into a window store that drops its segments after the inbox retention (no sweep
+ * needed). Sees the same records as the inbox materialiser, after it, and ignores what that one rejects.
  */
 public final class RecallMaterialiser implements Processor<String, InboxEntry, Void, Void> {
 

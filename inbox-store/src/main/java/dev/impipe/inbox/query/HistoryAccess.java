@@ -28,7 +28,7 @@ public final class HistoryAccess {
     if (Ids.isDirect(conversationId)) {
       return isParty(user, conversationId) ? OptionalLong.of(0) : OptionalLong.empty();
     }
-    return memberships.get(StoreKeys.membership(user, conversationId))
+    return memberships.get(StoreKeys.userGroup(user, conversationId))
         .map(v -> OptionalLong.of(MembershipMaterialiser.decode(v)))
         .orElse(OptionalLong.empty());
   }

@@ -75,11 +75,11 @@ public final class MergedSync {
       String user, String device, SyncCursor after, int limit, GroupSource source) {
     long cursor = after != null ? after.inbox() : Timelines.cursor(cursors, user, device);
     List<Group> groups = new ArrayList<>();
-    for (KeyValue<Bytes, byte[]> kv : largeGroups.range(StoreKeys.largeGroupsFrom(user),
-        StoreKeys.largeGroupsTo(user), false, Integer.MAX_VALUE)) {
-      String group = StoreKeys.largeGroupId(kv.key);
+    for (KeyValue<Bytes, byte[]> kv : largeGroups.range(StoreKeys.userGroupsFrom(user),
+        StoreKeys.userGroupsTo(user), false, Integer.MAX_VALUE)) {
+      String group = StoreKeys.userGroupId(kv.key);
       long position = after != null ? after.groups().getOrDefault(group, -1L)
-          : Timelines.cursor(cursors, user, SyncCursor.groupDevice(device, group));
+          : Timelines.groupPosition(cursors, user, device, group);
       groups.add(new Group(group, ReadIntervals.decode(kv.value), position));
     }
     return merge(user, Timelines.after(inbox, user, cursor, limit), cursor, groups, source, limit);

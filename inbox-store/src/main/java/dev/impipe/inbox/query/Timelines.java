@@ -140,9 +140,18 @@ public final class Timelines {
     return page(read, limit, before.isPresent() ? before.getAsLong() : null);
   }
 
-  /** The committed cursor of a device, {@link #START} when it never committed one. */
+  /**
+   * The committed cursor of a device, {@link #START} when it never committed one; {@code device} as committed on
+   * {@code im.device-cursors} ({@code <device>#<group>}: its position in that large group, see
+   * {@link StoreKeys#committed}).
+   */
   public static long cursor(StoreView<Long> cursors, String user, String device) {
-    return cursors.get(StoreKeys.cursor(user, device)).orElse(START);
+    return cursors.get(StoreKeys.committed(user, device)).orElse(START);
+  }
+
+  /** A device's committed position in a large group's timeline, {@link #START} when it never committed one. */
+  public static long groupPosition(StoreView<Long> cursors, String user, String device, String group) {
+    return cursors.get(StoreKeys.groupPosition(user, device, group)).orElse(START);
   }
 
   private static <V> Page<V> page(List<KeyValue<Bytes, V>> read, int limit, Long start) {

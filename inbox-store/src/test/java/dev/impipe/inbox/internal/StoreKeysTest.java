@@ -52,9 +52,23 @@ class StoreKeysTest {
 
   @Test
   void cursorKeysOfDifferentUserDevicePairsNeverCollide() {
-    // "ab"+"c" and "a"+"bc" concatenate to the same text; the length prefixes keep them apart
+    // "ab"+"c" and "a"+"bc" concatenate to the same text; the string terminators keep them apart
     assertThat(StoreKeys.cursor("ab", "c")).isNotEqualTo(StoreKeys.cursor("a", "bc"));
     assertThat(StoreKeys.cursor("bob", "phone")).isEqualTo(StoreKeys.cursor("bob", "phone"));
+  }
+
+  @Test
+  void aGroupPositionCommittedAsDeviceHashGroupIsItsOwnKeyKindAfterTheDevicesCursor() {
+    // Given the device id the topic uses for phone's position in group g
+    Bytes position = StoreKeys.committed("bob", "phone#g");
+
+    // Then it is the (user, device, group) key, not a cursor of a device named "phone#g"
+    assertThat(position).isEqualTo(StoreKeys.groupPosition("bob", "phone", "g"))
+        .isNotEqualTo(StoreKeys.cursor("bob", "phone#g"));
+    assertThat(StoreKeys.committed("bob", "phone")).isEqualTo(StoreKeys.cursor("bob", "phone"));
+    // and sorts right after the device's cursor, before any other device of the user
+    assertThat(position).isGreaterThan(StoreKeys.cursor("bob", "phone"))
+        .isLessThan(StoreKeys.cursor("bob", "phone\u0001"));
   }
 
   @Test
@@ -91,21 +105,21 @@ class StoreKeysTest {
   }
 
   @Test
-  void theLargeGroupRangeOfAUserHoldsOnlyThatUsersGroups() {
-    // Given large-group keys of bob, bobby and bo, and a cursor-like key of bob
+  void theUserGroupRangeOfAUserHoldsOnlyThatUsersGroups() {
+    // Given user-group keys of bob, bobby, bo and "bob\0" (bob's bytes, then a NUL)
     TreeMap<Bytes, String> store = new TreeMap<>();
-    for (String user : List.of("bob", "bobby", "bo")) {
-      for (String group : List.of("g", "g2", "a-very-long-group-id-" + "x".repeat(100))) {
-        store.put(StoreKeys.largeGroup(user, group), user + "/" + group);
+    for (String user : List.of("bob", "bobby", "bo", "bob\u0000")) {
+      for (String group : List.of("g", "g2", "a-very-long-group-id-" + "x".repeat(100), "\u0000", "\uffff")) {
+        store.put(StoreKeys.userGroup(user, group), user + "/" + group);
       }
     }
 
     // When reading bob's range
-    List<String> bobs = new ArrayList<>(store.subMap(StoreKeys.largeGroupsFrom("bob"), true,
-        StoreKeys.largeGroupsTo("bob"), true).values());
+    List<String> bobs = new ArrayList<>(store.subMap(StoreKeys.userGroupsFrom("bob"), true,
+        StoreKeys.userGroupsTo("bob"), true).values());
 
     // Then it is exactly bob's groups, and each key names its group
-    assertThat(bobs).hasSize(3).allMatch(v -> v.startsWith("bob/"));
-    assertThat(StoreKeys.largeGroupId(StoreKeys.largeGroup("bob", "g2"))).isEqualTo("g2");
+    assertThat(bobs).hasSize(5).allMatch(v -> v.startsWith("bob/"));
+    assertThat(StoreKeys.userGroupId(StoreKeys.userGroup("bob", "g2"))).isEqualTo("g2");
   }
 }

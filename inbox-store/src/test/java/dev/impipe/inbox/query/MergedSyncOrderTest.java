@@ -134,11 +134,11 @@ class MergedSyncOrderTest {
     MemoryStoreView<InboxEntry> inbox = new MemoryStoreView<InboxEntry>().entry("bob", 2, inboxMessage(2, "i2", 1)
         .value()).entry("bob", 4, inboxMessage(4, "i4", 2).value()).entry("bob", 5, inboxMessage(5, "i5", 3).value());
     MemoryStoreView<Long> cursors = new MemoryStoreView<Long>().put(StoreKeys.cursor("bob", "phone"), 3L)
-        .put(StoreKeys.cursor("bob", SyncCursor.groupDevice("phone", "g")), 100L);
+        .put(StoreKeys.groupPosition("bob", "phone", "g"), 100L);
     MemoryStoreView<byte[]> largeGroups = new MemoryStoreView<byte[]>()
-        .put(StoreKeys.largeGroup("bob", "g"), JOINED_AT_2.encode())
-        .put(StoreKeys.largeGroup("bob", "h"), JOINED_AT_2.encode())
-        .put(StoreKeys.largeGroup("bobby", "x"), JOINED_AT_2.encode());
+        .put(StoreKeys.userGroup("bob", "g"), JOINED_AT_2.encode())
+        .put(StoreKeys.userGroup("bob", "h"), JOINED_AT_2.encode())
+        .put(StoreKeys.userGroup("bobby", "x"), JOINED_AT_2.encode());
     List<String> fetched = new ArrayList<>();
     MergedSync.GroupSource source = (group, after, intervals, limit) -> {
       fetched.add(group + ">" + after);
