@@ -2,7 +2,6 @@ package dev.impipe.bench;
 
 import dev.impipe.bench.report.Result;
 import java.io.BufferedReader;
-import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

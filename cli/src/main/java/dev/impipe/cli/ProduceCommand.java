@@ -100,7 +100,7 @@ final class ProduceCommand implements Callable<Integer> {
   @SuppressWarnings({"unchecked", "rawtypes"})
   private static int produce(String topic, Class<? extends SpecificRecord> type, ImTopics topics,
       Map<String, String> env, String bootstrap, InputStream in, PrintStream err) throws IOException {
-    Serde<SpecificRecord> serde = (Serde<SpecificRecord>) (Serde) topics.valueSerde((Class) type);
+    Serde<SpecificRecord> serde = (Serde<SpecificRecord>) topics.valueSerde((Class) type);
     Map<String, Object> props = clientProperties(env, bootstrap);
     props.put(ProducerConfig.ACKS_CONFIG, "all");
     props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);

@@ -16,7 +16,6 @@ import dev.impipe.runtime.topics.TopicProvisioner;
 import dev.impipe.schemas.registry.RestSchemaRegistryClient;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;

@@ -7,7 +7,6 @@ import dev.impipe.avro.ConversationType;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.InboxEntryType;
 import dev.impipe.avro.MembershipChange;
-import dev.impipe.avro.MembershipOp;
 import dev.impipe.avro.MessageType;
 import dev.impipe.fanout.internal.MembershipProcessor;
 import dev.impipe.runtime.testing.StreamsTestConfig;

@@ -61,7 +61,7 @@ final class TopicWatcher implements AutoCloseable {
         failure.set(t);
       } finally {
         ready.countDown();
-        consumer.close(Duration.ofSeconds(5));
+        consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
       }
     }, "bench-watch-" + topic);
     thread.setDaemon(true);

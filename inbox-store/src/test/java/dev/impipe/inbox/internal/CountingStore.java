@@ -176,11 +176,6 @@ final class CountingStore implements KeyValueStore<Bytes, byte[]> {
   }
 
   @Override
-  public void flush() {
-    // in memory
-  }
-
-  @Override
   public void close() {
     open = false;
   }

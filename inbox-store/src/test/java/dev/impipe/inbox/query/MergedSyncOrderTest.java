@@ -172,6 +172,7 @@ class MergedSyncOrderTest {
   }
 
   @SafeVarargs
+  @SuppressWarnings("varargs") // entries is only read: List.of copies it
   private static Page<InboxEntry> page(boolean hasMore, Page.Entry<InboxEntry>... entries) {
     return new Page<>(List.of(entries), entries.length == 0 ? null : entries[entries.length - 1].seq(), hasMore);
   }
