@@ -2,11 +2,9 @@ package dev.impipe.cli;
 
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.config.InvalidConfigException;
-import dev.impipe.runtime.config.Setting;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
