@@ -36,7 +36,7 @@ public final class Result {
   private final Map<String, Object> setup = new LinkedHashMap<>();
   private final Map<String, Object> ceiling = new LinkedHashMap<>();
   private final List<Figure> figures = new ArrayList<>();
-  private final Map<String, Histogram> latencies = new LinkedHashMap<>();
+  private final Map<String, LatencyRecorder> latencies = new LinkedHashMap<>();
   private final Map<String, Series> series = new LinkedHashMap<>();
   private final List<String> notes = new ArrayList<>();
   private final Map<String, Object> machine = new LinkedHashMap<>();
@@ -94,7 +94,7 @@ public final class Result {
    * The latency histogram called {@code name}; its p99 in each second is also followed as the series
    * {@code name + }{@link #LATENCY_SERIES_SUFFIX} (sampled once a second until {@link #write}).
    */
-  public synchronized Histogram latency(String name, String unit) {
+  public synchronized LatencyRecorder latency(String name, String unit) {
     if (latencySampler == null) {
       latencySampler = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "bench-latency-sampler");
@@ -103,7 +103,7 @@ public final class Result {
       });
       latencySampler.scheduleAtFixedRate(this::sampleLatencies, 1, 1, TimeUnit.SECONDS);
     }
-    return latencies.computeIfAbsent(name, n -> new Histogram(unit));
+    return latencies.computeIfAbsent(name, n -> new LatencyRecorder(unit));
   }
 
   /** Adds one point per latency histogram that recorded anything since the last call: that interval's p99. */
@@ -117,7 +117,7 @@ public final class Result {
     });
   }
 
-  public synchronized Map<String, Histogram> latencies() {
+  public synchronized Map<String, LatencyRecorder> latencies() {
     return Map.copyOf(latencies);
   }
 
@@ -153,7 +153,7 @@ public final class Result {
     return new LinkedHashMap<>(series);
   }
 
-  synchronized Map<String, Histogram> latencyMap() {
+  synchronized Map<String, LatencyRecorder> latencyMap() {
     return new LinkedHashMap<>(latencies);
   }
 
@@ -193,7 +193,7 @@ public final class Result {
     return root;
   }
 
-  private static Map<String, Object> histogramMap(Histogram h) {
+  private static Map<String, Object> histogramMap(LatencyRecorder h) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("unit", h.unit());
     m.put("count", h.count());

@@ -27,7 +27,7 @@ final class SvgChart {
     List<Series> others = new ArrayList<>();
     result.seriesMap().values().forEach(s -> (s.name().endsWith(Result.LATENCY_SERIES_SUFFIX) ? overTime
         : s.unit().endsWith("/s") ? rates : others).add(s));
-    Map<String, Histogram> latencies = result.latencyMap();
+    Map<String, LatencyRecorder> latencies = result.latencyMap();
     int linePanels = (rates.isEmpty() ? 0 : 1) + (overTime.isEmpty() ? 0 : 1) + (others.isEmpty() ? 0 : 1);
     int panels = linePanels + (latencies.isEmpty() ? 0 : 1);
     int latH = 60 + latencies.size() * 5 * 14 + latencies.size() * 16;
@@ -119,10 +119,10 @@ final class SvgChart {
     }
   }
 
-  private static void bars(StringBuilder svg, Map<String, Histogram> latencies, int top) {
+  private static void bars(StringBuilder svg, Map<String, LatencyRecorder> latencies, int top) {
     svg.append(text(LEFT, top + 14, "latency percentiles (log scale)", "font-weight=\"bold\""));
     double maxV = 1;
-    for (Histogram h : latencies.values()) {
+    for (LatencyRecorder h : latencies.values()) {
       maxV = Math.max(maxV, h.max());
     }
     double logMax = Math.log10(niceCeil(maxV) + 1);
@@ -130,8 +130,8 @@ final class SvgChart {
     int x0 = LEFT + 120;
     int y = top + 30;
     int k = 0;
-    for (Map.Entry<String, Histogram> e : latencies.entrySet()) {
-      Histogram h = e.getValue();
+    for (Map.Entry<String, LatencyRecorder> e : latencies.entrySet()) {
+      LatencyRecorder h = e.getValue();
       String color = COLORS[k++ % COLORS.length];
       svg.append(text(LEFT - 60, y + 10, esc(e.getKey() + " (n=" + h.count() + ")"), "font-weight=\"bold\""));
       y += 14;

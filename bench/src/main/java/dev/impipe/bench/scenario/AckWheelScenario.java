@@ -7,7 +7,7 @@ import dev.impipe.avro.Delivery;
 import dev.impipe.bench.BenchCluster;
 import dev.impipe.bench.BenchOptions;
 import dev.impipe.bench.Ceiling;
-import dev.impipe.bench.report.Histogram;
+import dev.impipe.bench.report.LatencyRecorder;
 import dev.impipe.bench.report.Machine;
 import dev.impipe.bench.report.Progress;
 import dev.impipe.bench.report.Result;
@@ -69,8 +69,8 @@ public final class AckWheelScenario implements Scenario {
     PipelineRuntime runtime = cluster.run(List.of(new AckTimeoutComponent()),
         Map.of("IM_ACK_TICK", tickMs + "ms", "IM_ACK_TIMEOUT", timeoutMs + "ms"));
     Map<Long, Long> neverAcked = new ConcurrentHashMap<>();
-    Histogram emitLate = result.latency("timeout lateness: emitted (record time - deadline)", "ms");
-    Histogram seenLate = result.latency("timeout lateness: visible to read_committed consumer", "ms");
+    LatencyRecorder emitLate = result.latency("timeout lateness: emitted (record time - deadline)", "ms");
+    LatencyRecorder seenLate = result.latency("timeout lateness: visible to read_committed consumer", "ms");
     AtomicLong timedOut = new AtomicLong();
     AtomicLong wrong = new AtomicLong();
     Deserializer<AckTimeout> timeouts = cluster.topics().ackTimeouts().valueSerde().deserializer();

@@ -7,7 +7,7 @@ import dev.impipe.avro.MembershipChange;
 import dev.impipe.bench.BenchCluster;
 import dev.impipe.bench.BenchOptions;
 import dev.impipe.bench.Ceiling;
-import dev.impipe.bench.report.Histogram;
+import dev.impipe.bench.report.LatencyRecorder;
 import dev.impipe.bench.report.Progress;
 import dev.impipe.bench.report.Result;
 import dev.impipe.fanout.FanoutComponent;
@@ -170,7 +170,7 @@ public final class FanoutScenario implements Scenario {
     double messageRate = entryRate / 2 / ((double) total / messages);
     result.setup("latency phase rate", Math.round(messageRate) + " messages/s = "
         + Math.round(messageRate * total / messages) + " entries/s (half of full speed)");
-    Histogram latency = result.latency("sentAt -> inbox entry visible (read_committed)", "ms");
+    LatencyRecorder latency = result.latency("sentAt -> inbox entry visible (read_committed)", "ms");
     long expected = 0;
     double before = Support.counter(runtime, ENTRIES_METRIC);
     try (TopicWatcher watcher = new TopicWatcher(cluster, cluster.names().inbox(),

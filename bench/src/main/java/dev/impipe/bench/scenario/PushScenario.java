@@ -8,7 +8,7 @@ import dev.impipe.avro.ConversationType;
 import dev.impipe.avro.MessageType;
 import dev.impipe.bench.BenchCluster;
 import dev.impipe.bench.BenchOptions;
-import dev.impipe.bench.report.Histogram;
+import dev.impipe.bench.report.LatencyRecorder;
 import dev.impipe.bench.report.Progress;
 import dev.impipe.bench.report.Result;
 import dev.impipe.push.client.DeviceClient;
@@ -66,14 +66,14 @@ public final class PushScenario implements Scenario {
     URI base = runtime.base;
     AtomicLong pushes = new AtomicLong();
     AtomicLong messagesSeen = new AtomicLong();
-    Histogram latency = result.latency("send -> device receives (half rate)", "ms");
-    Histogram fullLatency = result.latency("send -> device receives (full speed)", "ms");
+    LatencyRecorder latency = result.latency("send -> device receives (half rate)", "ms");
+    LatencyRecorder fullLatency = result.latency("send -> device receives (full speed)", "ms");
     // 0: warm-up (not recorded), 1: full speed, 2: half rate
     int[] phase = {0};
     AtomicLong timeoutSeqs = new AtomicLong();
     java.util.concurrent.ConcurrentHashMap<String, Long> received = new java.util.concurrent.ConcurrentHashMap<>();
-    Histogram emitLateness = result.latency("AckTimeout emitted after its deadline", "ms");
-    Histogram ackedBeforeDeadline = result.latency("timed-out seq: received and ACKed this long before the deadline",
+    LatencyRecorder emitLateness = result.latency("AckTimeout emitted after its deadline", "ms");
+    LatencyRecorder ackedBeforeDeadline = result.latency("timed-out seq: received and ACKed this long before the deadline",
         "ms");
     long warmupTimeouts = 0;
     // Every Ack record written (per user: seq, record time) and every timed-out seq, to tell at the end whether a
@@ -214,7 +214,7 @@ public final class PushScenario implements Scenario {
       long beforeDeadline = 0;
       long afterDeadline = 0;
       long noAck = 0;
-      Histogram ackAfterReceive = result.latency("timed-out seq: its Ack record's time minus the device's receipt", "ms");
+      LatencyRecorder ackAfterReceive = result.latency("timed-out seq: its Ack record's time minus the device's receipt", "ms");
       synchronized (timedOut) {
         for (TimedOut t : timedOut) {
           long first = Long.MAX_VALUE;

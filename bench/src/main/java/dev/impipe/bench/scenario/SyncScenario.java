@@ -6,7 +6,7 @@ import dev.impipe.bench.BenchCluster;
 import dev.impipe.runtime.auth.TokenIssuer;
 import dev.impipe.bench.BenchOptions;
 import dev.impipe.bench.Ceiling;
-import dev.impipe.bench.report.Histogram;
+import dev.impipe.bench.report.LatencyRecorder;
 import dev.impipe.bench.report.Progress;
 import dev.impipe.bench.report.Result;
 import dev.impipe.fanout.FanoutComponent;
@@ -131,7 +131,7 @@ public final class SyncScenario implements Scenario {
       if (load.exitValue() != 0) {
         throw new IllegalStateException("the sync load generator failed (exit " + load.exitValue() + ")");
       }
-      Histogram latency = result.latency("sync request (limit " + limit + ")", "us");
+      LatencyRecorder latency = result.latency("sync request (limit " + limit + ")", "us");
       long[] closed = readPhase(dir.resolve("closed.txt"), latency);
       double rps = closed[0] / (closed[3] / 1e9);
       result.figure("sync requests", rps, "requests/s");
@@ -146,7 +146,7 @@ public final class SyncScenario implements Scenario {
       // generator's setting more than the server. The target is checked at half the saturated rate (as the
       // fan-out latency target), open loop, each request timed from when it was due, not from when it went out, so a
       // stalled server is charged for every request it delayed.
-      Histogram atHalf = result.latency("sync request at half the saturated rate (open loop)", "us");
+      LatencyRecorder atHalf = result.latency("sync request at half the saturated rate (open loop)", "us");
       long[] open = readPhase(dir.resolve("open.txt"), atHalf);
       result.figure("sync: open-loop rate (half the saturated rate)", open[0] / (open[3] / 1e9), "requests/s");
       result.figure("sync: failed requests at half rate (non-200)", open[1], "requests", "0", open[1] == 0);
@@ -170,7 +170,7 @@ public final class SyncScenario implements Scenario {
   }
 
   /** Reads one phase's file of {@link SyncLoad} into {@code latency}; returns ok, failed, entries, elapsed ns. */
-  private static long[] readPhase(Path file, Histogram latency) throws IOException {
+  private static long[] readPhase(Path file, LatencyRecorder latency) throws IOException {
     try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.US_ASCII)) {
       String[] head = in.readLine().split(" ");
       String line;

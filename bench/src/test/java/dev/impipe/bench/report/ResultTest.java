@@ -21,7 +21,7 @@ class ResultTest {
     r.ceiling("recordsPerSec", 250_000.0);
     r.figure("inbox entries", 123_456.7, "entries/s");
     r.figure("ratio", 0.49, "ratio", ">= 0.5", false);
-    Histogram h = r.latency("e2e", "ms");
+    LatencyRecorder h = r.latency("e2e", "ms");
     h.record(10);
     h.record(200);
     Series s = r.series("written", "entries/s");
@@ -50,7 +50,7 @@ class ResultTest {
   @Test
   void followsEachLatencyHistogramOverTimeAsItsP99PerInterval() throws Exception {
     Result r = new Result("push", "bin/im bench push");
-    Histogram h = r.latency("send -> receive", "ms");
+    LatencyRecorder h = r.latency("send -> receive", "ms");
     for (int i = 1; i <= 100; i++) {
       h.record(i);
     }

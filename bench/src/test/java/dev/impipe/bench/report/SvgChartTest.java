@@ -36,7 +36,7 @@ class SvgChartTest {
   void latencyBarsAreOnALogScaleUpToTheNiceCeilingOfTheLargest() {
     // Given a latency of 10 ms and one of 200 ms
     Result r = new Result("sync", "bin/im bench sync");
-    Histogram h = r.latency("e2e", "ms");
+    LatencyRecorder h = r.latency("e2e", "ms");
     h.record(10);
     h.record(200);
 

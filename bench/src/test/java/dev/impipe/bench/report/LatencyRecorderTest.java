@@ -6,11 +6,11 @@ import java.util.Arrays;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
-class HistogramTest {
+class LatencyRecorderTest {
 
   @Test
   void smallValuesAreExact() {
-    Histogram h = new Histogram("ms");
+    LatencyRecorder h = new LatencyRecorder("ms");
     for (int v = 1; v <= 100; v++) {
       h.record(v);
     }
@@ -25,7 +25,7 @@ class HistogramTest {
 
   @Test
   void largeValuesAreWithinATenthOfAPercentAndNeverBelowTheTruePercentile() {
-    Histogram h = new Histogram("us");
+    LatencyRecorder h = new LatencyRecorder("us");
     SplittableRandom random = new SplittableRandom(1);
     long[] values = new long[100_000];
     for (int i = 0; i < values.length; i++) {
@@ -42,7 +42,7 @@ class HistogramTest {
 
   @Test
   void anIntervalHoldsOnlyTheSamplesSinceThePreviousOne() {
-    Histogram h = new Histogram("ms");
+    LatencyRecorder h = new LatencyRecorder("ms");
     h.record(10);
     h.record(20);
     assertThat(h.takeInterval().getTotalCount()).isEqualTo(2);
@@ -56,7 +56,7 @@ class HistogramTest {
 
   @Test
   void emptyAndNegative() {
-    Histogram h = new Histogram("ms");
+    LatencyRecorder h = new LatencyRecorder("ms");
     assertThat(h.percentile(99)).isZero();
     assertThat(h.max()).isZero();
     h.record(-5);

@@ -11,7 +11,7 @@ import org.HdrHistogram.Recorder;
  * percentile-over-time series. The minimum and maximum are kept exactly. Thread-safe; it resizes itself to the
  * largest value seen, so it takes every sample of a long run.
  */
-public final class Histogram {
+public final class LatencyRecorder {
 
   private static final int SIGNIFICANT_DIGITS = 3;
 
@@ -22,7 +22,7 @@ public final class Histogram {
   private final LongAccumulator min = new LongAccumulator(Math::min, Long.MAX_VALUE);
 
   /** @param unit what the recorded values are, e.g. {@code ms} or {@code us} */
-  public Histogram(String unit) {
+  public LatencyRecorder(String unit) {
     this.unit = unit;
   }
 
