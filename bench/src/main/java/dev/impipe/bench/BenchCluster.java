@@ -101,7 +101,8 @@ public final class BenchCluster implements AutoCloseable {
     }
     prefix = "bench-" + options.scenario() + "-"
         + DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss-SSS", Locale.ROOT).withZone(ZoneOffset.UTC)
-            .format(java.time.Instant.now()) + ".";
+            .format(java.time.Instant.now())
+        + ".";
     names = TopicNames.withPrefix(prefix);
     Map<String, String> env = new HashMap<>();
     // The caller's IM_* / KAFKA_* settings apply (e.g. IM_ACK_TICK), except what places this run.

@@ -43,7 +43,8 @@ class BenchOptionsTest {
     assertThatThrownBy(() -> BenchOptions.parse(new String[] {"delay", "--burst"}, Map.of()))
         .hasMessageContaining("Missing required parameter for option '--burst' (N)");
     assertThatThrownBy(() -> BenchOptions.parse(new String[] {"delay", "--brust", "5k"}, Map.of()))
-        .as("a misspelt setting is an error, not silently ignored").hasMessageContaining("Unknown options: '--brust', '5k'");
+        .as("a misspelt setting is an error, not silently ignored")
+        .hasMessageContaining("Unknown options: '--brust', '5k'");
     assertThatThrownBy(() -> BenchOptions.parse(new String[] {"scale", "--users", "5k"}, Map.of()))
         .as("a setting of another scenario").hasMessageContaining("Unknown options: '--users', '5k'");
   }

@@ -16,10 +16,10 @@ import picocli.CommandLine.Option;
  * {@code bin/im local [--data-dir DIR] [--brokers N --instances M]}: runs until Ctrl-C / SIGTERM, then stops
  * everything it started. {@link #serve} is also the production {@code bin/im run} ({@link RunCommand}).
  */
-@Command(name = "local", mixinStandardHelpOptions = true, sortOptions = false,
-    description = {"run everything in one process: embedded Kafka broker and schema registry (unless "
+@Command(name = "local", mixinStandardHelpOptions = true, sortOptions = false, description = {
+    "run everything in one process: embedded Kafka broker and schema registry (unless "
         + "KAFKA_BOOTSTRAP_SERVERS / SCHEMA_REGISTRY_URL are set), topics, every Streams app and the HTTP API.",
-        "With --brokers N --instances M the same as separate processes: N Kafka brokers (replication factor 3, "
+    "With --brokers N --instances M the same as separate processes: N Kafka brokers (replication factor 3, "
         + "min.insync.replicas 2 from 3 brokers on) and M pipeline instances, HTTP ports from IM_HTTP_PORT upwards; "
         + "prints every pid with its role and port."})
 final class LocalCommand implements Callable<Integer> {
@@ -123,7 +123,8 @@ final class LocalCommand implements Callable<Integer> {
   private static int runCluster(Map<String, String> env, Optional<Path> dataDir, int brokers, int instances,
       PrintStream out) throws Exception {
     CountDownLatch stopped = new CountDownLatch(1);
-    java.util.concurrent.atomic.AtomicReference<LocalCluster> running = new java.util.concurrent.atomic.AtomicReference<>();
+    java.util.concurrent.atomic.AtomicReference<LocalCluster> running =
+        new java.util.concurrent.atomic.AtomicReference<>();
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       out.println("[im] stopping...");
       LocalCluster cluster = running.get();
@@ -148,8 +149,9 @@ final class LocalCommand implements Callable<Integer> {
       out.println("  HTTP API            " + cluster.httpUrl(c.number()) + "   (instance " + c.number() + ", pid "
           + c.pid() + ")");
     }
-    cluster.secretFile().ifPresent(f -> out.println("  Tokens              bin/im token alice [--device phone] [--ttl 1h]"
-        + "   (HS256, secret " + f + ")"));
+    cluster.secretFile()
+        .ifPresent(f -> out.println("  Tokens              bin/im token alice [--device phone] [--ttl 1h]"
+            + "   (HS256, secret " + f + ")"));
     out.println("  Kill any printed pid (kill -9 PID): the others carry on, and it is started again in "
         + LocalCluster.RESTART_DELAY.toSeconds() + " s");
     out.println("  Ctrl-C stops everything" + (dataDir.isPresent() ? "; data stays in " + dataDir.get()

@@ -165,9 +165,11 @@ public final class LocalLauncher implements AutoCloseable {
     List<PipelineComponent> chosen = new ArrayList<>();
     for (String name : names.split(",")) {
       String wanted = name.trim();
-      chosen.add(all.stream().filter(c -> c.name().equals(wanted)).findFirst().orElseThrow(() ->
-          new dev.impipe.runtime.config.InvalidConfigException(IM_COMPONENTS + ": unknown component '" + wanted
-              + "'; known: " + String.join(", ", all.stream().map(PipelineComponent::name).sorted().toList()))));
+      chosen
+          .add(all.stream().filter(c -> c.name().equals(wanted)).findFirst()
+              .orElseThrow(() -> new dev.impipe.runtime.config.InvalidConfigException(IM_COMPONENTS
+                  + ": unknown component '" + wanted
+                  + "'; known: " + String.join(", ", all.stream().map(PipelineComponent::name).sorted().toList()))));
     }
     return chosen;
   }

@@ -22,11 +22,10 @@ import picocli.CommandLine.Unmatched;
  * and the shell completion script ({@code bin/im completion}). Exit status: 0 done, 1 failed, 2 a usage or
  * configuration error (printed as {@code im COMMAND: reason}, without a stack trace).
  */
-@Command(name = "bin/im", mixinStandardHelpOptions = true, versionProvider = Main.Version.class,
-    description = "The instant-messaging pipeline's command line.",
-    subcommands = {LocalCommand.class, RunCommand.class, ProduceCommand.class, TailCommand.class,
-        TokenCommand.class, Main.Bench.class, Main.Completion.class, HelpCommand.class},
-    footer = {"", "produce, tail and token find a running `bin/im local` by themselves, or use "
+@Command(name = "bin/im", mixinStandardHelpOptions = true, versionProvider = Main.Version.class, description = "The instant-messaging pipeline's command line.", subcommands = {
+    LocalCommand.class, RunCommand.class, ProduceCommand.class, TailCommand.class,
+    TokenCommand.class, Main.Bench.class, Main.Completion.class,
+    HelpCommand.class}, footer = {"", "produce, tail and token find a running `bin/im local` by themselves, or use "
         + "KAFKA_BOOTSTRAP_SERVERS and SCHEMA_REGISTRY_URL. Configuration: see README (IM_* and KAFKA_* environment "
         + "variables)."})
 public final class Main implements Callable<Integer> {
@@ -131,8 +130,8 @@ public final class Main implements Callable<Integer> {
   }
 
   /** {@code bin/im completion}: a bash (and zsh, with bashcompinit) completion script for every command. */
-  @Command(name = "completion", mixinStandardHelpOptions = true,
-      description = {"print a bash completion script for bin/im; load it with: source <(bin/im completion)"})
+  @Command(name = "completion", mixinStandardHelpOptions = true, description = {
+      "print a bash completion script for bin/im; load it with: source <(bin/im completion)"})
   static final class Completion implements Callable<Integer> {
     @Spec
     CommandSpec spec;

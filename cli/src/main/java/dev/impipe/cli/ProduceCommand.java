@@ -35,8 +35,8 @@ import picocli.CommandLine.Parameters;
  * {@code bin/im produce TOPIC}: JSON lines {@code {"key": "...", "value": {...}}} from stdin to an Avro topic. A bad
  * line is reported with its number and skipped; the good lines still go out. Exit status 1 if any line was bad.
  */
-@Command(name = "produce", mixinStandardHelpOptions = true,
-    description = {"read JSON lines {\"key\": \"...\", \"value\": {...}} from stdin and publish them with the "
+@Command(name = "produce", mixinStandardHelpOptions = true, description = {
+    "read JSON lines {\"key\": \"...\", \"value\": {...}} from stdin and publish them with the "
         + "topic's Avro serde (idempotent, acks=all). A bad line is reported with its number and skipped; exit "
         + "status 1 if any line was bad."})
 final class ProduceCommand implements Callable<Integer> {

@@ -14,8 +14,8 @@ import picocli.CommandLine.Option;
  * infrastructure: the broker and registry must be given, and {@code IM_COMPONENTS} may pick the components of this
  * instance.
  */
-@Command(name = "run", mixinStandardHelpOptions = true,
-    description = {"production: the same as local against an existing broker and registry (KAFKA_BOOTSTRAP_SERVERS, "
+@Command(name = "run", mixinStandardHelpOptions = true, description = {
+    "production: the same as local against an existing broker and registry (KAFKA_BOOTSTRAP_SERVERS, "
         + "SCHEMA_REGISTRY_URL required); IM_COMPONENTS picks components (e.g. fanout or inbox-store,ingest; "
         + "default all)."})
 final class RunCommand implements Callable<Integer> {

@@ -32,8 +32,8 @@ import picocli.CommandLine.Parameters;
  * {@code bin/im tail TOPIC}: one JSON line per record, {@code {"topic", "partition", "offset", "timestamp", "key",
  * "value"}}; read_committed, no consumer group (nothing is committed).
  */
-@Command(name = "tail", mixinStandardHelpOptions = true,
-    description = {"print one JSON line per record (read_committed), {\"topic\",\"partition\",\"offset\","
+@Command(name = "tail", mixinStandardHelpOptions = true, description = {
+    "print one JSON line per record (read_committed), {\"topic\",\"partition\",\"offset\","
         + "\"timestamp\",\"key\",\"value\":{...}}; values that are not Avro are shown as valueBase64 with "
         + "their headers."})
 final class TailCommand implements Callable<Integer> {

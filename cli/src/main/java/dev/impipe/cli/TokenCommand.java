@@ -22,8 +22,8 @@ import picocli.CommandLine.Parameters;
  * with {@code IM_AUTH_HS256_SECRET} / {@code IM_AUTH_HS256_SECRET_FILE} when set, else with the secret of the running
  * {@code bin/im local}; {@code iss} / {@code aud} from {@code IM_AUTH_ISSUER} / {@code IM_AUTH_AUDIENCE}.
  */
-@Command(name = "token", mixinStandardHelpOptions = true,
-    description = {"print a bearer token (HS256) for USER, signed with the running `bin/im local`'s secret or with "
+@Command(name = "token", mixinStandardHelpOptions = true, description = {
+    "print a bearer token (HS256) for USER, signed with the running `bin/im local`'s secret or with "
         + "IM_AUTH_HS256_SECRET / IM_AUTH_HS256_SECRET_FILE when set"})
 final class TokenCommand implements Callable<Integer> {
 

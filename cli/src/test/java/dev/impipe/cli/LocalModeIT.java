@@ -168,8 +168,8 @@ class LocalModeIT {
       // The membership store survived on disk: a new group message reaches alice and bob without re-joining.
       send("POST", base + "/v1/messages",
           "{\"senderId\":\"bob\",\"groupId\":\"team\",\"body\":\"after restart\",\"clientMsgId\":\"c3\"}");
-      await().atMost(Duration.ofSeconds(60)).untilAsserted(() ->
-          assertThat(tail(again, "im.inbox", 100, 5)).filteredOn(l -> "after restart".equals(
+      await().atMost(Duration.ofSeconds(60))
+          .untilAsserted(() -> assertThat(tail(again, "im.inbox", 100, 5)).filteredOn(l -> "after restart".equals(
               l.get("value").get("body").asText(null))).extracting(l -> l.get("key").asText())
               .containsExactlyInAnyOrder("alice", "bob"));
     }
@@ -274,7 +274,8 @@ class LocalModeIT {
   private HttpResponse<String> send(String method, String url, String body, String user) throws Exception {
     return http.send(HttpRequest.newBuilder(URI.create(url)).header("Authorization", callers.bearer(user))
         .method(method, body.isEmpty() ? HttpRequest.BodyPublishers.noBody()
-            : HttpRequest.BodyPublishers.ofString(body)).build(),
+            : HttpRequest.BodyPublishers.ofString(body))
+        .build(),
         HttpResponse.BodyHandlers.ofString());
   }
 

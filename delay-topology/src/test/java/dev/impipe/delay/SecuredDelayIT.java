@@ -143,7 +143,7 @@ class SecuredDelayIT {
   @Test
   void theSyncComponentsPrincipalMayWriteCursorsButNotGroupMembership() throws Exception {
     try (KafkaProducer<String, DeviceCursor> cursors = producer("im-inbox-store",
-            topics.deviceCursors().valueSerde().serializer());
+        topics.deviceCursors().valueSerde().serializer());
         KafkaProducer<String, MembershipChange> members = producer("im-inbox-store",
             topics.groupMembers().valueSerde().serializer())) {
       cursors.send(new ProducerRecord<>(names.deviceCursors(), "bob|phone", null)).get(30, TimeUnit.SECONDS);

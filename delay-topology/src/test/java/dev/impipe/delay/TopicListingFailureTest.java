@@ -99,8 +99,10 @@ class TopicListingFailureTest {
 
   private void start(TopicLookup lookup) {
     driver = new TopologyTestDriver(DelayTopology.build(topics, DelayConfig.defaults(), lookup,
-        new DelayMetrics(new SimpleMeterRegistry())), StreamsTestConfig.forDriver("delay-listing-test", topics.names(),
-        stateDir), T0);
+        new DelayMetrics(new SimpleMeterRegistry())),
+        StreamsTestConfig.forDriver("delay-listing-test", topics.names(),
+            stateDir),
+        T0);
   }
 
   /** Moves the wall clock in 10 ms steps, so the drain ticks run as they would. */

@@ -309,14 +309,14 @@ class ClusterFaultIT {
       props.put("bootstrap.servers", cluster.bootstrapServers());
       props.put("enable.idempotence", "true");
       try (org.apache.kafka.clients.producer.KafkaProducer<String, dev.impipe.avro.Delivery> producer =
-               new org.apache.kafka.clients.producer.KafkaProducer<>(props,
-                   new org.apache.kafka.common.serialization.StringSerializer(),
-                   topics.deliveries().valueSerde().serializer())) {
+          new org.apache.kafka.clients.producer.KafkaProducer<>(props,
+              new org.apache.kafka.common.serialization.StringSerializer(),
+              topics.deliveries().valueSerde().serializer())) {
         List<java.util.concurrent.Future<?>> sends = new ArrayList<>();
         for (long seq = 0; seq < PUSHES; seq++) {
           sends.add(producer.send(new org.apache.kafka.clients.producer.ProducerRecord<>("im.deliveries", null,
               pushedAt.toEpochMilli(), user, dev.impipe.avro.Delivery.newBuilder().setUserId(user)
-              .setDeviceId("phone").setSeq(seq).setPushedAt(pushedAt).setAttempt(1).build())));
+                  .setDeviceId("phone").setSeq(seq).setPushedAt(pushedAt).setAttempt(1).build())));
         }
         for (java.util.concurrent.Future<?> send : sends) {
           send.get(30, TimeUnit.SECONDS);
@@ -429,7 +429,7 @@ class ClusterFaultIT {
    */
   private long postUntilAccepted(String sender, String body, int n, AtomicInteger retries) throws Exception {
     long firstFailure = 0;
-    for (int attempt = 0; ; attempt++) {
+    for (int attempt = 0;; attempt++) {
       List<String> urls = liveUrls();
       String url = urls.get((n + attempt) % urls.size());
       int status;

@@ -84,8 +84,8 @@ class AppContainerIT {
       assertThat(client.sendUntilAnswered("alice", "bob", "m" + i, "c" + i, Duration.ofMinutes(2))).isEqualTo(202);
       expected.add("m" + i);
     }
-    await().atMost(Duration.ofMinutes(1)).untilAsserted(() ->
-        assertThat(client.messageBodies("bob")).containsExactlyElementsOf(expected));
+    await().atMost(Duration.ofMinutes(1))
+        .untilAsserted(() -> assertThat(client.messageBodies("bob")).containsExactlyElementsOf(expected));
 
     // Sends 11..20 accepted, then the container is killed (SIGKILL, no shutdown hook) and started again.
     for (int i = 11; i <= 20; i++) {
@@ -105,8 +105,8 @@ class AppContainerIT {
         expected.add("m" + i);
       }
     }
-    await().atMost(Duration.ofMinutes(2)).untilAsserted(() ->
-        assertThat(restarted.messageBodies("bob")).containsExactlyElementsOf(expected));
+    await().atMost(Duration.ofMinutes(2))
+        .untilAsserted(() -> assertThat(restarted.messageBodies("bob")).containsExactlyElementsOf(expected));
   }
 
   /** The app's published port (a restarted container may be given another one). */

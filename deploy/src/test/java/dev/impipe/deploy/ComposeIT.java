@@ -67,8 +67,8 @@ class ComposeIT {
           + compose(List.of("logs", "--tail", "60"), Duration.ofSeconds(30)).output, e);
     }
     assertThat(client.sendUntilAnswered("alice", "bob", "composed", "compose-1", Duration.ofMinutes(2))).isEqualTo(202);
-    await().atMost(Duration.ofMinutes(1)).untilAsserted(() ->
-        assertThat(client.messageBodies("bob")).containsExactly("composed"));
+    await().atMost(Duration.ofMinutes(1))
+        .untilAsserted(() -> assertThat(client.messageBodies("bob")).containsExactly("composed"));
   }
 
   private record Result(int exit, String output) {}

@@ -257,7 +257,8 @@ class DeployManifestsTest {
       HttpClient http = HttpClient.newHttpClient();
       for (String path : probePaths) {
         HttpResponse<String> response = http.send(HttpRequest.newBuilder(
-            URI.create("http://127.0.0.1:" + runtime.http().port() + path)).build(), HttpResponse.BodyHandlers.ofString());
+            URI.create("http://127.0.0.1:" + runtime.http().port() + path)).build(),
+            HttpResponse.BodyHandlers.ofString());
         assertThat(response.statusCode()).as("GET " + path).isEqualTo(200);
       }
     }
@@ -283,8 +284,9 @@ class DeployManifestsTest {
       KafkaTopic topic = declared.get(spec.name());
       assertThat(topic.getSpec().getPartitions()).as(spec.name()).isEqualTo(spec.partitions());
       assertThat(topic.getSpec().getReplicas()).as(spec.name()).isEqualTo(3);
-      spec.configs().forEach((key, value) ->
-          assertThat(String.valueOf(topic.getSpec().getConfig().get(key))).as(spec.name() + " " + key)
+      spec.configs()
+          .forEach((key, value) -> assertThat(String.valueOf(topic.getSpec().getConfig().get(key)))
+              .as(spec.name() + " " + key)
               .isEqualTo(value));
     }
   }
@@ -335,7 +337,8 @@ class DeployManifestsTest {
       // And nothing beyond: every literal topic ACL is one the topology reads or writes (or rejected, which any
       // component may write a bad record to).
       for (AclRule rule : acls) {
-        if (rule.getResource() instanceof AclRuleTopicResource r && r.getPatternType() == AclResourcePatternType.LITERAL) {
+        if (rule.getResource() instanceof AclRuleTopicResource r
+            && r.getPatternType() == AclResourcePatternType.LITERAL) {
           assertThat(reads.contains(r.getName()) || writes.contains(r.getName()) || r.getName().equals("im.rejected"))
               .as(e.getKey() + " has no use for " + r.getName()).isTrue();
         }

@@ -85,8 +85,8 @@ class DistributionIT {
     }
     assertThat(client.sendUntilAnswered("alice", "bob", "from the tarball", "dist-1", Duration.ofMinutes(2)))
         .isEqualTo(202);
-    await().atMost(Duration.ofMinutes(1)).untilAsserted(() ->
-        assertThat(client.messageBodies("bob")).containsExactly("from the tarball"));
+    await().atMost(Duration.ofMinutes(1))
+        .untilAsserted(() -> assertThat(client.messageBodies("bob")).containsExactly("from the tarball"));
     assertThat(Files.readString(unpacked.resolve("im.log"))).doesNotContain("[im] building");
   }
 

@@ -53,8 +53,8 @@ final class PipelineClient {
     String json = JSON.writeValueAsString(JSON.createObjectNode()
         .put("to", to).put("body", body).put("clientMsgId", clientMsgId));
     HttpResponse<String> response = http.send(HttpRequest.newBuilder(URI.create(base + "/v1/messages"))
-            .header("Authorization", TestTokens.bearer(from)).header("Content-Type", "application/json")
-            .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofString(json)).build(),
+        .header("Authorization", TestTokens.bearer(from)).header("Content-Type", "application/json")
+        .timeout(Duration.ofSeconds(30)).POST(HttpRequest.BodyPublishers.ofString(json)).build(),
         HttpResponse.BodyHandlers.ofString());
     return response.statusCode();
   }
@@ -76,11 +76,11 @@ final class PipelineClient {
   /** Every entry of {@code user}'s inbox from the start, paging through {@code GET /v1/users/{u}/inbox}. */
   List<JsonNode> inbox(String user) throws IOException, InterruptedException {
     List<JsonNode> entries = new ArrayList<>();
-    String after = "";  // no after: from the start (seqs are offsets, the first one is 0)
+    String after = ""; // no after: from the start (seqs are offsets, the first one is 0)
     while (true) {
       HttpResponse<String> response = http.send(HttpRequest.newBuilder(
-              URI.create(base + "/v1/users/" + user + "/inbox?limit=100" + after))
-              .header("Authorization", TestTokens.bearer(user)).timeout(Duration.ofSeconds(10)).build(),
+          URI.create(base + "/v1/users/" + user + "/inbox?limit=100" + after))
+          .header("Authorization", TestTokens.bearer(user)).timeout(Duration.ofSeconds(10)).build(),
           HttpResponse.BodyHandlers.ofString());
       if (response.statusCode() != 200) {
         throw new IOException("inbox of " + user + ": " + response.statusCode() + " " + response.body());

@@ -225,7 +225,8 @@ class FanoutIT {
   }
 
   private static PipelineRuntime start(ImConfig config, ImTopics topics) throws Exception {
-    PipelineRuntime runtime = new PipelineRuntime(config, dev.impipe.runtime.auth.TestTokens.env(Map.of("IM_HTTP_PORT", "0")), topics);
+    PipelineRuntime runtime =
+        new PipelineRuntime(config, dev.impipe.runtime.auth.TestTokens.env(Map.of("IM_HTTP_PORT", "0")), topics);
     runtime.start(List.of(new FanoutComponent()));
     await().atMost(Duration.ofSeconds(60)).until(runtime::healthy);
     return runtime;

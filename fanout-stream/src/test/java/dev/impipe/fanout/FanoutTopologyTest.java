@@ -370,15 +370,24 @@ class FanoutTopologyTest {
   /** What Kafka Streams tells a handler about the source record (topic, partition, offset, raw bytes). */
   private static ErrorHandlerContext sourceContext(ConsumerRecord<byte[], byte[]> raw) {
     return new ErrorHandlerContext() {
-      @Override public String topic() { return raw.topic(); }
-      @Override public int partition() { return raw.partition(); }
-      @Override public long offset() { return raw.offset(); }
-      @Override public org.apache.kafka.common.header.Headers headers() { return raw.headers(); }
-      @Override public String processorNodeId() { return FanoutTopology.MESSAGES_SOURCE; }
-      @Override public TaskId taskId() { return new TaskId(0, 0); }
-      @Override public long timestamp() { return T0.toEpochMilli(); }
-      @Override public byte[] sourceRawKey() { return raw.key(); }
-      @Override public byte[] sourceRawValue() { return raw.value(); }
+      @Override
+      public String topic() { return raw.topic(); }
+      @Override
+      public int partition() { return raw.partition(); }
+      @Override
+      public long offset() { return raw.offset(); }
+      @Override
+      public org.apache.kafka.common.header.Headers headers() { return raw.headers(); }
+      @Override
+      public String processorNodeId() { return FanoutTopology.MESSAGES_SOURCE; }
+      @Override
+      public TaskId taskId() { return new TaskId(0, 0); }
+      @Override
+      public long timestamp() { return T0.toEpochMilli(); }
+      @Override
+      public byte[] sourceRawKey() { return raw.key(); }
+      @Override
+      public byte[] sourceRawValue() { return raw.value(); }
     };
   }
 
@@ -387,7 +396,8 @@ class FanoutTopologyTest {
     ChatMessage m = direct("alice", "bob", "hi");
     messages.pipeInput("alice", m);
     assertThat(inbox.isEmpty()).isTrue();
-    assertThat(header(rejected.readRecord(), "__streams.errors.message")).contains("must be keyed by its conversationId");
+    assertThat(header(rejected.readRecord(), "__streams.errors.message"))
+        .contains("must be keyed by its conversationId");
   }
 
   @Test
@@ -485,7 +495,7 @@ class FanoutTopologyTest {
     // Then both parties get the RECALL
     assertThat(inbox.readKeyValuesToList()).extracting(kv -> kv.key + ":" + kv.value.getType() + ":"
         + kv.value.getRefMessageId()).containsExactly("bob:RECALL:" + newer.getMessageId(),
-        "alice:RECALL:" + newer.getMessageId());
+            "alice:RECALL:" + newer.getMessageId());
     assertThat(rejected.isEmpty()).isTrue();
   }
 

@@ -66,7 +66,8 @@ class GroupAdminIT {
     producerProps.put("enable.idempotence", true);
     producerProps.put("acks", "all");
 
-    PipelineRuntime runtime = new PipelineRuntime(config, dev.impipe.runtime.auth.TestTokens.env(Map.of("IM_HTTP_PORT", "0")), topics);
+    PipelineRuntime runtime =
+        new PipelineRuntime(config, dev.impipe.runtime.auth.TestTokens.env(Map.of("IM_HTTP_PORT", "0")), topics);
     try (runtime; KafkaProducer<String, byte[]> producer =
         new KafkaProducer<>(producerProps, new StringSerializer(), new ByteArraySerializer())) {
       runtime.start(List.of(new FanoutComponent()));

@@ -276,7 +276,8 @@ class HybridDiffusionTest {
             openFrom = -1;
           }
         }
-        default -> { }
+        default -> {
+        }
       }
     }
     if (openFrom >= 0) {

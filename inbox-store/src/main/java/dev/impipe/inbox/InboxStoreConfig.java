@@ -54,7 +54,8 @@ public record InboxStoreConfig(
       "how long a request may wait (rebalance, `minSeq`, cursor) before `503`");
   public static final Setting<Long> CURSOR_RETENTION = retention(IM_DEVICE_CURSOR_RETENTION, null,
       "a device cursor (or large-group position) not committed for this long is removed (`forever` keeps all; see "
-          + "State that stays bounded)").defaultDoc("the inbox retention");
+          + "State that stays bounded)")
+      .defaultDoc("the inbox retention");
 
   public static final ConfigTable TABLE = ConfigTable.of("inbox-store", INBOX_RETENTION, MAX_PER_USER,
       TIMELINE_RETENTION, RETENTION_INTERVAL, QUERY_TIMEOUT, CURSOR_RETENTION);

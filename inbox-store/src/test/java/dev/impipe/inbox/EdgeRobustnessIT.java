@@ -140,7 +140,8 @@ class EdgeRobustnessIT {
       }
       HttpResponse<String> sync = probe.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
           + "/v1/users/alice/devices/phone/sync?limit=50")).header("Authorization", "Bearer "
-          + TestTokens.token("alice")).build(), HttpResponse.BodyHandlers.ofString());
+              + TestTokens.token("alice"))
+          .build(), HttpResponse.BodyHandlers.ofString());
 
       // Then health answered promptly every time (median under 100 ms; none over a second, where a pool shared with
       // the pending waits took 5.5 s; the build runs two modules at once, so one answer may wait for a core) and

@@ -76,8 +76,10 @@ final class FanoutThenStore implements AutoCloseable {
     messages.pipeInput(m.getConversationId(), m);
     if (storeSources.contains(topics.messages().name())) {
       storeInput(topics.messages().name()).pipeInput(m.getConversationId().getBytes(
-          java.nio.charset.StandardCharsets.UTF_8), topics.messages().valueSerde().serializer()
-          .serialize(topics.messages().name(), m), T0);
+          java.nio.charset.StandardCharsets.UTF_8),
+          topics.messages().valueSerde().serializer()
+              .serialize(topics.messages().name(), m),
+          T0);
     }
     flush();
     return seq;

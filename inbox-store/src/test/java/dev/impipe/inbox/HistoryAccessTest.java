@@ -130,14 +130,14 @@ class HistoryAccessTest {
   void aLeaverReadsNothingAndARejoinerReadsFromTheNewJoin() {
     change("alice", "g", "alice", MembershipOp.JOIN);
     change("alice", "g", "bob", MembershipOp.JOIN);
-    post("alice", "g");                                   // 0: bob was there
+    post("alice", "g"); // 0: bob was there
     change("bob", "g", "bob", MembershipOp.LEAVE);
 
     assertThat(access("bob", "g")).isEmpty();
 
-    post("alice", "g");                                   // 1: bob was away
+    post("alice", "g"); // 1: bob was away
     change("alice", "g", "bob", MembershipOp.JOIN);
-    long afterRejoin = post("alice", "g");                // 2
+    long afterRejoin = post("alice", "g"); // 2
 
     assertThat(access("bob", "g")).hasValue(2);
     assertThat(seqs(history("bob", "g", OptionalLong.empty(), 10))).containsExactly(afterRejoin);

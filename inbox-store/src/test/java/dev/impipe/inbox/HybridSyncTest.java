@@ -479,6 +479,7 @@ class HybridSyncTest {
   private static InboxEntry event(String user, String group, InboxEntryType type, long from, boolean read) {
     return InboxEntry.newBuilder().setUserId(user).setType(type).setConversationId(group).setConversationSeq(-1)
         .setTimestamp(START).setTimelineFromSeq(from).setReadDiffusion(type == InboxEntryType.CONVERSATION_LEFT
-            ? null : read).build();
+            ? null : read)
+        .build();
   }
 }

@@ -240,8 +240,8 @@ class InboxStoreIT {
           .setType(dev.impipe.avro.InboxEntryType.CONVERSATION_JOINED).setConversationId("g-roam")
           .setConversationSeq(-1).setTimelineFromSeq(0L).setTimestamp(T0).build())).get(30, TimeUnit.SECONDS);
     }
-    await().atMost(Duration.ofSeconds(30)).untilAsserted(() ->
-        assertThat(get(first, "/v1/users/alice/conversations/g-roam/access", 200).get("fromSeq").asLong())
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(
+        () -> assertThat(get(first, "/v1/users/alice/conversations/g-roam/access", 200).get("fromSeq").asLong())
             .isZero());
     // bob never joined g-roam: its history is not his to read
     HttpResponse<String> refused = HTTP.send(HttpRequest.newBuilder(uri(second, "/v1/conversations/g-roam/messages"))
@@ -293,7 +293,6 @@ class InboxStoreIT {
     assertThat(nobody.get("hasMore").asBoolean()).isFalse();
   }
 
-
   // ---------------------------------------------------------------------------------------------------------------
 
   private static long send(KafkaProducer<String, InboxEntry> producer, String user, String body) throws Exception {
@@ -318,13 +317,13 @@ class InboxStoreIT {
       uncommitted.put("isolation.level", "read_uncommitted");
       try (KafkaConsumer<String, InboxEntry> raw = new KafkaConsumer<>(uncommitted,
           topics.inbox().keySerde().deserializer(), topics.inbox().valueSerde().deserializer())) {
-        await().atMost(Duration.ofSeconds(30)).until(() ->
-            consumer.endOffsets(partitions).equals(raw.endOffsets(partitions)));
+        await().atMost(Duration.ofSeconds(30))
+            .until(() -> consumer.endOffsets(partitions).equals(raw.endOffsets(partitions)));
       }
       Map<TopicPartition, Long> end = consumer.endOffsets(partitions);
       await().atMost(Duration.ofSeconds(30)).until(() -> {
-        consumer.poll(Duration.ofMillis(200)).forEach(r ->
-            byUser.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(r));
+        consumer.poll(Duration.ofMillis(200))
+            .forEach(r -> byUser.computeIfAbsent(r.key(), k -> new ArrayList<>()).add(r));
         return partitions.stream().allMatch(p -> consumer.position(p) >= end.get(p));
       });
     }

@@ -210,7 +210,8 @@ class IngestRoutesTest {
   private HttpRequest request(String token, String method, String path, String body) {
     return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + http.port() + path))
         .header("Authorization", "Bearer " + token)
-        .method(method, body.isEmpty() ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body))
+        .method(method,
+            body.isEmpty() ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofString(body))
         .build();
   }
 }

@@ -57,8 +57,9 @@ class MembershipCausalityIT {
     Clock behind = Clock.offset(Clock.systemUTC(), Duration.ofSeconds(-90));
 
     try (MessagePublisher fast = new MessagePublisher(topics, config.clientProperties(), IngestConfig.defaults(),
-        ahead); MessagePublisher slow = new MessagePublisher(topics, config.clientProperties(),
-        IngestConfig.defaults(), behind)) {
+        ahead); MessagePublisher slow =
+            new MessagePublisher(topics, config.clientProperties(),
+                IngestConfig.defaults(), behind)) {
       // Given alice creates "club" and adds bob through the instance whose clock is ahead
       fast.join("alice", "club", "alice").get(30, TimeUnit.SECONDS);
       fast.join("alice", "club", "bob").get(30, TimeUnit.SECONDS);

@@ -170,7 +170,8 @@ final class Connection {
         }
       }
       case BEYOND -> stopListening(group);
-      case SKIP -> { }
+      case SKIP -> {
+      }
     }
   }
 

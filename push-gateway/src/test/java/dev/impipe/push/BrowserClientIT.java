@@ -99,8 +99,8 @@ class BrowserClientIT {
       bob.navigate().refresh();
 
       // Then the conversation is listed again and its history holds the message
-      await().atMost(Duration.ofSeconds(30)).until(() ->
-          !b.findElements(By.cssSelector("#conversations li[data-id='d:alice:bob']")).isEmpty());
+      await().atMost(Duration.ofSeconds(30))
+          .until(() -> !b.findElements(By.cssSelector("#conversations li[data-id='d:alice:bob']")).isEmpty());
       bob.findElement(By.cssSelector("#conversations li[data-id='d:alice:bob']")).click();
       await().atMost(Duration.ofSeconds(30)).until(() -> messages(b).contains("hello bob, live"));
       assertThat(messages(bob)).containsOnlyOnce("hello bob, live");

@@ -348,8 +348,8 @@ class PushGatewayIT {
         .map(e -> e.path("seq").asLong()).toList()).isSorted().doesNotHaveDuplicates();
 
     // When bo's ACKs are committed (a sync after the committed vector is empty) and the phone reconnects
-    await().atMost(Duration.ofSeconds(30)).until(() ->
-        get("bo", "/v1/users/bo/devices/phone/sync").path("entries").isEmpty());
+    await().atMost(Duration.ofSeconds(30))
+        .until(() -> get("bo", "/v1/users/bo/devices/phone/sync").path("entries").isEmpty());
     bo.client.close();
     await().atMost(Duration.ofSeconds(10)).until(() -> bo.closeCode != -1);
     Device again = connect(first, "bo", "phone", true);
@@ -428,8 +428,8 @@ class PushGatewayIT {
   }
 
   private static void awaitInbox(String user, int entries) {
-    await().atMost(Duration.ofSeconds(30)).until(() ->
-        get(user, "/v1/users/" + user + "/inbox?limit=1000").path("entries").size() >= entries);
+    await().atMost(Duration.ofSeconds(30))
+        .until(() -> get(user, "/v1/users/" + user + "/inbox?limit=1000").path("entries").size() >= entries);
   }
 
   private static KafkaConsumer<String, AckTimeout> timeoutReader() {

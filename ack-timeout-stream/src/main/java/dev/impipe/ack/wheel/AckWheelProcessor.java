@@ -224,7 +224,8 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     }
     boolean deliveries = holdsBack(deliveriesLag, deliveriesRead, now, idle);
     boolean acks = holdsBack(acksLag, acksRead, now, idle);
-    boolean current = (deliveries && now - deliveriesRead.wall < tolerance) || (acks && now - acksRead.wall < tolerance);
+    boolean current =
+        (deliveries && now - deliveriesRead.wall < tolerance) || (acks && now - acksRead.wall < tolerance);
     if (!deliveries && !acks
         || current && (!deliveries || deliveriesRead.fresh(tolerance)) && (!acks || acksRead.fresh(tolerance))) {
       return now;

@@ -77,9 +77,9 @@ class PushWorkerIT {
     };
     Map<String, Object> clients = Map.of("bootstrap.servers", env.bootstrapServers(), "auto.offset.reset", "earliest");
     try (KafkaStreams wheel = WheelApps.startAndAwaitRunning(topics,
-            AckTimeoutConfig.defaults().withTiming(TICK, TIMEOUT), new SimpleMeterRegistry(),
-            WheelApps.properties(env.bootstrapServers(), topics.names(), prefix + "ack-timeout", state,
-                null));
+        AckTimeoutConfig.defaults().withTiming(TICK, TIMEOUT), new SimpleMeterRegistry(),
+        WheelApps.properties(env.bootstrapServers(), topics.names(), prefix + "ack-timeout", state,
+            null));
         PushWorker worker = new PushWorker(clients, prefix + "push-worker", topics, channel, Clock.systemUTC())) {
       devices.onPush(p -> {
         if (p.deviceId().equals("phone")) {
@@ -140,7 +140,8 @@ class PushWorkerIT {
 
   private static InboxEntry entry(String user, int i) {
     return InboxEntry.newBuilder().setUserId(user).setType(InboxEntryType.MESSAGE).setConversationId("d:alice:bob")
-        .setConversationSeq(i).setMessageId("m-" + user + "-" + i).setSenderId("carol").setBody("hello " + user + " " + i)
+        .setConversationSeq(i).setMessageId("m-" + user + "-" + i).setSenderId("carol")
+        .setBody("hello " + user + " " + i)
         .setTimestamp(Instant.now()).build();
   }
 

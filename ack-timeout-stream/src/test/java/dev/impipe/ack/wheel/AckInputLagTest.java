@@ -236,7 +236,8 @@ class AckInputLagTest {
         : lagOfDeliveries;
     driver = new TopologyTestDriver(AckWheelTopology.build(topics, config,
         new AckWheelMetrics(new SimpleMeterRegistry()), new PunctuationBudget(config.maxEntriesPerPunctuation(),
-            AckWheelProcessor.MAX_MS_PER_WINDOW, PunctuationBudget.DEFAULT_WINDOW_MS), lag),
+            AckWheelProcessor.MAX_MS_PER_WINDOW, PunctuationBudget.DEFAULT_WINDOW_MS),
+        lag),
         StreamsTestConfig.forDriver("ack-lag-test", topics.names(), stateDir), T0);
     deliveries = driver.createInputTopic(topics.deliveries().name(), topics.deliveries().keySerde().serializer(),
         topics.deliveries().valueSerde().serializer());

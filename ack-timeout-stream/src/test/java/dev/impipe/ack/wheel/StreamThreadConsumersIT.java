@@ -42,8 +42,8 @@ class StreamThreadConsumersIT {
       admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
     }
     try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
-            ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, env.bootstrapServers(),
-            ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true), new ByteArraySerializer(), new ByteArraySerializer());
+        ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, env.bootstrapServers(),
+        ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true), new ByteArraySerializer(), new ByteArraySerializer());
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(Map.of(
             ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, env.bootstrapServers(),
             ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"),

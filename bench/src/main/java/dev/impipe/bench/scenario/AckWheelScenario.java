@@ -83,22 +83,22 @@ public final class AckWheelScenario implements Scenario {
     long acks = 0;
     Support.SendErrors errors = new Support.SendErrors();
     try (TopicWatcher watcher = new TopicWatcher(cluster, timeoutsTopic, r -> {
-          long now = System.currentTimeMillis();
-          AckTimeout t = timeouts.deserialize(timeoutsTopic, r.headers(), r.value());
-          for (long seq : t.getSeqs()) {
-            Long pushedAt = neverAcked.remove(seq);
-            if (pushedAt == null) {
-              wrong.incrementAndGet();
-              continue;
-            }
-            emitLate.record(r.timestamp() - (pushedAt + timeoutMs));
-            seenLate.record(now - (pushedAt + timeoutMs));
-            timedOut.incrementAndGet();
-          }
-        });
-         KafkaProducer<String, Delivery> dp = cluster.producer(
-             cluster.topics().deliveries().valueSerde().serializer());
-         KafkaProducer<String, Ack> ap = cluster.producer(cluster.topics().acks().valueSerde().serializer())) {
+      long now = System.currentTimeMillis();
+      AckTimeout t = timeouts.deserialize(timeoutsTopic, r.headers(), r.value());
+      for (long seq : t.getSeqs()) {
+        Long pushedAt = neverAcked.remove(seq);
+        if (pushedAt == null) {
+          wrong.incrementAndGet();
+          continue;
+        }
+        emitLate.record(r.timestamp() - (pushedAt + timeoutMs));
+        seenLate.record(now - (pushedAt + timeoutMs));
+        timedOut.incrementAndGet();
+      }
+    });
+        KafkaProducer<String, Delivery> dp = cluster.producer(
+            cluster.topics().deliveries().valueSerde().serializer());
+        KafkaProducer<String, Ack> ap = cluster.producer(cluster.topics().acks().valueSerde().serializer())) {
       SplittableRandom random = new SplittableRandom(7);
       PriorityQueue<PendingAck> due = new PriorityQueue<>((a, b) -> Long.compare(a.at(), b.at()));
       long seq = 0;

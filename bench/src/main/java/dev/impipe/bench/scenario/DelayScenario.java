@@ -67,26 +67,26 @@ public final class DelayScenario implements Scenario {
     AtomicLong burstSeen = new AtomicLong();
     Support.SendErrors errors = new Support.SendErrors();
     try (TopicWatcher watcher = new TopicWatcher(cluster, out, r -> {
-          long now = System.currentTimeMillis();
-          Header h = r.headers().lastHeader(DelayHeaders.SCHEDULED_AT);
-          long due = Long.parseLong(new String(h.value(), StandardCharsets.UTF_8));
-          if (r.timestamp() < due || now < due) {
-            early.incrementAndGet();
-          }
-          late.record(r.timestamp() - due);
-          seenLate.record(now - due);
-          if (r.key()[0] == 'b') {
-            burstLate.record(now - due);
-            burstSeen.incrementAndGet();
-            lastBurstSeen.accumulateAndGet(now, Math::max);
-          }
-        })) {
+      long now = System.currentTimeMillis();
+      Header h = r.headers().lastHeader(DelayHeaders.SCHEDULED_AT);
+      long due = Long.parseLong(new String(h.value(), StandardCharsets.UTF_8));
+      if (r.timestamp() < due || now < due) {
+        early.incrementAndGet();
+      }
+      late.record(r.timestamp() - due);
+      seenLate.record(now - due);
+      if (r.key()[0] == 'b') {
+        burstLate.record(now - due);
+        burstSeen.incrementAndGet();
+        lastBurstSeen.accumulateAndGet(now, Math::max);
+      }
+    })) {
       AtomicLong sent = new AtomicLong();
       long produceStart = System.nanoTime();
       try (KafkaProducer<String, ScheduleCommand> producer =
-               cluster.producer(cluster.topics().delayed().valueSerde().serializer());
-           Progress p = Progress.start(log, result, "schedule", "commands", spread + burst, sent::get, null,
-               "schedules produced")) {
+          cluster.producer(cluster.topics().delayed().valueSerde().serializer());
+          Progress p = Progress.start(log, result, "schedule", "commands", spread + burst, sent::get, null,
+              "schedules produced")) {
         for (long i = 0; i < spread; i++) {
           String id = "s" + i;
           producer.send(new ProducerRecord<>(delayed, id, command(id, spreadFrom + i * windowS * 1000 / spread,
@@ -115,8 +115,10 @@ public final class DelayScenario implements Scenario {
             + "lateness includes that; raise --lead.");
       }
       cluster.step(String.format(java.util.Locale.ROOT, "all %,d schedules taken in after %.1f s; first due in "
-          + "%.1f s, burst due in %.1f s", spread + burst, ingested, (spreadFrom - System.currentTimeMillis())
-          / 1e3, (burstAt - System.currentTimeMillis()) / 1e3));
+          + "%.1f s, burst due in %.1f s", spread + burst, ingested,
+          (spreadFrom - System.currentTimeMillis())
+              / 1e3,
+          (burstAt - System.currentTimeMillis()) / 1e3));
       try (Progress p = Progress.start(log, result, "deliver", "records", spread + burst, watcher::seen,
           () -> "p99 lateness so far " + seenLate.percentile(99) + " ms", "records delivered")) {
         long waitMs = Math.max(0, burstAt - System.currentTimeMillis()) + TimeUnit.MINUTES.toMillis(3);

@@ -72,7 +72,7 @@ public final class FanoutScenario implements Scenario {
     Support.SendErrors errors = new Support.SendErrors();
     String membersTopic = cluster.names().groupMembers();
     try (KafkaProducer<String, MembershipChange> producer =
-             cluster.producer(cluster.topics().groupMembers().valueSerde().serializer())) {
+        cluster.producer(cluster.topics().groupMembers().valueSerde().serializer())) {
       AtomicLong n = new AtomicLong();
       try (Progress p = Progress.start(log, result, "joins", "records", workload.memberships(), n::get,
           null, null)) {
@@ -96,7 +96,7 @@ public final class FanoutScenario implements Scenario {
     long expectedEntries = 0;
     long t0 = System.nanoTime();
     try (KafkaProducer<String, ChatMessage> producer =
-             cluster.producer(cluster.topics().messages().valueSerde().serializer())) {
+        cluster.producer(cluster.topics().messages().valueSerde().serializer())) {
       AtomicLong n = new AtomicLong();
       try (Progress p = Progress.start(log, result, "produce", "messages", messages, n::get, null,
           "messages produced")) {
@@ -174,9 +174,9 @@ public final class FanoutScenario implements Scenario {
     long expected = 0;
     double before = Support.counter(runtime, ENTRIES_METRIC);
     try (TopicWatcher watcher = new TopicWatcher(cluster, cluster.names().inbox(),
-             r -> latency.record(System.currentTimeMillis() - r.timestamp()));
-         KafkaProducer<String, ChatMessage> producer =
-             cluster.producer(cluster.topics().messages().valueSerde().serializer())) {
+        r -> latency.record(System.currentTimeMillis() - r.timestamp()));
+        KafkaProducer<String, ChatMessage> producer =
+            cluster.producer(cluster.topics().messages().valueSerde().serializer())) {
       Support.Pacer pacer = new Support.Pacer(messageRate);
       try (Progress p = Progress.start(log, result, "latency at half rate", "entries visible", 0, watcher::seen,
           () -> "p99 so far " + latency.percentile(99) + " ms", "inbox entries visible")) {

@@ -73,28 +73,30 @@ public final class PushScenario implements Scenario {
     AtomicLong timeoutSeqs = new AtomicLong();
     java.util.concurrent.ConcurrentHashMap<String, Long> received = new java.util.concurrent.ConcurrentHashMap<>();
     LatencyRecorder emitLateness = result.latency("AckTimeout emitted after its deadline", "ms");
-    LatencyRecorder ackedBeforeDeadline = result.latency("timed-out seq: received and ACKed this long before the deadline",
-        "ms");
+    LatencyRecorder ackedBeforeDeadline =
+        result.latency("timed-out seq: received and ACKed this long before the deadline",
+            "ms");
     long warmupTimeouts = 0;
     // Every Ack record written (per user: seq, record time) and every timed-out seq, to tell at the end whether a
     // false timeout's Ack was written before its deadline (the wheel fired too soon) or after (it was late upstream).
-    java.util.concurrent.ConcurrentHashMap<String, List<long[]>> ackRecords = new java.util.concurrent.ConcurrentHashMap<>();
+    java.util.concurrent.ConcurrentHashMap<String, List<long[]>> ackRecords =
+        new java.util.concurrent.ConcurrentHashMap<>();
     List<TimedOut> timedOut = java.util.Collections.synchronizedList(new ArrayList<>());
     Deserializer<Ack> ackValues = cluster.topics().acks().valueSerde().deserializer();
     Deserializer<AckTimeout> timeouts = cluster.topics().ackTimeouts().valueSerde().deserializer();
     try (DeviceClient.Factory factory = DeviceClient.factory(2);
-         TopicWatcher watcher = new TopicWatcher(cluster, cluster.names().ackTimeouts(), r -> {
-           AckTimeout t = timeouts.deserialize(r.topic(), r.headers(), r.value());
-           timeoutSeqs.addAndGet(t.getSeqs().size());
-           long deadline = t.getDeadline().toEpochMilli();
-           emitLateness.record(Math.max(0, r.timestamp() - deadline));
-           t.getSeqs().forEach(seq -> timedOut.add(new TimedOut(t.getUserId(), seq, deadline)));
-         });
-         TopicWatcher ackWatcher = new TopicWatcher(cluster, cluster.names().acks(), r -> {
-           Ack a = ackValues.deserialize(r.topic(), r.headers(), r.value());
-           ackRecords.computeIfAbsent(a.getUserId(), u -> java.util.Collections.synchronizedList(new ArrayList<>()))
-               .add(new long[] {a.getSeq(), r.timestamp()});
-         })) {
+        TopicWatcher watcher = new TopicWatcher(cluster, cluster.names().ackTimeouts(), r -> {
+          AckTimeout t = timeouts.deserialize(r.topic(), r.headers(), r.value());
+          timeoutSeqs.addAndGet(t.getSeqs().size());
+          long deadline = t.getDeadline().toEpochMilli();
+          emitLateness.record(Math.max(0, r.timestamp() - deadline));
+          t.getSeqs().forEach(seq -> timedOut.add(new TimedOut(t.getUserId(), seq, deadline)));
+        });
+        TopicWatcher ackWatcher = new TopicWatcher(cluster, cluster.names().acks(), r -> {
+          Ack a = ackValues.deserialize(r.topic(), r.headers(), r.value());
+          ackRecords.computeIfAbsent(a.getUserId(), u -> java.util.Collections.synchronizedList(new ArrayList<>()))
+              .add(new long[] {a.getSeq(), r.timestamp()});
+        })) {
       DeviceClient.Listener listener = (client, entry, cursor) -> {
         pushes.incrementAndGet();
         client.ack(cursor);
@@ -147,7 +149,7 @@ public final class PushScenario implements Scenario {
       String topic = cluster.names().messages();
       double fullRate;
       try (KafkaProducer<String, ChatMessage> producer =
-               cluster.producer(cluster.topics().messages().valueSerde().serializer())) {
+          cluster.producer(cluster.topics().messages().valueSerde().serializer())) {
         Support.SendErrors errors = new Support.SendErrors();
         if (warmup > 0) {
           // Warm-up, not measured: the same load, so that the JIT compilers of the three JVMs are done with the
@@ -169,7 +171,8 @@ public final class PushScenario implements Scenario {
             // Counted here: a scrape of the pipeline's /metrics costs it tens of ms of CPU (hundreds of Kafka client
             // gauges); once a second it was a third of the pipeline's Java samples (JFR).
             () -> "messages sent " + sent.get() + ", devices open " + clients.stream().filter(DeviceClient::isOpen)
-                .count(), "pushes delivered")) {
+                .count(),
+            "pushes delivered")) {
           sendBounded(seconds, maxPending, sent, pushes, () -> send(producer, topic, random, devices, errors));
         }
         fullRate = (pushes.get() - p0) / ((System.nanoTime() - t0) / 1e9);
@@ -214,7 +217,8 @@ public final class PushScenario implements Scenario {
       long beforeDeadline = 0;
       long afterDeadline = 0;
       long noAck = 0;
-      LatencyRecorder ackAfterReceive = result.latency("timed-out seq: its Ack record's time minus the device's receipt", "ms");
+      LatencyRecorder ackAfterReceive =
+          result.latency("timed-out seq: its Ack record's time minus the device's receipt", "ms");
       synchronized (timedOut) {
         for (TimedOut t : timedOut) {
           long first = Long.MAX_VALUE;

@@ -65,9 +65,9 @@ public final class ScaleScenario implements Scenario {
     long t0 = System.nanoTime();
     AtomicLong sent = new AtomicLong();
     try (KafkaProducer<String, Delivery> producer =
-             cluster.producer(cluster.topics().deliveries().valueSerde().serializer());
-         Progress p = Progress.start(log, result, "ACK timers", "deliveries", timers, sent::get,
-             () -> "pending " + (long) Support.gauge(runtime, AckWheelScenario.PENDING_METRIC), "deliveries produced")) {
+        cluster.producer(cluster.topics().deliveries().valueSerde().serializer());
+        Progress p = Progress.start(log, result, "ACK timers", "deliveries", timers, sent::get,
+            () -> "pending " + (long) Support.gauge(runtime, AckWheelScenario.PENDING_METRIC), "deliveries produced")) {
       long now = System.currentTimeMillis();
       int users = (int) Math.max(1, timers / 10);
       for (long i = 0; i < timers; i++) {
@@ -88,9 +88,9 @@ public final class ScaleScenario implements Scenario {
     long t1 = System.nanoTime();
     sent.set(0);
     try (KafkaProducer<String, ScheduleCommand> producer =
-             cluster.producer(cluster.topics().delayed().valueSerde().serializer());
-         Progress p = Progress.start(log, result, "schedules", "commands", schedules, sent::get,
-             () -> "scheduled " + (long) Support.gauge(runtime, "im.delay.scheduled"), "schedules produced")) {
+        cluster.producer(cluster.topics().delayed().valueSerde().serializer());
+        Progress p = Progress.start(log, result, "schedules", "commands", schedules, sent::get,
+            () -> "scheduled " + (long) Support.gauge(runtime, "im.delay.scheduled"), "schedules produced")) {
       long due = System.currentTimeMillis() + Duration.ofDays(7).toMillis();
       for (long i = 0; i < schedules; i++) {
         String id = "s" + i;

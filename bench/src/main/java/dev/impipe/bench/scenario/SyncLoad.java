@@ -298,8 +298,7 @@ public final class SyncLoad {
     }
 
     private static int indexOf(byte[] a, int from, int to, byte[] pattern) {
-      outer:
-      for (int i = from; i <= to - pattern.length; i++) {
+      outer : for (int i = from; i <= to - pattern.length; i++) {
         for (int j = 0; j < pattern.length; j++) {
           if (a[i + j] != pattern[j]) {
             continue outer;

@@ -69,9 +69,9 @@ public final class SyncScenario implements Scenario {
         Map.of("IM_LARGE_GROUP_THRESHOLD", Long.toString(threshold)));
     Support.SendErrors errors = new Support.SendErrors();
     try (KafkaProducer<String, MembershipChange> producer =
-             cluster.producer(cluster.topics().groupMembers().valueSerde().serializer())) {
-      workload.joins(Instant.now(), (group, change) ->
-          producer.send(new ProducerRecord<>(cluster.names().groupMembers(), group, change), errors));
+        cluster.producer(cluster.topics().groupMembers().valueSerde().serializer())) {
+      workload.joins(Instant.now(), (group, change) -> producer
+          .send(new ProducerRecord<>(cluster.names().groupMembers(), group, change), errors));
       producer.flush();
     }
     errors.check();
@@ -79,8 +79,8 @@ public final class SyncScenario implements Scenario {
         cluster.caughtUp(FanoutTopology.APP_NAME, Set.of(cluster.names().groupMembers())));
     AtomicLong sent = new AtomicLong();
     try (KafkaProducer<String, ChatMessage> producer =
-             cluster.producer(cluster.topics().messages().valueSerde().serializer());
-         Progress p = Progress.start(log, result, "fill inboxes", "messages", messages, sent::get, null, null)) {
+        cluster.producer(cluster.topics().messages().valueSerde().serializer());
+        Progress p = Progress.start(log, result, "fill inboxes", "messages", messages, sent::get, null, null)) {
       for (long i = 0; i < messages; i++) {
         ChatMessage m = workload.next(Instant.now()).value();
         producer.send(new ProducerRecord<>(cluster.names().messages(), m.getConversationId(), m), errors);

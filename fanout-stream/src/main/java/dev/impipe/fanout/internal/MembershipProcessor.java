@@ -49,7 +49,8 @@ public final class MembershipProcessor implements Processor<String, MembershipCh
       throw reject("membership change without a value (tombstone)");
     }
     validate(change, record.key());
-    rules.apply(change, -1L, record.timestamp(), (user, entry) -> context.forward(record.withKey(user).withValue(entry)));
+    rules.apply(change, -1L, record.timestamp(),
+        (user, entry) -> context.forward(record.withKey(user).withValue(entry)));
   }
 
   /** The checks both membership inputs make; {@code key} is the record's key (must be the group id). */

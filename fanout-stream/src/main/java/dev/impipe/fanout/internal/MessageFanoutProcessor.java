@@ -134,8 +134,8 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
         .setActorId(m.getSenderId())
         .setClientMsgId(m.getClientMsgId())
         .build();
-    boolean changed = membership.apply(change, seq, record.timestamp(), (user, entry) ->
-        context.forward(record.withKey(user).withValue(entry), FanoutTopology.INBOX_SINK));
+    boolean changed = membership.apply(change, seq, record.timestamp(),
+        (user, entry) -> context.forward(record.withKey(user).withValue(entry), FanoutTopology.INBOX_SINK));
     if (changed) {
       Headers headers = new RecordHeaders().add(MembershipProcessor.DERIVED_HEADER,
           Long.toString(seq).getBytes(StandardCharsets.UTF_8));
@@ -342,7 +342,8 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
           throw reject(m.getType() + " needs a valid memberId, got '" + m.getMemberId() + "'");
         }
       }
-      default -> { }
+      default -> {
+      }
     }
   }
 

@@ -73,8 +73,8 @@ public final class InboxRoutes {
   public InboxRoutes(KafkaStreams streams, TopicNames topics, OwnerRouter router, HttpApi http,
       Producer<String, DeviceCursor> cursorProducer, long timeoutMs) {
     this.streams = streams;
-    this.localTimeline = (partition, owner, after, ranges, limit, minSeq) ->
-        Timelines.within(inboxView(partition, minSeq), owner, after, ranges, limit);
+    this.localTimeline = (partition, owner, after, ranges, limit, minSeq) -> Timelines
+        .within(inboxView(partition, minSeq), owner, after, ranges, limit);
     this.topics = topics;
     this.router = router;
     this.http = http;
@@ -381,8 +381,8 @@ public final class InboxRoutes {
       boolean applied;
       try {
         StoreView<Long> cursors = cursorView(partition);
-        applied = forward.entrySet().stream().allMatch(e -> Timelines.cursor(cursors, user, e.getKey())
-            >= e.getValue());
+        applied =
+            forward.entrySet().stream().allMatch(e -> Timelines.cursor(cursors, user, e.getKey()) >= e.getValue());
       } catch (NotServableException e) {
         applied = true; // the partition moved away meanwhile: the new owner applies the commit from the topic
       }
@@ -403,7 +403,7 @@ public final class InboxRoutes {
   }
 
   /** {@code {"seq": n}} (inbox only) or {@code {"cursor": "<opaque>"}}; 400 otherwise. */
-  /** The body of {@code PUT .../cursor}: {@code seq}, or {@code cursor} (which wins when both are given). */
+                                                                                          /** The body of {@code PUT .../cursor}: {@code seq}, or {@code cursor} (which wins when both are given). */
   record CursorBody(String cursor, Long seq) {}
 
   static SyncCursor cursorBody(CursorBody body) {

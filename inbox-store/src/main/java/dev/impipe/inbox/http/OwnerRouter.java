@@ -77,7 +77,8 @@ public final class OwnerRouter {
     this.timeoutMs = timeoutMs;
     this.http = http;
     this.metrics = metrics;
-    io.micrometer.core.instrument.Gauge.builder("im.inbox.pending", pending, java.util.concurrent.atomic.AtomicLong::get)
+    io.micrometer.core.instrument.Gauge
+        .builder("im.inbox.pending", pending, java.util.concurrent.atomic.AtomicLong::get)
         .description("Inbox store requests waiting (minSeq, rebalance) for an answer").register(metrics);
   }
 

@@ -71,8 +71,8 @@ final class RoutedGroupTimelines implements MergedSync.GroupSource {
     Request request = new Request("GET", path, Map.of("userId", owner), Map.copyOf(query), Map.of(), new byte[0],
         rawUri, caller, java.util.OptionalLong.empty());
     List<long[]> parsed = ReadIntervals.parseRanges(ranges);
-    Response response = router.routeNow("group-timeline", INBOX_STORE, owner, request, partition ->
-        Response.json(200, JsonViews.inboxPage(owner, local.read(partition, owner, after, parsed, limit,
+    Response response = router.routeNow("group-timeline", INBOX_STORE, owner, request,
+        partition -> Response.json(200, JsonViews.inboxPage(owner, local.read(partition, owner, after, parsed, limit,
             minSeq == null ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(minSeq)))));
     if (response.status() != 200) {
       throw new HttpError(503, "timeline of group " + groupId + " not available, retry", Map.of("Retry-After",

@@ -48,7 +48,8 @@ class JsonViewsTest {
   void aSyncPageStreamsTheSameEntryFieldsAsTheMapViewPlusItsSource() throws Exception {
     // Given a merged page: one inbox entry, one entry of the large group #g with a timelineFromSeq and a REJECTED
     // entry with its reason fields
-    InboxEntry message = TestData.message("bob", "d:alice:bob", "hi \"there\"", Instant.ofEpochMilli(1_700_000_000_123L));
+    InboxEntry message =
+        TestData.message("bob", "d:alice:bob", "hi \"there\"", Instant.ofEpochMilli(1_700_000_000_123L));
     InboxEntry fromGroup = InboxEntry.newBuilder(message).setConversationId("g:g").setTimelineFromSeq(7L)
         .setReadDiffusion(true).build();
     InboxEntry rejected = InboxEntry.newBuilder(message).setType(dev.impipe.avro.InboxEntryType.REJECTED)

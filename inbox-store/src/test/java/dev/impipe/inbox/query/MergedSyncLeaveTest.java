@@ -30,8 +30,9 @@ class MergedSyncLeaveTest {
 
     // When carol's device syncs
     MergedSync.SyncPage page = MergedSync.merge("carol", EMPTY_INBOX, -1,
-        List.of(new MergedSync.Group("g", open, -1)), (g, after, intervals, limit) ->
-            new Page<>(timeline.stream().filter(e -> e.seq() > after).toList(), null, false), 50);
+        List.of(new MergedSync.Group("g", open, -1)), (g, after, intervals,
+            limit) -> new Page<>(timeline.stream().filter(e -> e.seq() > after).toList(), null, false),
+        50);
 
     // Then she sees m1 only, and her position in g stays before her leave
     assertThat(page.entries()).extracting(e -> e.value().getMessageId()).containsExactly("m1");
@@ -48,8 +49,9 @@ class MergedSyncLeaveTest {
         new Page.Entry<>(2, leave("erin", 1)));
 
     MergedSync.SyncPage page = MergedSync.merge("carol", EMPTY_INBOX, -1,
-        List.of(new MergedSync.Group("g", open, -1)), (g, after, intervals, limit) ->
-            new Page<>(timeline.stream().filter(e -> e.seq() > after).toList(), null, false), 50);
+        List.of(new MergedSync.Group("g", open, -1)), (g, after, intervals,
+            limit) -> new Page<>(timeline.stream().filter(e -> e.seq() > after).toList(), null, false),
+        50);
 
     assertThat(page.entries()).extracting(e -> e.value().getMessageId()).containsExactly("m1");
     assertThat(page.cursor().groups()).containsEntry("g", 2L);

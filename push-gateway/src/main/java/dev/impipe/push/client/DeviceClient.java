@@ -152,7 +152,7 @@ public final class DeviceClient implements AutoCloseable {
       synced.completeExceptionally(new IllegalStateException("closed (" + code + ") before the backlog was sent"));
       closed.complete(code);
     });
-    ws.exceptionHandler(e -> { });
+    ws.exceptionHandler(e -> {});
   }
 
   private void onFrame(String text) {
@@ -178,7 +178,8 @@ public final class DeviceClient implements AutoCloseable {
         synced.complete(null);
       }
       case "resync" -> listener.resync(this, frame.path("reason").asText());
-      default -> { }
+      default -> {
+      }
     }
   }
 

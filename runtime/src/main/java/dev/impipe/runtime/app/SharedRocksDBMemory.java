@@ -39,7 +39,8 @@ public class SharedRocksDBMemory implements RocksDBConfigSetter {
   public static final Setting<Long> MEMORY = Setting.parsed(IM_ROCKSDB_MEMORY, "size", DEFAULT_MEMORY_BYTES,
       raw -> raw.equalsIgnoreCase("off") ? 0L : parseBytes(raw),
       "block cache shared by every RocksDB store of the process (`k`, `m`, `g` suffixes, 16m to 1024g); `off`: "
-          + "Kafka Streams' per-store defaults").defaultDoc("`" + DEFAULT_MEMORY_TEXT + "`");
+          + "Kafka Streams' per-store defaults")
+      .defaultDoc("`" + DEFAULT_MEMORY_TEXT + "`");
   /** Share of the cache kept for index and filter blocks (high priority). */
   static final double HIGH_PRIORITY_SHARE = 0.1;
 

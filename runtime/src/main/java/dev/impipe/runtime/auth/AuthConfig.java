@@ -58,15 +58,16 @@ public record AuthConfig(
   /** HS256 needs a key at least as long as its hash (RFC 7518 section 3.2). */
   public static final int MIN_SECRET_BYTES = 32;
 
-
   public static final Setting<URI> JWKS_URL = Setting.parsed(IM_AUTH_JWKS_URL, "URL", null, AuthConfig::jwksUri,
       "the identity provider's JWKS (RS256/ES256 keys); `https://` (plain `http://` only for localhost)");
   public static final Setting<Secret> HS256_SECRET = Setting.parsed(IM_AUTH_HS256_SECRET, "base64", null,
       s -> Secret.fromBase64(IM_AUTH_HS256_SECRET, s), "HS256 secret, base64 (standard or URL-safe), at least 32 "
-          + "bytes decoded: `openssl rand -base64 32`").defaultDoc("(local mode: generated)").secret();
+          + "bytes decoded: `openssl rand -base64 32`")
+      .defaultDoc("(local mode: generated)").secret();
   public static final Setting<Path> HS256_SECRET_FILE = Setting.parsed(IM_AUTH_HS256_SECRET_FILE, "path", null,
       Path::of, "a file holding that base64 secret (e.g. a mounted Kubernetes secret); not together with "
-          + "`IM_AUTH_HS256_SECRET`").defaultDoc("(local mode: `<data dir>/auth/hs256.secret`)");
+          + "`IM_AUTH_HS256_SECRET`")
+      .defaultDoc("(local mode: `<data dir>/auth/hs256.secret`)");
   public static final Setting<String> ISSUER = Setting.optional(IM_AUTH_ISSUER, "the only accepted `iss`")
       .defaultDoc("(not checked)");
   public static final Setting<String> AUDIENCE = Setting.optional(IM_AUTH_AUDIENCE, "`aud` must contain this value")

@@ -145,7 +145,7 @@ public final class JwtVerifier implements TokenVerifier, AutoCloseable {
     if (!(jwt instanceof SignedJWT signed)) {
       throw new AuthException(jwt.getHeader().getAlgorithm() == null
           || "none".equals(jwt.getHeader().getAlgorithm().getName())
-          ? "unsigned token not accepted" : "encrypted token not accepted");
+              ? "unsigned token not accepted" : "encrypted token not accepted");
     }
     if (!accepted.contains(signed.getHeader().getAlgorithm())) {
       throw new AuthException("token algorithm " + safe(signed.getHeader().getAlgorithm().getName())
@@ -209,7 +209,7 @@ public final class JwtVerifier implements TokenVerifier, AutoCloseable {
     });
     try {
       return JWKSourceBuilder.<SecurityContext>create(url.toURL(),
-              new DefaultResourceRetriever(JWKS_CONNECT_TIMEOUT_MS, JWKS_READ_TIMEOUT_MS, JWKS_SIZE_LIMIT_BYTES))
+          new DefaultResourceRetriever(JWKS_CONNECT_TIMEOUT_MS, JWKS_READ_TIMEOUT_MS, JWKS_SIZE_LIMIT_BYTES))
           .cache(ttl, refreshTimeout)
           .refreshAheadCache(refreshAhead, null, refresher, true, null, false)
           // An unknown kid forces a refetch; at most two per interval, so forged kids cannot flood the provider.

@@ -19,7 +19,8 @@ public final class SharedSettings {
   public static final Setting<java.nio.file.Path> LOCAL_ENDPOINTS_FILE = Setting.parsed(IM_LOCAL_ENDPOINTS_FILE,
       "path", java.nio.file.Path.of(System.getProperty("user.home"), ".im", "local.properties"),
       java.nio.file.Path::of, "where `bin/im local` writes the addresses of its broker, registry and HTTP API, which "
-          + "`produce`, `tail`, `token` and `bench` read").defaultDoc("`~/.im/local.properties`");
+          + "`produce`, `tail`, `token` and `bench` read")
+      .defaultDoc("`~/.im/local.properties`");
 
   private SharedSettings() {
   }

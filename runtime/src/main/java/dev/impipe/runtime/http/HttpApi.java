@@ -570,9 +570,9 @@ public final class HttpApi implements AutoCloseable {
     if (req.isEnded()) {
       respond(req, ctx, response);
     } else {
-      req.handler(b -> { });
+      req.handler(b -> {});
       req.endHandler(v -> respond(req, ctx, response));
-      req.exceptionHandler(e -> { });
+      req.exceptionHandler(e -> {});
     }
   }
 
@@ -592,7 +592,7 @@ public final class HttpApi implements AutoCloseable {
         return;
       }
       long grace = vertx.setTimer(CLOSE_GRACE_MS, id -> req.connection().close());
-      req.handler(discard -> { });
+      req.handler(discard -> {});
       req.endHandler(end -> {
         vertx.cancelTimer(grace);
         req.connection().close();

@@ -114,8 +114,8 @@ public final class TopicProvisioner {
       try {
         Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> request =
             new HashMap<>();
-        admin.describeTopics(topics).allTopicNames().get(TIMEOUT_S, TimeUnit.SECONDS).values().forEach(d ->
-            d.partitions().forEach(p -> request.put(new org.apache.kafka.common.TopicPartition(d.name(),
+        admin.describeTopics(topics).allTopicNames().get(TIMEOUT_S, TimeUnit.SECONDS).values()
+            .forEach(d -> d.partitions().forEach(p -> request.put(new org.apache.kafka.common.TopicPartition(d.name(),
                 p.partition()), org.apache.kafka.clients.admin.OffsetSpec.latest())));
         admin.listOffsets(request).all().get(TIMEOUT_S, TimeUnit.SECONDS);
         return;

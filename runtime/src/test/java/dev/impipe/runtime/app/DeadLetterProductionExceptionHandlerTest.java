@@ -70,29 +70,47 @@ class DeadLetterProductionExceptionHandlerTest {
 
   private static ErrorHandlerContext punctuationContext() {
     return new ErrorHandlerContext() {
-      @Override public String topic() { return null; }
-      @Override public int partition() { return -1; }
-      @Override public long offset() { return -1; }
-      @Override public Headers headers() { return new RecordHeaders(); }
-      @Override public String processorNodeId() { return "delay-scheduler"; }
-      @Override public TaskId taskId() { return new TaskId(0, 3); }
-      @Override public long timestamp() { return 0; }
-      @Override public byte[] sourceRawKey() { return null; }
-      @Override public byte[] sourceRawValue() { return null; }
+      @Override
+      public String topic() { return null; }
+      @Override
+      public int partition() { return -1; }
+      @Override
+      public long offset() { return -1; }
+      @Override
+      public Headers headers() { return new RecordHeaders(); }
+      @Override
+      public String processorNodeId() { return "delay-scheduler"; }
+      @Override
+      public TaskId taskId() { return new TaskId(0, 3); }
+      @Override
+      public long timestamp() { return 0; }
+      @Override
+      public byte[] sourceRawKey() { return null; }
+      @Override
+      public byte[] sourceRawValue() { return null; }
     };
   }
 
   private static ErrorHandlerContext context() {
     return new ErrorHandlerContext() {
-      @Override public String topic() { return "im.messages"; }
-      @Override public int partition() { return 3; }
-      @Override public long offset() { return 42; }
-      @Override public Headers headers() { return new RecordHeaders(); }
-      @Override public String processorNodeId() { return "fanout-messages"; }
-      @Override public TaskId taskId() { return new TaskId(0, 3); }
-      @Override public long timestamp() { return 0; }
-      @Override public byte[] sourceRawKey() { return "source-key".getBytes(StandardCharsets.UTF_8); }
-      @Override public byte[] sourceRawValue() { return "source-value".getBytes(StandardCharsets.UTF_8); }
+      @Override
+      public String topic() { return "im.messages"; }
+      @Override
+      public int partition() { return 3; }
+      @Override
+      public long offset() { return 42; }
+      @Override
+      public Headers headers() { return new RecordHeaders(); }
+      @Override
+      public String processorNodeId() { return "fanout-messages"; }
+      @Override
+      public TaskId taskId() { return new TaskId(0, 3); }
+      @Override
+      public long timestamp() { return 0; }
+      @Override
+      public byte[] sourceRawKey() { return "source-key".getBytes(StandardCharsets.UTF_8); }
+      @Override
+      public byte[] sourceRawValue() { return "source-value".getBytes(StandardCharsets.UTF_8); }
     };
   }
 }

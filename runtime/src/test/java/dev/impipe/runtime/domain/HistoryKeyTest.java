@@ -36,7 +36,8 @@ class HistoryKeyTest {
       for (long seq : new long[] {0, 1, 999_999}) {
         String key = HistoryKey.of(conversation, seq);
         assertThat(HistoryKey.partition(key, 12)).as(key).isEqualTo(messagesPartition);
-        assertThat(HistoryKey.partitions("im.history", key, null, 12)).isEqualTo(Optional.of(Set.of(messagesPartition)));
+        assertThat(HistoryKey.partitions("im.history", key, null, 12))
+            .isEqualTo(Optional.of(Set.of(messagesPartition)));
       }
     }
   }

@@ -261,7 +261,8 @@ class HttpApiTest {
   void v1RoutesNeedAValidBearerToken() throws Exception {
     HttpResponse<String> none = get("/v1/whoami");
     assertThat(none.statusCode()).isEqualTo(401);
-    assertThat(none.headers().firstValue("WWW-Authenticate")).hasValueSatisfying(v -> assertThat(v).startsWith("Bearer"));
+    assertThat(none.headers().firstValue("WWW-Authenticate"))
+        .hasValueSatisfying(v -> assertThat(v).startsWith("Bearer"));
 
     HttpResponse<String> bad = CLIENT.send(HttpRequest.newBuilder(URI.create(base() + "/v1/whoami"))
         .header("Authorization", "Bearer forged").build(), HttpResponse.BodyHandlers.ofString());
@@ -416,7 +417,8 @@ class HttpApiTest {
     // A bad token: 401 with the challenge, before any upgrade
     HttpResponse<String> bad = upgradeRequest("/v1/ws?device=phone&access_token=evil-alice");
     assertThat(bad.statusCode()).isEqualTo(401);
-    assertThat(bad.headers().firstValue("WWW-Authenticate")).hasValueSatisfying(v -> assertThat(v).startsWith("Bearer"));
+    assertThat(bad.headers().firstValue("WWW-Authenticate"))
+        .hasValueSatisfying(v -> assertThat(v).startsWith("Bearer"));
     // No token at all
     assertThat(upgradeRequest("/v1/ws?device=phone").statusCode()).isEqualTo(401);
     // A good token the handler refuses
@@ -444,12 +446,18 @@ class HttpApiTest {
   }
 
   private record RawResponse(int statusCode, java.net.http.HttpHeaders headers) implements HttpResponse<String> {
-    @Override public HttpRequest request() { return null; }
-    @Override public Optional<HttpResponse<String>> previousResponse() { return Optional.empty(); }
-    @Override public String body() { return ""; }
-    @Override public Optional<javax.net.ssl.SSLSession> sslSession() { return Optional.empty(); }
-    @Override public URI uri() { return null; }
-    @Override public HttpClient.Version version() { return HttpClient.Version.HTTP_1_1; }
+    @Override
+    public HttpRequest request() { return null; }
+    @Override
+    public Optional<HttpResponse<String>> previousResponse() { return Optional.empty(); }
+    @Override
+    public String body() { return ""; }
+    @Override
+    public Optional<javax.net.ssl.SSLSession> sslSession() { return Optional.empty(); }
+    @Override
+    public URI uri() { return null; }
+    @Override
+    public HttpClient.Version version() { return HttpClient.Version.HTTP_1_1; }
   }
 
   private String base() {

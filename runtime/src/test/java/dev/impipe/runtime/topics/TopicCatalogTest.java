@@ -103,8 +103,8 @@ class TopicCatalogTest {
     for (String topic : List.of("device-cursors", "deliveries", "acks", "ack-timeouts", "delayed")) {
       assertThat(specs.get("test7." + topic).configs()).as(topic).containsEntry("retention.ms", sevenDays);
     }
-    assertThat(specs.values()).allSatisfy(spec ->
-        assertThat(spec.configs()).containsKeys("cleanup.policy", "retention.ms"));
+    assertThat(specs.values())
+        .allSatisfy(spec -> assertThat(spec.configs()).containsKeys("cleanup.policy", "retention.ms"));
   }
 
   @Test

@@ -135,7 +135,8 @@ public final class CompatibilityCheck {
       case UNION -> schema.getTypes().forEach(t -> collectEnums(t, out, seen));
       case ARRAY -> collectEnums(schema.getElementType(), out, seen);
       case MAP -> collectEnums(schema.getValueType(), out, seen);
-      default -> { }
+      default -> {
+      }
     }
   }
 
@@ -149,6 +150,7 @@ public final class CompatibilityCheck {
       throw new IllegalStateException("Schema changes are not FULL (BACKWARD and FORWARD) compatible:\n  "
           + String.join("\n  ", problems));
     }
-    System.out.println("[schema-compatibility] every schema reads, and is read by, all released versions under " + args[1]);
+    System.out
+        .println("[schema-compatibility] every schema reads, and is read by, all released versions under " + args[1]);
   }
 }

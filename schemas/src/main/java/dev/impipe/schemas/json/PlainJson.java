@@ -73,12 +73,12 @@ public final class PlainJson {
 
   private static Object toAvro(Schema schema, JsonNode node, String path) {
     switch (schema.getType()) {
-      case RECORD: {
+      case RECORD : {
         if (node == null || !node.isObject()) {
           throw invalid(path, "an object", node);
         }
         GenericData.Record record = new GenericData.Record(schema);
-        for (Iterator<String> names = node.fieldNames(); names.hasNext(); ) {
+        for (Iterator<String> names = node.fieldNames(); names.hasNext();) {
           String name = names.next();
           if (schema.getField(name) == null) {
             throw new IllegalArgumentException("Unknown field '" + join(path, name) + "' for "
@@ -100,7 +100,7 @@ public final class PlainJson {
         }
         return record;
       }
-      case UNION: {
+      case UNION : {
         if (node == null || node.isNull()) {
           if (schema.getTypes().stream().anyMatch(s -> s.getType() == Schema.Type.NULL)) {
             return null;
@@ -120,35 +120,35 @@ public final class PlainJson {
         }
         throw last != null ? last : invalid(path, "a value", node);
       }
-      case NULL:
+      case NULL :
         if (node != null && !node.isNull()) {
           throw invalid(path, "null", node);
         }
         return null;
-      case STRING:
+      case STRING :
         if (node == null || !node.isTextual()) {
           throw invalid(path, "a string", node);
         }
         return node.asText();
-      case BOOLEAN:
+      case BOOLEAN :
         if (node == null || !node.isBoolean()) {
           throw invalid(path, "true or false", node);
         }
         return node.booleanValue();
-      case INT:
+      case INT :
         if (node == null || !node.canConvertToInt() || !node.isIntegralNumber()) {
           throw invalid(path, "an integer", node);
         }
         return node.intValue();
-      case LONG:
+      case LONG :
         return toLong(schema, node, path);
-      case FLOAT:
-      case DOUBLE:
+      case FLOAT :
+      case DOUBLE :
         if (node == null || !node.isNumber()) {
           throw invalid(path, "a number", node);
         }
         return schema.getType() == Schema.Type.FLOAT ? (Object) node.floatValue() : (Object) node.doubleValue();
-      case ENUM:
+      case ENUM :
         // The default symbol of a growable enum (UNKNOWN) is what a reader makes of a symbol it does not know;
         // nobody writes it on purpose.
         List<String> writable = schema.getEnumSymbols().stream()
@@ -157,7 +157,7 @@ public final class PlainJson {
           throw invalid(path, "one of " + writable, node);
         }
         return new GenericData.EnumSymbol(schema, node.asText());
-      case BYTES:
+      case BYTES :
         if (node == null || !node.isTextual()) {
           throw invalid(path, "a base64 string", node);
         }
@@ -166,16 +166,16 @@ public final class PlainJson {
         } catch (IllegalArgumentException e) {
           throw invalid(path, "a base64 string", node);
         }
-      case MAP: {
+      case MAP : {
         if (node == null || !node.isObject()) {
           throw invalid(path, "an object", node);
         }
         Map<String, Object> map = new LinkedHashMap<>();
-        node.fields().forEachRemaining(e ->
-            map.put(e.getKey(), toAvro(schema.getValueType(), e.getValue(), join(path, e.getKey()))));
+        node.fields().forEachRemaining(
+            e -> map.put(e.getKey(), toAvro(schema.getValueType(), e.getValue(), join(path, e.getKey()))));
         return map;
       }
-      case ARRAY: {
+      case ARRAY : {
         if (node == null || !node.isArray()) {
           throw invalid(path, "an array", node);
         }
@@ -185,7 +185,7 @@ public final class PlainJson {
         }
         return list;
       }
-      default:
+      default :
         throw new IllegalArgumentException("Unsupported schema type " + schema.getType() + " at '" + path + "'");
     }
   }
@@ -210,7 +210,7 @@ public final class PlainJson {
       return NODES.nullNode();
     }
     switch (schema.getType()) {
-      case RECORD: {
+      case RECORD : {
         ObjectNode out = NODES.objectNode();
         for (Schema.Field field : schema.getFields()) {
           Object fieldValue = value instanceof GenericRecord g ? g.get(field.pos())
@@ -219,46 +219,46 @@ public final class PlainJson {
         }
         return out;
       }
-      case UNION:
+      case UNION :
         for (Schema branch : schema.getTypes()) {
           if (branch.getType() != Schema.Type.NULL) {
             return fromAvro(branch, value);
           }
         }
         return NODES.nullNode();
-      case LONG:
+      case LONG :
         if (value instanceof Instant instant) {
           return NODES.numberNode(instant.toEpochMilli());
         }
         return NODES.numberNode(((Number) value).longValue());
-      case INT:
+      case INT :
         return NODES.numberNode(((Number) value).intValue());
-      case FLOAT:
-      case DOUBLE:
+      case FLOAT :
+      case DOUBLE :
         return NODES.numberNode(((Number) value).doubleValue());
-      case BOOLEAN:
+      case BOOLEAN :
         return NODES.booleanNode((Boolean) value);
-      case BYTES: {
+      case BYTES : {
         ByteBuffer buffer = ((ByteBuffer) value).duplicate();
         byte[] bytes = new byte[buffer.remaining()];
         buffer.get(bytes);
         return NODES.textNode(Base64.getEncoder().encodeToString(bytes));
       }
-      case MAP: {
+      case MAP : {
         ObjectNode out = NODES.objectNode();
         for (Map.Entry<?, ?> e : ((Map<?, ?>) value).entrySet()) {
           out.set(e.getKey().toString(), fromAvro(schema.getValueType(), e.getValue()));
         }
         return out;
       }
-      case ARRAY: {
+      case ARRAY : {
         ArrayNode out = NODES.arrayNode();
         for (Object item : (Collection<?>) value) {
           out.add(fromAvro(schema.getElementType(), item));
         }
         return out;
       }
-      default:
+      default :
         return NODES.textNode(value.toString());
     }
   }

@@ -87,8 +87,10 @@ public record RegistryClientSettings(Optional<String> basicAuthUserInfo, Optiona
       context.init(null, tmf.getTrustManagers(), null);
       return Optional.of(context);
     } catch (IOException | GeneralSecurityException e) {
-      throw new SchemaRegistryException("Cannot load the registry trust store " + SCHEMA_REGISTRY_SSL_TRUSTSTORE_LOCATION
-          + "=" + file + " (" + trustStoreType + "): " + e.getMessage(), e);
+      throw new SchemaRegistryException(
+          "Cannot load the registry trust store " + SCHEMA_REGISTRY_SSL_TRUSTSTORE_LOCATION
+              + "=" + file + " (" + trustStoreType + "): " + e.getMessage(),
+          e);
     }
   }
 

@@ -23,8 +23,7 @@ public class SpecificAvroSerializer<T extends SpecificRecord> implements Seriali
   /** The last topic and schema written, their registry id and writer (immutable, so safe to share). */
   private volatile Slot<T> last;
 
-  private record Slot<T>(String topic, Schema schema, int id, DatumWriter<T> writer) {
-  }
+  private record Slot<T>(String topic, Schema schema, int id, DatumWriter<T> writer) {}
 
   /**
    * The writer for {@code schema}: a hand-written one for the hot records (their generated classes get no fast

@@ -67,8 +67,9 @@ class RegistryClientSettingsTest {
         "SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO", "im-fanout:p:w",
         "SCHEMA_REGISTRY_SSL_TRUSTSTORE_LOCATION", "/etc/ca.crt",
         "SCHEMA_REGISTRY_SSL_TRUSTSTORE_TYPE", "pem"));
-    assertThat(s).isEqualTo(new RegistryClientSettings(Optional.of("im-fanout:p:w"), Optional.of(Path.of("/etc/ca.crt")),
-        "PEM", Optional.empty()));
+    assertThat(s)
+        .isEqualTo(new RegistryClientSettings(Optional.of("im-fanout:p:w"), Optional.of(Path.of("/etc/ca.crt")),
+            "PEM", Optional.empty()));
     assertThat(s.toString()).contains("im-fanout").doesNotContain("p:w");
     assertThatThrownBy(() -> settings(Map.of("SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO", "nocolon")))
         .isInstanceOf(SchemaRegistryException.class).hasMessageContaining("SCHEMA_REGISTRY_BASIC_AUTH_USER_INFO")
@@ -97,7 +98,8 @@ class RegistryClientSettingsTest {
     assertThatThrownBy(() -> SchemaRegistryClients.create(url, RegistryClientSettings.NONE)
         .register("t-value", ChatMessage.getClassSchema()))
         .isInstanceOf(SchemaRegistryException.class).hasMessageContaining("HTTP 401");
-    String expected = "Basic " + Base64.getEncoder().encodeToString("im-fanout:s3cret".getBytes(StandardCharsets.UTF_8));
+    String expected =
+        "Basic " + Base64.getEncoder().encodeToString("im-fanout:s3cret".getBytes(StandardCharsets.UTF_8));
     assertThat(authorizations).containsExactly(expected, expected, "null");
   }
 

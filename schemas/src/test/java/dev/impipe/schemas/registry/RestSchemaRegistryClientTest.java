@@ -279,8 +279,8 @@ class RestSchemaRegistryClientTest {
     RestSchemaRegistryClient client =
         new RestSchemaRegistryClient(url, Duration.ofSeconds(1), Duration.ofMillis(300));
 
-    assertTimeoutPreemptively(FAST, () ->
-        assertThatThrownBy(() -> client.register("t-value", ChatMessage.getClassSchema()))
+    assertTimeoutPreemptively(FAST,
+        () -> assertThatThrownBy(() -> client.register("t-value", ChatMessage.getClassSchema()))
             .isInstanceOf(SchemaRegistryException.class)
             .hasMessageContaining(url));
   }

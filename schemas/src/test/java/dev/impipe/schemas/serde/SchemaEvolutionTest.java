@@ -117,7 +117,8 @@ class SchemaEvolutionTest {
     old.put("type", new GenericData.EnumSymbol(older.getField("type").schema(), "MESSAGE"));
     old.put("senderId", "alice");
     old.put("sentAt", 1L);
-    byte[] current = new SpecificAvroSerializer<ChatMessage>(registry, false).serialize(TOPIC, TestRecords.directMessage());
+    byte[] current =
+        new SpecificAvroSerializer<ChatMessage>(registry, false).serialize(TOPIC, TestRecords.directMessage());
 
     List<ChatMessage> read = List.of(
         deserializer.deserialize(TOPIC, TestRecords.wireFormat(olderId, older, old)),

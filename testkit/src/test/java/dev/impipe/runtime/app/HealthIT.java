@@ -76,7 +76,7 @@ class HealthIT {
       @Override
       public void start(ComponentContext context) {
         StreamsBuilder builder = new StreamsBuilder();
-        builder.stream(names.messages(), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray())).foreach((k, v) -> { });
+        builder.stream(names.messages(), Consumed.with(Serdes.ByteArray(), Serdes.ByteArray())).foreach((k, v) -> {});
         app.set(context.startStreams("reader", builder.build(), Map.of()));
         firstStarted.countDown();
       }
