@@ -10,11 +10,14 @@ import dev.impipe.runtime.streams.PunctuationBudget;
 import dev.impipe.runtime.streams.RejectedRecord;
 import dev.impipe.runtime.streams.StoredValues;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.avro.specific.SpecificRecord;
@@ -46,6 +49,8 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
   static final long MAX_MS_PER_WINDOW = 1_000;
   /** Most {@code ack-acked} keys one punctuation looks at while scanning for old ones. */
   static final int ACKED_SCAN_PER_RUN = 10_000;
+  /** How often the marks are checked between two slot-boundary rounds while one is not reached yet. */
+  static final long RECHECK_MS = 100;
 
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(AckWheelProcessor.class);
 
@@ -73,6 +78,16 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
   private final InputClock acksRead;
   private final InputLag inputLag;
   private int partition;
+  /** End offsets noted by the rounds, oldest first, until both inputs are processed up to them. */
+  private final ArrayDeque<Mark> marks = new ArrayDeque<>();
+  /** The time of the newest mark both inputs have been processed up to. */
+  private long readUpTo = Long.MIN_VALUE;
+  /** Whether the last round's ends told for both inputs (the marks decide), and what they told for each. */
+  private boolean marked;
+  private OptionalLong deliveriesState = OptionalLong.empty();
+  private OptionalLong acksState = OptionalLong.empty();
+  /** Re-checks the marks between rounds while some are not reached yet. */
+  private Cancellable recheck;
 
   /**
    * @param budget shared by the wheels of all tasks of the app: bounds what one stream thread expires per window
@@ -194,12 +209,13 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
   }
 
   /**
-   * Up to which time the input is known to have been read. When the stream thread's consumer can tell for both of
-   * the task's inputs (deliveries, ACKs) whether records are unprocessed ({@link InputLag}, which asks the broker
-   * for "none"): the smaller of the newest record times read of the inputs with records unprocessed, the wall clock
-   * if none has, never more than the grace behind the wall clock. Otherwise, by record times, for each input:
-   * the wall clock while the input is caught up (a record was read just now, and the last record of every active
-   * input was read within the tolerance of being produced) or idle (no record of either for
+   * Up to which time the input is known to have been read. When the broker's end offsets and the consumer's
+   * positions tell for both of the task's inputs (deliveries, ACKs) whether records are unprocessed ({@link
+   * InputLag}): every round of the wheel notes the end offsets with its wall time (a mark), and the horizon is the
+   * time of the newest mark both inputs have been processed up to (never more than the grace behind the wall clock):
+   * every record written before it has been processed, however fresh or old the records look. Otherwise, by record
+   * times, for each input: the wall clock while the input is caught up (a record was read just now, and the last
+   * record of every active input was read within the tolerance of being produced) or idle (no record of either for
    * {@link AckTimeoutConfig#inputIdleMs()}); while one lags (a backlog), the smaller of the active inputs' newest
    * record times (an input idle for that long is left out), but never more than the grace behind the wall clock. A
    * slot expires only once this has passed its end, so an ACK produced before its deadline but still in the backlog
@@ -209,21 +225,35 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
    * that paused a second between two ACKs of a lagging task (a commit, its other tasks) took the backlog for silence
    * and fired every overdue slot by the wall clock with the ACKs still unread (the push benchmark: 25,037 timeouts,
    * every one for a seq its device had ACKed at once, emitted 4 s after the deadline at the median, up to 35 s).
+   *
+   * @param ask whether to ask for the end offsets now (a slot-boundary round) or only to check the marks noted so
+   *     far against what has been processed since (the re-checks between rounds: no request)
    */
-  long inputHorizon(long now) {
+  long inputHorizon(long now, boolean ask) {
+    long grace = config.inputGrace().toMillis();
+    if (ask) {
+      Optional<InputLag.Ends> deliveries = inputLag.ends(deliveriesRead.topic, partition, now);
+      Optional<InputLag.Ends> acks = inputLag.ends(acksRead.topic, partition, now);
+      deliveriesState = deliveriesRead.state(deliveries);
+      acksState = acksRead.state(acks);
+      marked = deliveriesState.isPresent() && acksState.isPresent();
+      if (marked) {
+        marks.addLast(new Mark(now, deliveries.get().end(), acks.get().end()));
+      }
+      while (!marks.isEmpty() && marks.peekFirst().time() < now - grace) {
+        marks.pollFirst(); // the grace bounds the horizon anyway
+      }
+    }
+    if (marked) {
+      while (!marks.isEmpty() && marks.peekFirst().processedBy(deliveriesRead.offset, acksRead.offset)) {
+        readUpTo = Math.max(readUpTo, marks.pollFirst().time());
+      }
+      return Math.max(readUpTo, now - grace);
+    }
     long tolerance = config.inputLagToleranceMs();
     long idle = config.inputIdleMs();
-    OptionalLong deliveriesLag = inputLag.unprocessed(deliveriesRead.topic, partition, deliveriesRead.offset, now);
-    OptionalLong acksLag = inputLag.unprocessed(acksRead.topic, partition, acksRead.offset, now);
-    if (deliveriesLag.isPresent() && acksLag.isPresent()) {
-      // The consumer tells for both: an input with records unprocessed has been read up to its newest record time
-      // (however fresh that looks: the unread ones may be older than the wall clock), one without is caught up.
-      long read = Math.min(deliveriesLag.getAsLong() > 0 ? deliveriesRead.time : now,
-          acksLag.getAsLong() > 0 ? acksRead.time : now);
-      return Math.max(read, now - config.inputGrace().toMillis());
-    }
-    boolean deliveries = holdsBack(deliveriesLag, deliveriesRead, now, idle);
-    boolean acks = holdsBack(acksLag, acksRead, now, idle);
+    boolean deliveries = holdsBack(deliveriesState, deliveriesRead, now, idle);
+    boolean acks = holdsBack(acksState, acksRead, now, idle);
     boolean current =
         (deliveries && now - deliveriesRead.wall < tolerance) || (acks && now - acksRead.wall < tolerance);
     if (!deliveries && !acks
@@ -233,14 +263,22 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     // A watermark: each input still active has been read up to its newest record time, so both up to the smaller.
     long watermark = Math.min(deliveries ? deliveriesRead.time : Long.MAX_VALUE,
         acks ? acksRead.time : Long.MAX_VALUE);
-    return Math.max(watermark, now - config.inputGrace().toMillis());
+    return Math.max(watermark, now - grace);
+  }
+
+  /** End offsets of both inputs asked at wall time {@code time}. */
+  private record Mark(long time, long deliveriesEnd, long acksEnd) {
+    /** Whether both inputs are processed up to these ends: every record written before {@code time} is. */
+    boolean processedBy(long deliveriesOffset, long acksOffset) {
+      return deliveriesOffset + 1 >= deliveriesEnd && acksOffset + 1 >= acksEnd;
+    }
   }
 
   /**
-   * Whether an input may still hold records older than the wall clock: when its consumer can tell, records waiting
-   * at the broker always hold the horizon back, however long nothing was read (a busy thread is not a quiet input),
-   * and an input whose every record is processed holds nothing back (no idle wait after the load stops); otherwise
-   * an input holds back while read within the idle time.
+   * Whether an input may still hold records older than the wall clock: when the broker and the consumer can tell,
+   * records not processed yet always hold the horizon back, however long nothing was read (a busy thread is not a
+   * quiet input), and an input whose every record is processed holds nothing back (no idle wait after the load
+   * stops); otherwise an input holds back while read within the idle time.
    */
   private static boolean holdsBack(OptionalLong unprocessed, InputClock input, long now, long idle) {
     if (unprocessed.isPresent()) {
@@ -277,6 +315,24 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
       time = Math.max(time, timestamp);
     }
 
+    /**
+     * Records not processed yet, from the input's end offset and the consumer's position: 0 when processed up to the
+     * end, the records between position and end when the consumer has not handed them over (not fetched, or waiting
+     * in its buffer), empty when it cannot tell (records fetched but waiting in the task, a transaction marker at
+     * the end, nothing processed in this task yet, or the ends not known).
+     */
+    OptionalLong state(Optional<InputLag.Ends> ends) {
+      if (ends.isEmpty()) {
+        return OptionalLong.empty();
+      }
+      long end = ends.get().end();
+      if (offset + 1 >= end) {
+        return OptionalLong.of(0);
+      }
+      long position = ends.get().position();
+      return position < end ? OptionalLong.of(end - position) : OptionalLong.empty();
+    }
+
     /** Read within the idle time: a backlog may still be behind it. */
     boolean active(long now, long idleMs) {
       return now - wall < idleMs;
@@ -293,24 +349,42 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
    * this window allows (shared with its other tasks), then goes on with the rolling scan of {@code ack-acked}.
    */
   void expire(long now) {
+    expire(now, true);
+  }
+
+  /**
+   * @param ask whether this round asks the broker for the inputs' end offsets (the slot-boundary rounds); the
+   *     catch-up and re-check rounds only check what has been processed against the marks noted so far
+   */
+  private void expire(long now, boolean ask) {
     boolean more;
     try (PunctuationBudget.Lease lease = budget.lease(now)) {
-      more = expireDue(now, lease);
+      more = expireDue(now, lease, ask);
       if (!more) {
         sweepAcked(now, lease);
       }
     }
     if (more && catchUp == null) {
-      catchUp = context.schedule(config.catchUpInterval(), PunctuationType.WALL_CLOCK_TIME, this::expire);
+      catchUp = context.schedule(config.catchUpInterval(), PunctuationType.WALL_CLOCK_TIME, t -> expire(t, false));
     } else if (!more && catchUp != null) {
       catchUp.cancel();
       catchUp = null;
     }
+    // A mark not reached yet holds due slots back until the inputs are processed that far: look again soon, not a
+    // tick later.
+    boolean waiting = marked && !marks.isEmpty();
+    if (waiting && recheck == null) {
+      recheck = context.schedule(Duration.ofMillis(Math.min(RECHECK_MS, tickMs)), PunctuationType.WALL_CLOCK_TIME,
+          t -> expire(t, false));
+    } else if (!waiting && recheck != null) {
+      recheck.cancel();
+      recheck = null;
+    }
   }
 
   /** Expires what the lease allows; true if overdue entries are left. */
-  private boolean expireDue(long now, PunctuationBudget.Lease lease) {
-    long nowSlot = Math.floorDiv(Math.min(now, inputHorizon(now)), tickMs);
+  private boolean expireDue(long now, PunctuationBudget.Lease lease, boolean ask) {
+    long nowSlot = Math.floorDiv(Math.min(now, inputHorizon(now, ask)), tickMs);
     if (cursor > nowSlot) {
       return false;
     }

@@ -1,25 +1,27 @@
 package dev.impipe.ack.wheel;
 
-import java.util.OptionalLong;
+import java.util.Optional;
 
 /**
- * Whether one input partition of a task still has records the task has not processed, as the stream thread's
- * consumer knows it. The wheel uses it to tell an input that went quiet (everything processed) from one that is only
- * not being read (records waiting at the broker), which record times alone cannot tell apart.
+ * How far one input partition of a task extends, as the broker and the stream thread's consumer know it. The wheel
+ * uses it to tell an input that went quiet (everything processed) from one that is only not being read (records
+ * waiting at the broker), which record times alone cannot tell apart, and to know up to which wall time an input
+ * has been read: once the task has processed up to an end offset asked at time {@code t}, every record written
+ * before {@code t} has been processed.
  */
 @FunctionalInterface
 public interface InputLag {
 
   /** Not known: the wheel falls back to its time rules (tests on a TopologyTestDriver, no consumer registered). */
-  InputLag UNKNOWN = (topic, partition, lastProcessedOffset, asOf) -> OptionalLong.empty();
+  InputLag UNKNOWN = (topic, partition, asOf) -> Optional.empty();
 
   /**
-   * Records of {@code topic}-{@code partition} not processed yet: more than 0 when the broker holds records the
-   * consumer has not handed to the task (read_committed, up to the last stable offset); 0 only when the broker's end
-   * offset, asked at wall time {@code asOf} or later, is the consumer's position and that is right after
-   * {@code lastProcessedOffset} (so nothing fetched waits in the task's buffer either): every record written before
-   * {@code asOf} has been processed; empty when it cannot tell (nothing processed yet, fetched records or transaction
-   * markers in between, the broker not answering, or no consumer known).
+   * The broker's end offset of {@code topic}-{@code partition} (read_committed: the last stable offset) asked at
+   * wall time {@code asOf} or later, with the consumer's position then; empty when not known (not assigned, no
+   * position yet, the broker not answering, no consumer known).
    */
-  OptionalLong unprocessed(String topic, int partition, long lastProcessedOffset, long asOf);
+  Optional<Ends> ends(String topic, int partition, long asOf);
+
+  /** An end offset and the consumer's position at the time it was asked. */
+  record Ends(long end, long position) {}
 }

@@ -4,7 +4,7 @@ import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.Map;
-import java.util.OptionalLong;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
@@ -31,11 +31,11 @@ public class StreamThreadConsumers extends DefaultKafkaClientSupplier {
    * {@link InputLag} from the calling stream thread's consumer; empty when the thread has no registered consumer.
    * Only called from the stream thread that owns the consumer (a processor's punctuation), as a consumer requires.
    */
-  public static final InputLag LAG = (topic, partition, lastProcessedOffset, asOf) -> {
+  public static final InputLag LAG = (topic, partition, asOf) -> {
     ThreadConsumer thread = BY_THREAD.get(Thread.currentThread().getName());
     Consumer<byte[], byte[]> consumer = thread == null ? null : thread.consumer.get();
-    return consumer == null ? OptionalLong.empty()
-        : thread.ends.unprocessed(consumer, new TopicPartition(topic, partition), lastProcessedOffset, asOf);
+    return consumer == null ? Optional.empty()
+        : thread.ends.ends(consumer, new TopicPartition(topic, partition), asOf);
   };
 
   /** A stream thread's main consumer (held weakly: a closed app's consumers are not kept alive) and its ends. */
@@ -57,24 +57,14 @@ public class StreamThreadConsumers extends DefaultKafkaClientSupplier {
     }
 
     /**
-     * Records of {@code tp} the task has not processed, as {@link InputLag#unprocessed} defines it. A lag the
-     * consumer already knows of ({@code Consumer#currentLag}, no request) holds back at once. "Nothing
-     * unprocessed" is never taken from that cached lag: it is as old as the partition's last fetch response the
-     * consumer has handed out, and under load a response can wait in the consumer's buffer behind other
-     * partitions' for many seconds while the broker holds newer records (the push benchmark: ACKs at the broker
-     * 13 s before their deadline, the cached lag 0, the wheel firing). So it takes the broker's end offset
-     * (read_committed: the last stable offset) as of {@code asOf} or later, and says 0 only when the position is
-     * that end and right after the last processed record: every record written before {@code asOf} is processed.
+     * The broker's end offset of {@code tp} (read_committed: the last stable offset) as of {@code asOf} or later,
+     * and the consumer's position. Never the consumer's cached lag: that is the lag of the partition's last fetch
+     * response handed out, and under load a response waits in the consumer's buffer behind other partitions' for
+     * many seconds while the broker holds newer records (the push benchmark: ACKs at the broker 13 s before their
+     * deadline, the cached lag 0, the wheel firing).
      */
-    OptionalLong unprocessed(Consumer<?, ?> consumer, TopicPartition tp, long lastProcessedOffset, long asOf) {
+    Optional<InputLag.Ends> ends(Consumer<?, ?> consumer, TopicPartition tp, long asOf) {
       try {
-        OptionalLong cached = consumer.currentLag(tp);
-        if (cached.isPresent() && cached.getAsLong() > 0) {
-          return cached;
-        }
-        if (lastProcessedOffset < 0) {
-          return OptionalLong.empty();
-        }
         Long end = fetchedAt >= asOf ? ends.get(tp) : null;
         if (end == null) {
           long before = clock.getAsLong();
@@ -84,20 +74,13 @@ public class StreamThreadConsumers extends DefaultKafkaClientSupplier {
           fetchedAt = before;
           end = ends.get(tp);
           if (end == null) {
-            return OptionalLong.empty();
+            return Optional.empty();
           }
         }
-        long position = consumer.position(tp, Duration.ZERO);
-        if (position < end) {
-          // Not fetched, or fetched and waiting in the consumer's buffer: either way not processed.
-          return OptionalLong.of(end - position);
-        }
-        // At the end: processed all only if nothing fetched lies between the last processed record and the
-        // position.
-        return position == lastProcessedOffset + 1 ? OptionalLong.of(0) : OptionalLong.empty();
+        return Optional.of(new InputLag.Ends(end, consumer.position(tp, Duration.ZERO)));
       } catch (RuntimeException e) {
         // Not assigned (any more), position not known yet, broker not answering in time: the time rules apply.
-        return OptionalLong.empty();
+        return Optional.empty();
       }
     }
   }

@@ -15,6 +15,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.UUID;
 import org.apache.kafka.streams.TestInputTopic;
@@ -45,6 +46,8 @@ class AckInputLagTest {
   private Instant clock = T0;
   /** What the consumer tells of each input's unprocessed records (unknown unless a test says: time rules alone). */
   private OptionalLong lagOfAcks = OptionalLong.empty();
+  private long acksPiped;
+  private long deliveriesPiped;
   private OptionalLong lagOfDeliveries = OptionalLong.empty();
 
   @AfterEach
@@ -232,8 +235,14 @@ class AckInputLagTest {
   private void start(Duration grace) {
     AckTimeoutConfig config = AckTimeoutConfig.defaults().withTiming(Duration.ofSeconds(1), Duration.ofSeconds(10))
         .withInputGrace(grace);
-    InputLag lag = (topic, partition, lastOffset, asOf) -> topic.equals(topics.acks().name()) ? lagOfAcks
-        : lagOfDeliveries;
+    // The driver gives each topic offsets 0, 1, ...: what was piped in is processed, "lag" more wait at the broker.
+    InputLag lag = (topic, partition, asOf) -> {
+      boolean isAcks = topic.equals(topics.acks().name());
+      OptionalLong waiting = isAcks ? lagOfAcks : lagOfDeliveries;
+      long piped = isAcks ? acksPiped : deliveriesPiped;
+      return waiting.isEmpty() ? Optional.empty()
+          : Optional.of(new InputLag.Ends(piped + waiting.getAsLong(), piped));
+    };
     driver = new TopologyTestDriver(AckWheelTopology.build(topics, config,
         new AckWheelMetrics(new SimpleMeterRegistry()), new PunctuationBudget(config.maxEntriesPerPunctuation(),
             AckWheelProcessor.MAX_MS_PER_WINDOW, PunctuationBudget.DEFAULT_WINDOW_MS),
@@ -263,12 +272,14 @@ class AckInputLagTest {
 
   private void push(String user, long seq, long pushedAt) {
     Instant at = T0.plusMillis(pushedAt);
+    deliveriesPiped++;
     deliveries.pipeInput(user, Delivery.newBuilder().setUserId(user).setDeviceId("phone").setSeq(seq)
         .setPushedAt(at).setAttempt(1).build(), at);
   }
 
   private void ack(String user, long seq, long producedAt) {
     Instant at = T0.plusMillis(producedAt);
+    acksPiped++;
     acks.pipeInput(user, Ack.newBuilder().setUserId(user).setDeviceId("phone").setSeq(seq).setAckedAt(at).build(), at);
   }
 }
