@@ -1,7 +1,7 @@
 package dev.impipe.push;
 
 import dev.impipe.avro.InboxEntryType;
-import dev.impipe.inbox.internal.ReadIntervals;
+import dev.impipe.inbox.query.ReadIntervals;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -10,7 +10,7 @@ import static dev.impipe.inbox.InboxStoreTopology.TIMELINE_STORE;
 import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.DeviceCursor;
 import dev.impipe.avro.InboxEntry;
-import dev.impipe.inbox.internal.ReadIntervals;
+import dev.impipe.inbox.query.ReadIntervals;
 import dev.impipe.inbox.query.HistoryAccess;
 import dev.impipe.inbox.query.HistoryApplied;
 import dev.impipe.inbox.query.InteractiveQueryView;

@@ -4,7 +4,7 @@ import static dev.impipe.inbox.InboxStoreTopology.INBOX_STORE;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.impipe.avro.InboxEntry;
-import dev.impipe.inbox.internal.ReadIntervals;
+import dev.impipe.inbox.query.ReadIntervals;
 import dev.impipe.inbox.query.MergedSync;
 import dev.impipe.inbox.query.Page;
 import dev.impipe.runtime.auth.Principal;

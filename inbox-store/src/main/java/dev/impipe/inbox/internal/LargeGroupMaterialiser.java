@@ -1,5 +1,6 @@
 package dev.impipe.inbox.internal;
 
+import dev.impipe.inbox.query.ReadIntervals;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.InboxEntryType;
 import dev.impipe.runtime.domain.Ids;

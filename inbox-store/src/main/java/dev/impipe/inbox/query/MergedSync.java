@@ -2,7 +2,6 @@ package dev.impipe.inbox.query;
 
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.InboxEntryType;
-import dev.impipe.inbox.internal.ReadIntervals;
 import dev.impipe.inbox.internal.StoreKeys;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

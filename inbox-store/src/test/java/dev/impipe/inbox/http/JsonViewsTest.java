@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.inbox.TestData;
-import dev.impipe.inbox.internal.ReadIntervals;
+import dev.impipe.inbox.query.ReadIntervals;
 import dev.impipe.inbox.query.MergedSync;
 import dev.impipe.inbox.query.Page;
 import dev.impipe.inbox.query.SyncCursor;

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.InboxEntryType;
-import dev.impipe.inbox.internal.ReadIntervals;
 import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.Test;

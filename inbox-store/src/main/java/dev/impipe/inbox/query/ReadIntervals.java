@@ -1,4 +1,4 @@
-package dev.impipe.inbox.internal;
+package dev.impipe.inbox.query;
 
 import dev.impipe.runtime.streams.VersionedValue;
 import java.util.ArrayList;

@@ -1,9 +1,9 @@
-package dev.impipe.inbox.internal;
+package dev.impipe.inbox.query;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.impipe.inbox.internal.ReadIntervals.Interval;
+import dev.impipe.inbox.query.ReadIntervals.Interval;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
