@@ -82,8 +82,7 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
   private final ArrayDeque<Mark> marks = new ArrayDeque<>();
   /** The time of the newest mark both inputs have been processed up to. */
   private long readUpTo = Long.MIN_VALUE;
-  /** Whether the last round's ends told for both inputs (the marks decide), and what they told for each. */
-  private boolean marked;
+  /** What the last round's ends told for each input (see {@link #marked()}). */
   private OptionalLong deliveriesState = OptionalLong.empty();
   private OptionalLong acksState = OptionalLong.empty();
   /** Re-checks the marks between rounds while some are not reached yet. */
@@ -236,15 +235,14 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
       Optional<InputLag.Ends> acks = inputLag.ends(acksRead.topic, partition, now);
       deliveriesState = deliveriesRead.state(deliveries);
       acksState = acksRead.state(acks);
-      marked = deliveriesState.isPresent() && acksState.isPresent();
-      if (marked) {
+      if (marked()) {
         marks.addLast(new Mark(now, deliveries.get().end(), acks.get().end()));
       }
       while (!marks.isEmpty() && marks.peekFirst().time() < now - grace) {
         marks.pollFirst(); // the grace bounds the horizon anyway
       }
     }
-    if (marked) {
+    if (marked()) {
       while (!marks.isEmpty() && marks.peekFirst().processedBy(deliveriesRead.offset, acksRead.offset)) {
         readUpTo = Math.max(readUpTo, marks.pollFirst().time());
       }
@@ -264,6 +262,11 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     long watermark = Math.min(deliveries ? deliveriesRead.time : Long.MAX_VALUE,
         acks ? acksRead.time : Long.MAX_VALUE);
     return Math.max(watermark, now - grace);
+  }
+
+  /** Whether the last round's ends told for both inputs: then the marks decide the horizon. */
+  private boolean marked() {
+    return deliveriesState.isPresent() && acksState.isPresent();
   }
 
   /** End offsets of both inputs asked at wall time {@code time}. */
@@ -372,7 +375,7 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     }
     // A mark not reached yet holds due slots back until the inputs are processed that far: look again soon, not a
     // tick later.
-    boolean waiting = marked && !marks.isEmpty();
+    boolean waiting = marked() && !marks.isEmpty();
     if (waiting && recheck == null) {
       recheck = context.schedule(Duration.ofMillis(Math.min(RECHECK_MS, tickMs)), PunctuationType.WALL_CLOCK_TIME,
           t -> expire(t, false));

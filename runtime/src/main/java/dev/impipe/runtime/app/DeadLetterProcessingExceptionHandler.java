@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.errors.ErrorHandlerContext;
 import org.apache.kafka.streams.errors.ProcessingExceptionHandler;
 import org.apache.kafka.streams.processor.api.Record;
@@ -29,8 +28,7 @@ public class DeadLetterProcessingExceptionHandler implements ProcessingException
 
   @Override
   public void configure(Map<String, ?> configs) {
-    Object topic = configs.get(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG);
-    deadLetterTopic = topic == null ? null : topic.toString();
+    deadLetterTopic = DeadLetterProductionExceptionHandler.deadLetterTopic(configs);
   }
 
   @Override

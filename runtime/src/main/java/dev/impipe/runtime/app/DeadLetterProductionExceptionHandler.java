@@ -33,8 +33,13 @@ public class DeadLetterProductionExceptionHandler implements ProductionException
 
   @Override
   public void configure(Map<String, ?> configs) {
+    deadLetterTopic = deadLetterTopic(configs);
+  }
+
+  /** The dead letter queue of the Streams config {@code configs}, or null when none is configured. */
+  static String deadLetterTopic(Map<String, ?> configs) {
     Object topic = configs.get(StreamsConfig.ERRORS_DEAD_LETTER_QUEUE_TOPIC_NAME_CONFIG);
-    deadLetterTopic = topic == null ? null : topic.toString();
+    return topic == null ? null : topic.toString();
   }
 
   @Override
