@@ -7,6 +7,7 @@ import dev.impipe.bench.BenchCluster;
 import dev.impipe.bench.BenchOptions;
 import dev.impipe.bench.Ceiling;
 import dev.impipe.bench.report.Machine;
+import dev.impipe.bench.report.MemoryBreakdown;
 import dev.impipe.bench.report.Progress;
 import dev.impipe.bench.report.Result;
 import dev.impipe.delay.DelayComponent;
@@ -108,6 +109,7 @@ public final class ScaleScenario implements Scenario {
 
     long heapAfter = Machine.heapAfterGc();
     long rssAfter = Machine.rss();
+    Map<String, Long> memory = MemoryBreakdown.read(runtime.streams().values());
     long diskRunning = Machine.diskUsage(cluster.stateDir());
     double pendingHeld = Support.gauge(runtime, AckWheelScenario.PENDING_METRIC);
     double scheduledHeld = Support.gauge(runtime, "im.delay.scheduled");
@@ -130,6 +132,11 @@ public final class ScaleScenario implements Scenario {
     result.figure("RSS: before the apps", Support.mbValue(rssBefore), "MB");
     result.figure("RSS: apps started, empty", Support.mbValue(rssIdle), "MB");
     result.figure("RSS: after loading", Support.mbValue(rssAfter), "MB");
+    memory.forEach((part, bytes) -> result.figure("after loading, " + part, Support.mbValue(bytes), "MB"));
+    result.figure("after loading, RSS not accounted for by the JVM or RocksDB (C heap overhead)",
+        Support.mbValue(rssAfter - memory.getOrDefault("nmt total", 0L) - memory.get("rocksdb memtables")
+            - memory.get("rocksdb table readers") - memory.get("rocksdb block cache")),
+        "MB");
     cluster.brokerPid().ifPresent(pid -> result.figure("broker JVM RSS (for reference)",
         Support.mbValue(Machine.rss(pid)), "MB"));
     result.figure("Streams state on disk while running (SST files; the rest is in memtables)",
