@@ -10,7 +10,7 @@ import java.util.Map;
 /**
  * Settings of the ACK-timeout wheel, built from the environment by {@link #fromEnv(Map)}, a pure function.
  *
- * @param tick width of one wheel slot and period of the wall-clock punctuator
+ * @param tick how late a timeout may fire: the wheel has four slots per tick, one punctuation round per slot
  * @param timeout how long a pushed seq may stay unACKed
  * @param maxAttempts pushes per seq before the final timeout; 1 = no retries (each earlier expiry emits a
  *     redelivery request)
@@ -46,7 +46,7 @@ public record AckTimeoutConfig(
   public static final long DEFAULT_CATCHUP_INTERVAL_MS = 10;
 
   public static final Setting<Duration> TICK = Setting.duration(IM_ACK_TICK, "1s", "10ms", "1h",
-      "slot width = punctuation period");
+      "how late a timeout may fire: the wheel has 4 slots per tick and a punctuation round per slot");
   public static final Setting<Duration> TIMEOUT = Setting.duration(IM_ACK_TIMEOUT, "15s", "10ms", "7d",
       "time allowed for the ACK");
   public static final Setting<Integer> MAX_ATTEMPTS = Setting.integer(IM_ACK_MAX_ATTEMPTS, 1, 1, 100,

@@ -36,9 +36,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * The time wheel of one partition: {@link Delivery} records arm a timer, cumulative {@link Ack} records disarm every
  * timer of the device up to their seq, and a wall-clock punctuator expires the overdue slots in key order.
  *
- * <p>A deadline {@code d} lands in slot {@code ceil(d / tick)}, so an entry never fires before its deadline; the
- * punctuator, anchored on slot boundaries, at wall time {@code now} expires every slot {@code <= floor(now / tick)},
- * oldest first, at most
+ * <p>The wheel has {@value #SLOTS_PER_TICK} slots per tick. A deadline {@code d} lands in slot {@code ceil(d / slot)},
+ * so an entry never fires before its deadline; the punctuator, anchored on slot boundaries and run once per slot, at
+ * wall time {@code now} expires every slot {@code <= floor(now / slot)}, oldest first, at most
  * {@code maxEntriesPerPunctuation} entries per round. While a backlog remains a catch-up punctuator runs every
  * {@code catchUpInterval} until the wheel has caught up with the clock.
  */
@@ -51,13 +51,21 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
   static final int ACKED_SCAN_PER_RUN = 10_000;
   /** How often the marks are checked between two slot-boundary rounds while one is not reached yet. */
   static final long RECHECK_MS = 100;
+  /**
+   * Slots per tick: a deadline waits for the end of its slot, a quarter tick at most, which leaves the rest of the
+   * tick for reading the inputs up to the slot's mark and committing, so a timeout is emitted within one tick of its
+   * deadline (DESIGN's bound). With whole-tick slots the rounding alone used the tick up (lateness p99 1,147 ms at a
+   * 1 s tick in {@code bench ackwheel}).
+   */
+  static final int SLOTS_PER_TICK = 4;
 
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(AckWheelProcessor.class);
 
   private final AckTimeoutConfig config;
   private final PunctuationBudget budget;
   private final AckWheelMetrics metrics;
-  private final long tickMs;
+  /** Width of one slot, and the period of the punctuator. */
+  private final long slotMs;
   private final long timeoutMs;
 
   private ProcessorContext<Object, Object> context;
@@ -99,7 +107,7 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     this.config = config;
     this.budget = budget;
     this.metrics = metrics;
-    this.tickMs = config.tick().toMillis();
+    this.slotMs = slotMs(config);
     this.timeoutMs = config.timeout().toMillis();
     this.deliveriesRead = new InputClock(deliveriesTopic);
     this.acksRead = new InputClock(acksTopic);
@@ -119,10 +127,11 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     pending.set(pendingStore.approximateNumEntries());
     deliveriesRead.start(ctx.currentSystemTimeMs());
     acksRead.start(ctx.currentSystemTimeMs());
-    // Anchored on slot boundaries, so a slot fires as soon as it is due: lateness < 1 tick (plus the thread's
-    // poll loop), not up to 2 ticks as with a punctuator whose phase is wherever the task happened to start.
-    long nextBoundary = (Math.floorDiv(ctx.currentSystemTimeMs(), tickMs) + 1) * tickMs;
-    ctx.schedule(Instant.ofEpochMilli(nextBoundary), config.tick(), PunctuationType.WALL_CLOCK_TIME, this::expire);
+    // Anchored on slot boundaries, so a slot fires as soon as it is due: lateness < 1 slot (plus reading up to the
+    // slot's mark), not up to 2 slots as with a punctuator whose phase is wherever the task happened to start.
+    long nextBoundary = (Math.floorDiv(ctx.currentSystemTimeMs(), slotMs) + 1) * slotMs;
+    ctx.schedule(Instant.ofEpochMilli(nextBoundary), Duration.ofMillis(slotMs), PunctuationType.WALL_CLOCK_TIME,
+        this::expire);
   }
 
   @Override
@@ -377,7 +386,7 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     // tick later.
     boolean waiting = marked() && !marks.isEmpty();
     if (waiting && recheck == null) {
-      recheck = context.schedule(Duration.ofMillis(Math.min(RECHECK_MS, tickMs)), PunctuationType.WALL_CLOCK_TIME,
+      recheck = context.schedule(Duration.ofMillis(Math.min(RECHECK_MS, slotMs)), PunctuationType.WALL_CLOCK_TIME,
           t -> expire(t, false));
     } else if (!waiting && recheck != null) {
       recheck.cancel();
@@ -387,7 +396,7 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
 
   /** Expires what the lease allows; true if overdue entries are left. */
   private boolean expireDue(long now, PunctuationBudget.Lease lease, boolean ask) {
-    long nowSlot = Math.floorDiv(Math.min(now, inputHorizon(now, ask)), tickMs);
+    long nowSlot = Math.floorDiv(Math.min(now, inputHorizon(now, ask)), slotMs);
     if (cursor > nowSlot) {
       return false;
     }
@@ -440,6 +449,13 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
         continue;
       }
       if (p.slot() != k.slot()) {
+        continue;
+      }
+      if (p.deadline() > now) {
+        // Armed by a wheel with wider slots (an earlier build, or a larger IM_ACK_TICK): the slot number read with
+        // this wheel's width ends before the deadline. Never early: back in at the slot of its deadline.
+        arm(k.userId(), k.deviceId(), k.seq(),
+            new Pending(slotOf(p.deadline()), p.firstPushedAt(), p.deadline(), p.attempts()));
         continue;
       }
       boolean isFinal = p.attempts() >= config.maxAttempts();
@@ -538,7 +554,12 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
 
   /** The first slot boundary at or after {@code deadline}: a timer never fires early. */
   private long slotOf(long deadline) {
-    return Math.floorDiv(deadline + tickMs - 1, tickMs);
+    return Math.floorDiv(deadline + slotMs - 1, slotMs);
+  }
+
+  /** The slot width for {@code config}: a {@value #SLOTS_PER_TICK}th of the tick, at least 1 ms. */
+  static long slotMs(AckTimeoutConfig config) {
+    return Math.max(1, config.tick().toMillis() / SLOTS_PER_TICK);
   }
 
   private static void requireRouted(String key, String user, String device) {

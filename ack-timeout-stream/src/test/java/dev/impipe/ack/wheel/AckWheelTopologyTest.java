@@ -32,7 +32,10 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** The wheel driven by explicit wall-clock time; {@code T0} is a whole second, slot boundaries are whole ticks. */
+/**
+ * The wheel driven by explicit wall-clock time; {@code T0} is a whole second, slot boundaries are quarter ticks (a
+ * whole-tick step fires the punctuator once, so it covers four slots).
+ */
 class AckWheelTopologyTest {
 
   private static final String REGISTRY = "mock://ack-wheel-test";
@@ -104,6 +107,55 @@ class AckWheelTopologyTest {
     assertThat(meters.get(AckWheelMetrics.LATENESS).timer().count()).isEqualTo(2);
     assertThat(meters.get(AckWheelMetrics.LATENESS).timer().totalTime(java.util.concurrent.TimeUnit.MILLISECONDS))
         .isEqualTo(1_200);
+  }
+
+  @Test
+  void aDeadlineFiresAtTheEndOfItsQuarterTickNotOfItsTick() {
+    // Given the default wheel (1 s tick: four 250 ms slots) and 101 pushed at 2.1 s, 103 at 2.7 s (deadlines 17.1 s
+    // and 17.7 s: the slots ending at 17.25 s and 17.75 s)
+    start(AckTimeoutConfig.defaults());
+    push("bob", "phone", 101, at(2_100));
+    push("dave", "phone", 103, at(2_700));
+
+    // When the wheel turns a slot at a time
+    advanceTo(17_000);
+    assertThat(timeouts.isEmpty()).isTrue();
+    // Then each fires at the end of its own slot, within a quarter tick of its deadline, never before it
+    advanceTo(17_250);
+    assertThat(timeouts.readRecordsToList()).containsExactly(
+        record("bob", timeout("bob", "phone", List.of(101L), 2_100, 17_100, 1), 17_250));
+    advanceTo(17_500);
+    assertThat(timeouts.isEmpty()).isTrue();
+    advanceTo(17_750);
+    assertThat(timeouts.readRecordsToList()).containsExactly(
+        record("dave", timeout("dave", "phone", List.of(103L), 2_700, 17_700, 1), 17_750));
+    assertThat(meters.get(AckWheelMetrics.LATENESS).timer().totalTime(java.util.concurrent.TimeUnit.MILLISECONDS))
+        .isEqualTo(150 + 50);
+  }
+
+  @Test
+  void aTimerArmedWithWiderSlotsNeverFiresBeforeItsDeadline() {
+    // Given a timer stored by a wheel with 1 s slots (an earlier build, or IM_ACK_TICK=4s now 1s): deadline 17.1 s
+    // in slot 18, which this wheel (250 ms slots) reads as the slot ending at 4.5 s
+    start(AckTimeoutConfig.defaults());
+    KeyValueStore<Bytes, byte[]> pendingStore = driver.getKeyValueStore(AckWheelTopology.PENDING_STORE);
+    KeyValueStore<Bytes, byte[]> wheelStore = driver.getKeyValueStore(AckWheelTopology.WHEEL_STORE);
+    long t0 = T0.toEpochMilli();
+    long wideSlot = (t0 + 17_100 + 999) / 1_000;
+    pendingStore.put(Bytes.wrap(WheelCodec.pending("bob", "phone", 101)),
+        WheelCodec.pendingValue(new WheelCodec.Pending(wideSlot, t0 + 2_100, t0 + 17_100, 1)));
+    wheelStore.put(Bytes.wrap(WheelCodec.wheel(wideSlot, "bob", "phone", 101)), WheelCodec.EMPTY);
+
+    // When the wheel passes that slot number, and later the deadline
+    advanceTo(5_000);
+    // Then nothing fires early: the timer went back in at the slot of its deadline
+    assertThat(timeouts.isEmpty()).isTrue();
+    advanceTo(17_000);
+    assertThat(timeouts.isEmpty()).isTrue();
+    advanceTo(17_250);
+    assertThat(timeouts.readRecordsToList()).containsExactly(
+        record("bob", timeout("bob", "phone", List.of(101L), 2_100, 17_100, 1), 17_250));
+    assertThat(storeSize(AckWheelTopology.WHEEL_STORE)).isZero();
   }
 
   @Test
