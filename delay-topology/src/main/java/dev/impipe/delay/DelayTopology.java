@@ -6,6 +6,7 @@ import dev.impipe.delay.internal.CancelRefusals;
 import dev.impipe.delay.internal.DelayProcessor;
 import dev.impipe.delay.internal.Outgoing;
 import dev.impipe.delay.internal.SweepBudget;
+import dev.impipe.runtime.streams.MemtableBudget;
 import dev.impipe.runtime.topics.ImTopics;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -107,7 +108,8 @@ public final class DelayTopology {
     Map<String, String> changelog = Map.of(TopicConfig.RETENTION_MS_CONFIG,
         Long.toString(config.changelogRetentionMs()));
     for (String name : List.of(SCHEDULE_STORE, INDEX_STORE)) {
-      topology.addStateStore(Stores.windowStoreBuilder(segmented(name, config.segmentMs()), Serdes.Bytes(),
+      topology.addStateStore(Stores.windowStoreBuilder(MemtableBudget.window(segmented(name, config.segmentMs())),
+          Serdes.Bytes(),
           Serdes.ByteArray()).withLoggingEnabled(changelog), PROCESSOR);
     }
     for (String name : List.of(LEGACY_SCHEDULE_STORE, LEGACY_INDEX_STORE)) {

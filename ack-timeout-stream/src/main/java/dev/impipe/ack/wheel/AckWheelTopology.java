@@ -4,6 +4,7 @@ import dev.impipe.ack.AckTimeoutConfig;
 import dev.impipe.avro.Ack;
 import dev.impipe.avro.AckTimeout;
 import dev.impipe.avro.Delivery;
+import dev.impipe.runtime.streams.MemtableBudget;
 import dev.impipe.runtime.streams.PunctuationBudget;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.Topic;
@@ -72,7 +73,8 @@ public final class AckWheelTopology {
         DELIVERIES_SOURCE, ACKS_SOURCE);
     for (String store : new String[] {PENDING_STORE, WHEEL_STORE, ACKED_STORE}) {
       topology.addStateStore(Stores.keyValueStoreBuilder(
-          Stores.persistentKeyValueStore(store), Serdes.Bytes(), Serdes.ByteArray()), WHEEL_PROCESSOR);
+          MemtableBudget.keyValue(Stores.persistentKeyValueStore(store)), Serdes.Bytes(), Serdes.ByteArray()),
+          WHEEL_PROCESSOR);
     }
     topology.addSink(TIMEOUTS_SINK, timeouts.name(), timeouts.keySerde().serializer(),
         timeouts.valueSerde().serializer(), WHEEL_PROCESSOR);

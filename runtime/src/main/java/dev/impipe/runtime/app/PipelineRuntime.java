@@ -10,6 +10,7 @@ import dev.impipe.runtime.auth.TokenVerifier;
 import dev.impipe.runtime.http.HttpApi;
 import dev.impipe.runtime.http.HttpSettings;
 import dev.impipe.runtime.http.Response;
+import dev.impipe.runtime.streams.MemtableBudget;
 import dev.impipe.runtime.topics.ImTopics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
@@ -251,7 +252,9 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
         runtimeConfig.get(STANDBY_REPLICAS));
     long rocksDbMemory = runtimeConfig.get(SharedRocksDBMemory.MEMORY);
     if (rocksDbMemory > 0) {
-      props.put(SharedRocksDBMemory.CONFIG_BYTES, Long.toString(rocksDbMemory));
+      // Half for the block cache shared by every store, half for the memtables of the budgeted stores.
+      props.put(SharedRocksDBMemory.CONFIG_BYTES, Long.toString(rocksDbMemory / 2));
+      props.put(MemtableBudget.CONFIG_BYTES, Long.toString(rocksDbMemory - rocksDbMemory / 2));
     } else {
       props.remove(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG);
     }

@@ -11,35 +11,36 @@ import org.rocksdb.LRUCache;
 import org.rocksdb.Options;
 
 /**
- * Bounds the block cache of every RocksDB store of the process by one setting, {@value #IM_ROCKSDB_MEMORY}
- * (default {@value #DEFAULT_MEMORY_TEXT}; {@code off} leaves every store with Kafka Streams' own per-store defaults, for
- * comparison): one LRU block cache shared by all stores (data, index and filter blocks all count against it).
- * Without it each store (and each segment of a window store) has its own 50 MB cache, so RSS grows with the number
- * of stores and with the state held.
+ * Bounds the RocksDB memory of the process by one setting, {@value #IM_ROCKSDB_MEMORY} (default {@value
+ * #DEFAULT_MEMORY_TEXT}; {@code off} leaves every store with Kafka Streams' own per-store defaults, for comparison):
+ * half of it is one LRU block cache shared by all stores (data, index and filter blocks all count against it), the
+ * other half the {@link dev.impipe.runtime.streams.MemtableBudget} of the budgeted stores (the ACK wheel's and the
+ * delay app's). Without the cache each store (and each segment of a window store) has its own 50 MB cache, so RSS
+ * grows with the number of stores and with the state held.
  *
- * <p>Memtables stay per store (Kafka Streams' defaults, up to 3 x 16 MB each). They used to be charged to one
- * write-buffer manager over the same cache; that stalled writes: once a store that is no longer written (the ACK
- * wheel after a burst of timers) held most of the budget in its memtables, every write to another store flushed
- * that store's small memtable, and its writes waited for the flush queue (bench scale: schedules taken in at ~330/s
- * after the first 64k instead of 80k/s with {@code off}). RocksDB flushes only the store being written, never an
- * idle one, so a shared budget needs a flush of idle stores first.
+ * <p>Memtables are not charged to a RocksDB write-buffer manager: that stalled writes. Once a store that is no longer
+ * written (the ACK wheel after a burst of timers) held most of the budget in its memtables, every write to another
+ * store flushed that store's small memtable, and its writes waited for the flush queue (bench scale: schedules taken
+ * in at ~330/s after the first 64k instead of 80k/s with {@code off}). RocksDB flushes only the store being written,
+ * never an idle one; the memtable budget flushes the largest stores instead.
  *
- * <p>The cache and manager are created by the first store that is configured and shared by every store after it,
- * across all Streams apps of the JVM; they are never closed (they live as long as the process). Kafka Streams'
- * default whole-key Bloom filter stays on (point lookups); the pipeline's range scans seek on variable-length
- * prefixes (ids, user ids), for which a fixed-length prefix extractor would not apply.
+ * <p>The cache is created by the first store that is configured and shared by every store after it, across all
+ * Streams apps of the JVM; it is never closed (it lives as long as the process). Kafka Streams' default whole-key
+ * Bloom filter stays on (point lookups); the pipeline's range scans seek on variable-length prefixes (ids, user ids),
+ * for which a fixed-length prefix extractor would not apply.
  */
 public class SharedRocksDBMemory implements RocksDBConfigSetter {
 
   public static final String IM_ROCKSDB_MEMORY = "IM_ROCKSDB_MEMORY";
-  /** The Streams property carrying the size in bytes (set by the runtime from {@link #IM_ROCKSDB_MEMORY}). */
+  /** The Streams property carrying the cache size in bytes (set by the runtime: half of {@link #IM_ROCKSDB_MEMORY}). */
   public static final String CONFIG_BYTES = "im.rocksdb.memory.bytes";
   public static final String DEFAULT_MEMORY_TEXT = "256m";
   public static final long DEFAULT_MEMORY_BYTES = 256L << 20;
   public static final Setting<Long> MEMORY = Setting.parsed(IM_ROCKSDB_MEMORY, "size", DEFAULT_MEMORY_BYTES,
       raw -> raw.equalsIgnoreCase("off") ? 0L : parseBytes(raw),
-      "block cache shared by every RocksDB store of the process (`k`, `m`, `g` suffixes, 16m to 1024g); `off`: "
-          + "Kafka Streams' per-store defaults")
+      "RocksDB memory of the process: half a block cache shared by every store, half the memtable budget of the "
+          + "ACK wheel's and delay app's stores (`k`, `m`, `g` suffixes, 16m to 1024g); `off`: Kafka Streams' "
+          + "per-store defaults")
       .defaultDoc("`" + DEFAULT_MEMORY_TEXT + "`");
   /** Share of the cache kept for index and filter blocks (high priority). */
   static final double HIGH_PRIORITY_SHARE = 0.1;
@@ -88,7 +89,7 @@ public class SharedRocksDBMemory implements RocksDBConfigSetter {
   @Override
   public void setConfig(String storeName, Options options, Map<String, Object> configs) {
     Object configured = configs.get(CONFIG_BYTES);
-    ensureShared(configured == null ? DEFAULT_MEMORY_BYTES : Long.parseLong(configured.toString()));
+    ensureShared(configured == null ? DEFAULT_MEMORY_BYTES / 2 : Long.parseLong(configured.toString()));
     BlockBasedTableConfig table = (BlockBasedTableConfig) options.tableFormatConfig();
     table.setBlockCache(cache);
     table.setCacheIndexAndFilterBlocks(true);
