@@ -28,18 +28,18 @@ class DelayConfigTest {
     assertThat(config.batch()).isEqualTo(5_000);
     assertThat(config.drainTickMs()).isEqualTo(20);
     assertThat(config.targets()).containsExactly("im.messages");
-    assertThat(config.streamsOverrides()).containsEntry("poll.ms", 20L).containsEntry("num.stream.threads", 1);
+    assertThat(config.streamsOverrides()).containsEntry("poll.ms", 20L).containsEntry("num.stream.threads", 2);
   }
 
   @Test
   void readsEveryVariable() {
     DelayConfig config = DelayConfig.fromEnv(Map.of(
         "IM_DELAY_TICK", "500ms", "IM_DELAY_MAX", "365d", "IM_DELAY_BATCH", "200", "IM_DELAY_DRAIN_TICK", "5ms",
-        "IM_DELAY_TARGETS", "im.messages, im.inbox,app.*", "IM_DELAY_TOPIC_CACHE", "10s", "IM_DELAY_THREADS", "2",
+        "IM_DELAY_TARGETS", "im.messages, im.inbox,app.*", "IM_DELAY_TOPIC_CACHE", "10s", "IM_DELAY_THREADS", "3",
         "IM_DELAY_SEGMENT", "10m", "IM_DELAY_SWEEP_TIME", "250ms"));
 
     assertThat(config).isEqualTo(new DelayConfig(500, Duration.ofDays(365).toMillis(), 200, 5,
-        List.of("im.messages", "im.inbox", "app.*"), 10_000, 2, 600_000, 250));
+        List.of("im.messages", "im.inbox", "app.*"), 10_000, 3, 600_000, 250));
     assertThat(config.changelogRetentionMs()).isEqualTo(Duration.ofDays(395).toMillis());
   }
 

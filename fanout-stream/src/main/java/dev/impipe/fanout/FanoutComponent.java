@@ -5,6 +5,7 @@ import dev.impipe.runtime.app.PipelineComponent;
 import dev.impipe.runtime.config.ConfigTable;
 import java.util.List;
 import java.util.Map;
+import org.apache.kafka.streams.StreamsConfig;
 
 /** Runs the fan-out app in a pipeline process. */
 public final class FanoutComponent implements PipelineComponent {
@@ -28,6 +29,7 @@ public final class FanoutComponent implements PipelineComponent {
   public void start(ComponentContext context) {
     FanoutConfig config = FanoutConfig.fromEnv(context.env());
     context.startStreams(FanoutTopology.APP_NAME,
-        FanoutTopology.build(context.topics(), config, new FanoutMetrics(context.metrics())), Map.of());
+        FanoutTopology.build(context.topics(), config, new FanoutMetrics(context.metrics())),
+        Map.of(StreamsConfig.NUM_STREAM_THREADS_CONFIG, FanoutConfig.THREADS.read(context.env())));
   }
 }

@@ -18,6 +18,7 @@ public record FanoutConfig(Duration dedupeWindow, Duration recallWindow, int lar
   public static final String IM_FANOUT_DEDUPE_WINDOW = "IM_FANOUT_DEDUPE_WINDOW";
   public static final String IM_FANOUT_RECALL_WINDOW = "IM_FANOUT_RECALL_WINDOW";
   public static final String IM_LARGE_GROUP_THRESHOLD = "IM_LARGE_GROUP_THRESHOLD";
+  public static final String IM_FANOUT_THREADS = "IM_FANOUT_THREADS";
 
   public static final Setting<Duration> DEDUPE_WINDOW = Setting.duration(IM_FANOUT_DEDUPE_WINDOW, "24h", "1m", "30d",
       "a repeated clientMsgId from the same sender in the same conversation within this window is delivered once");
@@ -26,8 +27,11 @@ public record FanoutConfig(Duration dedupeWindow, Duration recallWindow, int lar
   public static final Setting<Integer> LARGE_GROUP_THRESHOLD = Setting.integer(IM_LARGE_GROUP_THRESHOLD, 1_000, 0,
       10_000_000, "a group with more members than this is large (0: never)");
 
+  public static final Setting<Integer> THREADS = Setting.integer(IM_FANOUT_THREADS, 1, 1, 64,
+      "Kafka Streams threads of the fan-out app");
+
   public static final ConfigTable TABLE = ConfigTable.of("fanout", DEDUPE_WINDOW, RECALL_WINDOW,
-      LARGE_GROUP_THRESHOLD);
+      LARGE_GROUP_THRESHOLD, THREADS);
 
   public static FanoutConfig defaults() {
     return fromEnv(Map.of());
