@@ -42,6 +42,7 @@ public final class FanoutScenario implements Scenario {
     int large = (int) options.count("large-groups", 4, 1);
     int largeSize = (int) Math.min(users, options.fixed("large-size", 4_000));
     long messages = options.count("messages", 200_000, 5_000);
+    long warmup = options.count("warmup", 40_000, 0);
     long latencySeconds = options.fixed("duration", options.small() ? 10 : 30);
     Workload workload = new Workload(users, groups, large, largeSize, 42, cluster.prefix());
     result.setup("users", users);
@@ -86,13 +87,33 @@ public final class FanoutScenario implements Scenario {
     errors.check();
     BenchCluster.await("fan-out has applied every JOIN", Duration.ofMinutes(5),
         cluster.caughtUp(FanoutTopology.APP_NAME, Set.of(membersTopic)));
+    // Warm-up: the full-speed phase is the first fan-out work of a fresh JVM, and on two cores the JIT's compiler
+    // threads took a third of the CPU samples while it ran (async-profiler, 2026-11-24). Messages fanned out here
+    // are not counted (the counters' baselines are taken after them).
+    String messagesTopic = cluster.names().messages();
+    result.setup("warm-up", warmup + " messages fanned out before the full-speed phase, not measured");
+    if (warmup > 0) {
+      try (KafkaProducer<String, ChatMessage> producer =
+          cluster.producer(cluster.topics().messages().valueSerde().serializer())) {
+        for (long i = 0; i < warmup; i++) {
+          Instant now = Instant.now();
+          Workload.Message m = workload.next(now);
+          producer.send(new ProducerRecord<>(messagesTopic, null, now.toEpochMilli(),
+              m.value().getConversationId(), m.value()), errors);
+        }
+        producer.flush();
+      }
+      errors.check();
+      BenchCluster.await("fan-out has fanned out the warm-up messages", Duration.ofMinutes(5),
+          cluster.caughtUp(FanoutTopology.APP_NAME, Set.of(messagesTopic)));
+      cluster.step(warmup + " warm-up messages fanned out");
+    }
     app.pause();
     double baseline = Support.counter(runtime, ENTRIES_METRIC);
     double savedBaseline = Support.counter(runtime, SAVED_METRIC);
     cluster.step("memberships applied; fan-out paused");
 
     // The backlog.
-    String messagesTopic = cluster.names().messages();
     long expectedEntries = 0;
     long t0 = System.nanoTime();
     try (KafkaProducer<String, ChatMessage> producer =
