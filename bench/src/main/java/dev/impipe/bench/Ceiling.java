@@ -30,20 +30,35 @@ public final class Ceiling {
     String shown = String.join(" ", command.subList(4, command.size()));
     cluster.step("ceiling: " + shown);
     Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    // The child must not outlive this run: not when reading its output fails or this thread is interrupted (a
+    // test's timeout), and not when this JVM exits first (an orphaned ProducerPerformance kept retrying against a
+    // broker that was gone, 23 minutes after a bench IT run had ended).
+    Thread reaper = new Thread(p::destroyForcibly, "ceiling-reaper");
+    Runtime.getRuntime().addShutdownHook(reaper);
     Summary summary = null;
     List<String> output = new ArrayList<>();
-    try (BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
-      String line;
-      while ((line = out.readLine()) != null) {
-        output.add(line);
-        Summary s = parse(line);
-        if (s != null) {
-          summary = s;
+    try {
+      try (BufferedReader out =
+          new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8))) {
+        String line;
+        while ((line = out.readLine()) != null) {
+          output.add(line);
+          Summary s = parse(line);
+          if (s != null) {
+            summary = s;
+          }
         }
       }
-    }
-    if (!p.waitFor(10, TimeUnit.MINUTES)) {
-      p.destroyForcibly();
+      p.waitFor(10, TimeUnit.MINUTES);
+    } finally {
+      if (p.isAlive()) {
+        p.destroyForcibly();
+      }
+      try {
+        Runtime.getRuntime().removeShutdownHook(reaper);
+      } catch (IllegalStateException shuttingDown) {
+        // the hook runs anyway
+      }
     }
     if (summary == null || summary.records() != records) {
       List<String> tail = output.subList(Math.max(0, output.size() - 20), output.size());
