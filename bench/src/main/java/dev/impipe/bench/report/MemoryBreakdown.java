@@ -6,13 +6,11 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.LongStream;
 import javax.management.JMException;
 import javax.management.ObjectName;
-import org.apache.kafka.common.Metric;
-import org.apache.kafka.common.MetricName;
 import org.apache.kafka.streams.KafkaStreams;
 
 /**
@@ -75,30 +73,19 @@ public final class MemoryBreakdown {
   }
 
   private static long sum(Collection<KafkaStreams> apps, String name) {
-    long total = 0;
-    for (KafkaStreams app : apps) {
-      for (Map.Entry<MetricName, ? extends Metric> e : app.metrics().entrySet()) {
-        total += value(e, name).orElse(0);
-      }
-    }
-    return total;
+    return values(apps, name).sum();
   }
 
   private static long max(Collection<KafkaStreams> apps, String name) {
-    long most = 0;
-    for (KafkaStreams app : apps) {
-      for (Map.Entry<MetricName, ? extends Metric> e : app.metrics().entrySet()) {
-        most = Math.max(most, value(e, name).orElse(0));
-      }
-    }
-    return most;
+    return values(apps, name).max().orElse(0);
   }
 
-  private static OptionalLong value(Map.Entry<MetricName, ? extends Metric> e, String name) {
-    if (!e.getKey().name().equals(name) || !e.getKey().group().equals(STATE_GROUP)) {
-      return OptionalLong.empty();
-    }
-    Object v = e.getValue().metricValue();
-    return v instanceof Number n ? OptionalLong.of(n.longValue()) : OptionalLong.empty();
+  /** Every store's reading of the state-store metric {@code name}, across {@code apps}. */
+  private static LongStream values(Collection<KafkaStreams> apps, String name) {
+    return apps.stream().flatMap(app -> app.metrics().entrySet().stream())
+        .filter(e -> e.getKey().name().equals(name) && e.getKey().group().equals(STATE_GROUP))
+        .map(e -> e.getValue().metricValue())
+        .filter(v -> v instanceof Number)
+        .mapToLong(v -> ((Number) v).longValue());
   }
 }

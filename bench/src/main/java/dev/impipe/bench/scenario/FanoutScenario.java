@@ -96,10 +96,7 @@ public final class FanoutScenario implements Scenario {
       try (KafkaProducer<String, ChatMessage> producer =
           cluster.producer(cluster.topics().messages().valueSerde().serializer())) {
         for (long i = 0; i < warmup; i++) {
-          Instant now = Instant.now();
-          Workload.Message m = workload.next(now);
-          producer.send(new ProducerRecord<>(messagesTopic, null, now.toEpochMilli(),
-              m.value().getConversationId(), m.value()), errors);
+          send(producer, messagesTopic, workload, errors);
         }
         producer.flush();
       }
@@ -122,11 +119,7 @@ public final class FanoutScenario implements Scenario {
       try (Progress p = Progress.start(log, result, "produce", "messages", messages, n::get, null,
           "messages produced")) {
         for (long i = 0; i < messages; i++) {
-          Instant now = Instant.now();
-          Workload.Message m = workload.next(now);
-          expectedEntries += m.recipients();
-          producer.send(new ProducerRecord<>(messagesTopic, null, now.toEpochMilli(),
-              m.value().getConversationId(), m.value()), errors);
+          expectedEntries += send(producer, messagesTopic, workload, errors).recipients();
           n.incrementAndGet();
         }
         producer.flush();
@@ -203,10 +196,7 @@ public final class FanoutScenario implements Scenario {
           () -> "p99 so far " + latency.percentile(99) + " ms", "inbox entries visible")) {
         while (pacer.elapsedSeconds() < latencySeconds) {
           for (long k = pacer.due(); k > 0; k--) {
-            Instant now = Instant.now();
-            Workload.Message m = workload.next(now);
-            producer.send(new ProducerRecord<>(messagesTopic, null, now.toEpochMilli(),
-                m.value().getConversationId(), m.value()), errors);
+            send(producer, messagesTopic, workload, errors);
           }
           pacer.pause();
         }
@@ -241,5 +231,15 @@ public final class FanoutScenario implements Scenario {
         .setSenderId(m.getSenderId()).setBody(m.getBody()).setTimestamp(m.getSentAt()).build();
     byte[] value = cluster.topics().inbox().valueSerde().serializer().serialize(cluster.names().inbox(), e);
     return value.length + m.getRecipientId().length();
+  }
+
+  /** Sends the workload's next message, stamped now and keyed by its conversation; returns it. */
+  private static Workload.Message send(KafkaProducer<String, ChatMessage> producer, String topic, Workload workload,
+      Support.SendErrors errors) {
+    Instant now = Instant.now();
+    Workload.Message m = workload.next(now);
+    producer.send(new ProducerRecord<>(topic, null, now.toEpochMilli(), m.value().getConversationId(), m.value()),
+        errors);
+    return m;
   }
 }

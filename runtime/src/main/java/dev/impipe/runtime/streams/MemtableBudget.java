@@ -58,11 +58,6 @@ public final class MemtableBudget {
     this.clock = clock;
   }
 
-  /** The process-wide budget. */
-  public static MemtableBudget shared() {
-    return SHARED;
-  }
-
   /** {@code supplier}'s stores, with their memtables counted against the process-wide budget. */
   public static KeyValueBytesStoreSupplier keyValue(KeyValueBytesStoreSupplier supplier) {
     return SHARED.budgeted(supplier);
@@ -89,11 +84,6 @@ public final class MemtableBudget {
   /** Flushes this budget has made since the process started. */
   public long flushes() {
     return flushes.get();
-  }
-
-  /** The budget in bytes; 0: none (nothing is flushed). */
-  public long limit() {
-    return limit;
   }
 
   /** Sets the budget if none is set yet (the first store of the process decides, like the shared block cache). */

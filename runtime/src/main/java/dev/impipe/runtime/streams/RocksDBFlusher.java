@@ -4,7 +4,6 @@ import java.lang.reflect.Field;
 import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import org.apache.kafka.streams.errors.ProcessorStateException;
 import org.apache.kafka.streams.processor.StateStore;
 import org.rocksdb.FlushOptions;
@@ -155,10 +154,5 @@ final class RocksDBFlusher {
     } catch (IllegalAccessException e) {
       throw new IllegalStateException("cannot reach the RocksDB handle of " + s.name(), e);
     }
-  }
-
-  /** For {@link MemtableBudget}: a store's flush, if this Kafka Streams lets one be made. */
-  static Optional<Runnable> flusherFor(StateStore store) {
-    return available() ? Optional.of(() -> flush(store)) : Optional.empty();
   }
 }
