@@ -73,6 +73,25 @@ final class Support {
     return g == null ? 0 : g.value();
   }
 
+  /**
+   * CPU time used so far by this JVM and by the broker's (when the cluster started it), in seconds: the cost of a
+   * phase is the difference, steadier between runs on a shared VM than a rate is.
+   */
+  record Cpu(double self, double broker) {
+    static Cpu now(java.util.OptionalLong brokerPid) {
+      return new Cpu(seconds(ProcessHandle.current()), brokerPid.isPresent()
+          ? ProcessHandle.of(brokerPid.getAsLong()).map(Support::seconds).orElse(0.0) : 0.0);
+    }
+
+    Cpu since(Cpu start) {
+      return new Cpu(self - start.self, broker - start.broker);
+    }
+  }
+
+  private static double seconds(ProcessHandle process) {
+    return process.info().totalCpuDuration().map(d -> d.toNanos() / 1e9).orElse(0.0);
+  }
+
   static String mb(long bytes) {
     return String.format(java.util.Locale.ROOT, "%.1f MB", bytes / 1048576.0);
   }
