@@ -10,6 +10,7 @@ import dev.impipe.bench.Ceiling;
 import dev.impipe.bench.report.LatencyRecorder;
 import dev.impipe.bench.report.Progress;
 import dev.impipe.bench.report.Result;
+import dev.impipe.bench.report.ThreadCpu;
 import dev.impipe.fanout.FanoutComponent;
 import dev.impipe.fanout.FanoutTopology;
 import dev.impipe.runtime.app.PipelineRuntime;
@@ -131,6 +132,7 @@ public final class FanoutScenario implements Scenario {
 
     // Full speed: the app drains the backlog.
     Support.Cpu cpuStart = Support.Cpu.now(cluster.brokerPid());
+    ThreadCpu threadsStart = ThreadCpu.now();
     app.resume();
     long firstAt = 0;
     long lastAt = 0;
@@ -166,6 +168,8 @@ public final class FanoutScenario implements Scenario {
       }
     }
     Support.Cpu cpu = Support.Cpu.now(cluster.brokerPid()).since(cpuStart);
+    result.setup("CPU of this JVM in the full-speed phase, by thread",
+        ThreadCpu.describe(ThreadCpu.now().since(threadsStart)));
     long total = (long) written;
     double seconds = (lastAt - firstAt) / 1e9;
     double entryRate = total / seconds;

@@ -1,0 +1,136 @@
+package dev.impipe.bench.report;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * Where this JVM's CPU went over a phase, by thread: a snapshot of every Java thread's CPU time, and the process's
+ * total; the JVM's own threads (GC, JIT compilers, VM operations) from {@code /proc} on Linux, the rest of the
+ * process's total as "other". Threads of one kind are summed under
+ * one name (ids and numbers replaced by {@code #}), so "the stream thread" and "its producer's I/O thread" each get
+ * one line.
+ */
+public final class ThreadCpu {
+
+  private static final Pattern UUID = Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
+  private static final Pattern NUMBER = Pattern.compile("\\d+");
+  private static final String JVM_OWN = "other JVM threads";
+
+  /** The JVM's own threads by their native names (Linux {@code /proc/self/task/N/comm}). */
+  private static final Map<String, Pattern> JVM_KINDS = Map.of(
+      "GC (JVM)", Pattern.compile("^(GC Thread|G1 |GC ).*"),
+      "JIT compilers (JVM)", Pattern.compile("^C[12] Compiler.*"),
+      "VM thread (JVM)", Pattern.compile("^VM (Thread|Periodic).*"));
+
+  private final Map<Long, String> names;
+  private final Map<Long, Long> nanos;
+  private final long processNanos;
+  private final Map<String, Long> jvmNanos;
+
+  private ThreadCpu(Map<Long, String> names, Map<Long, Long> nanos, long processNanos, Map<String, Long> jvmNanos) {
+    this.names = names;
+    this.nanos = nanos;
+    this.processNanos = processNanos;
+    this.jvmNanos = jvmNanos;
+  }
+
+  /** CPU time of every live Java thread and of the process, now. */
+  public static ThreadCpu now() {
+    ThreadMXBean bean = ManagementFactory.getThreadMXBean();
+    Map<Long, String> names = new HashMap<>();
+    Map<Long, Long> nanos = new HashMap<>();
+    for (ThreadInfo info : bean.getThreadInfo(bean.getAllThreadIds())) {
+      if (info == null) {
+        continue;
+      }
+      long cpu = bean.getThreadCpuTime(info.getThreadId());
+      if (cpu >= 0) {
+        names.put(info.getThreadId(), info.getThreadName());
+        nanos.put(info.getThreadId(), cpu);
+      }
+    }
+    long process = ProcessHandle.current().info().totalCpuDuration().map(d -> d.toNanos()).orElse(0L);
+    return new ThreadCpu(names, nanos, process, jvmThreads());
+  }
+
+  /** CPU of the JVM's own threads by kind, from {@code /proc} (empty where there is none). */
+  private static Map<String, Long> jvmThreads() {
+    Map<String, Long> byKind = new HashMap<>();
+    Path tasks = Path.of("/proc/self/task");
+    if (!Files.isDirectory(tasks)) {
+      return byKind;
+    }
+    try (Stream<Path> threads = Files.list(tasks)) {
+      threads.forEach(task -> {
+        try {
+          String comm = Files.readString(task.resolve("comm")).strip();
+          String stat = Files.readString(task.resolve("stat"));
+          // Fields after the ")" that closes the name: state is field 3, utime 14, stime 15 (clock ticks).
+          String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+          long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]);
+          JVM_KINDS.forEach((kind, pattern) -> {
+            if (pattern.matcher(comm).matches()) {
+              byKind.merge(kind, ticks * 10_000_000L, Long::sum); // USER_HZ is 100 on Linux
+            }
+          });
+        } catch (IOException | RuntimeException e) {
+          // The thread ended while we read it: it is counted in the rest.
+        }
+      });
+    } catch (IOException e) {
+      return byKind;
+    }
+    return byKind;
+  }
+
+  /**
+   * CPU seconds per kind of thread between {@code start} and this snapshot, largest first, with the JVM's own
+   * threads as the process total minus the Java threads (threads that ended in between count there too).
+   */
+  public Map<String, Double> since(ThreadCpu start) {
+    Map<String, Double> byKind = new HashMap<>();
+    double javaThreads = 0;
+    for (Map.Entry<Long, Long> e : nanos.entrySet()) {
+      double seconds = (e.getValue() - start.nanos.getOrDefault(e.getKey(), 0L)) / 1e9;
+      byKind.merge(kind(names.get(e.getKey())), seconds, Double::sum);
+      javaThreads += seconds;
+    }
+    double jvmKnown = 0;
+    for (Map.Entry<String, Long> e : jvmNanos.entrySet()) {
+      double seconds = (e.getValue() - start.jvmNanos.getOrDefault(e.getKey(), 0L)) / 1e9;
+      byKind.put(e.getKey(), seconds);
+      jvmKnown += seconds;
+    }
+    byKind.put(JVM_OWN, Math.max(0, (processNanos - start.processNanos) / 1e9 - javaThreads - jvmKnown));
+    Map<String, Double> sorted = new LinkedHashMap<>();
+    byKind.entrySet().stream().sorted(Map.Entry.<String, Double>comparingByValue().reversed())
+        .forEach(e -> sorted.put(e.getKey(), e.getValue()));
+    return sorted;
+  }
+
+  /** One line: the kinds that used at least 1% of the phase's CPU, with seconds and share. */
+  public static String describe(Map<String, Double> byKind) {
+    double total = byKind.values().stream().mapToDouble(Double::doubleValue).sum();
+    StringBuilder sb = new StringBuilder(String.format(Locale.ROOT, "%.1f CPU-s:", total));
+    byKind.forEach((kind, seconds) -> {
+      if (total > 0 && seconds / total >= 0.01) {
+        sb.append(String.format(Locale.ROOT, " %s %.1f s (%.0f%%);", kind, seconds, 100 * seconds / total));
+      }
+    });
+    return sb.substring(0, sb.length() - 1);
+  }
+
+  static String kind(String threadName) {
+    return NUMBER.matcher(UUID.matcher(threadName).replaceAll("#")).replaceAll("#");
+  }
+}
