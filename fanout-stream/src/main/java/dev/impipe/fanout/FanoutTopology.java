@@ -41,8 +41,7 @@ public final class FanoutTopology {
   public static final String MEMBERS_STORE = "fanout-members";
   /**
    * {@code senderId, conversationId, clientMsgId -> [version] messageId} ({@code SentCodec}), windowed by the dedupe
-   * window (entries written before the conversation was part of the key, {@code senderId, clientMsgId}, age out with
-   * the window).
+   * window.
    */
   public static final String DEDUPE_STORE = "fanout-dedupe";
   /**
@@ -80,7 +79,8 @@ public final class FanoutTopology {
     topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(GROUPS_STORE),
         Serdes.String(), Serdes.ByteArray()), MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
     topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CLOCK_STORE),
-        Serdes.String(), VersionedValue.longSerde(CLOCK_STORE)), MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
+        Serdes.String(), VersionedValue.longSerde(CLOCK_STORE)).withCachingEnabled(), MEMBERSHIP_PROCESSOR,
+        FANOUT_PROCESSOR);
     topology.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(DEDUPE_STORE,
         config.dedupeWindow(), config.dedupeWindow(), false), Serdes.Bytes(), Serdes.ByteArray()), FANOUT_PROCESSOR);
     topology.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(SENT_STORE,

@@ -6,7 +6,6 @@ import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.ConversationType;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.MessageType;
-import dev.impipe.fanout.internal.SentCodec;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.testing.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
@@ -17,11 +16,9 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.UUID;
-import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
-import org.apache.kafka.streams.state.WindowStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -71,25 +68,6 @@ class ConversationScopedDedupeTest {
     send(direct("alice", "bob", "c-1", "hi bob"));
 
     assertThat(inbox.readKeyValuesToList()).extracting(kv -> kv.key).containsExactly("bob", "alice");
-  }
-
-  @Test
-  void aRetryOfAMessageDedupedBeforeTheUpgradeIsStillDeliveredOnce() {
-    // Given alice's c-1 to bob was fanned out before the upgrade: its dedupe entry has the old key
-    ChatMessage hi = direct("alice", "bob", "c-1", "hi bob");
-    send(hi);
-    inbox.readKeyValuesToList();
-    WindowStore<Bytes, byte[]> dedupe = driver.getWindowStore(FanoutTopology.DEDUPE_STORE);
-    dedupe.put(SentCodec.dedupeKeyWithoutConversation("alice", "c-1"), SentCodec.dedupeValue(hi.getMessageId()),
-        T0.toEpochMilli());
-    dedupe.put(SentCodec.dedupeKey("alice", "d:alice:bob", "c-1"), null, T0.toEpochMilli());
-
-    // When it is retried after the upgrade, and c-1 is then used in another chat
-    send(hi);
-    send(direct("alice", "carol", "c-1", "hi carol"));
-
-    // Then the retry is a duplicate and the other chat's message is delivered
-    assertThat(inbox.readKeyValuesToList()).extracting(kv -> kv.key).containsExactly("carol", "alice");
   }
 
   private void send(ChatMessage m) {

@@ -5,13 +5,15 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Per-group state of the fan-out: member count, whether the group is read-diffused ("large"), the conversation seq
- * of the last record of the group's conversation processed (joins and leaves take effect right after it), and the
- * group's admin.
+ * Per-group state of the fan-out: member count, whether the group is read-diffused ("large"), and the group's admin.
+ * Written on membership changes and mode switches only, not per message.
  *
  * <p>Encoding: the original 17 bytes {@code [members i64][large u8][lastSeq i64]} (no admin recorded: groups from
  * before admins existed), or {@code [version 2][members i64][large u8][lastSeq i64][u16 length][admin UTF-8]}.
  *
+ * @param lastSeq the conversation seq of the group's last record as earlier builds recorded it on every message (-1
+ *     for groups of this build, which keeps one boundary per task instead: {@code TaskClock#processed}); still read
+ *     as a floor of a join's boundary
  * @param admin the admin's user id; null for an empty group, or for a group created before admins were tracked
  *     (then the earliest member by join clock is the admin, see {@code MembershipProcessor})
  */
@@ -49,11 +51,6 @@ public record GroupState(long members, boolean large, long lastSeq, String admin
         .put((byte) (large ? 1 : 0)).putLong(lastSeq).putShort((short) a.length).put(a).array();
   }
 
-  /** The conversation seq from which a join or leave processed now takes effect. */
-  public long nextSeq() {
-    return lastSeq + 1;
-  }
-
   /**
    * The mode the next message should use: large above {@code threshold} members, back to small below 90% of the size
    * at which it became large (hysteresis, so a group hovering around the threshold does not flip on every join).
@@ -78,7 +75,7 @@ public record GroupState(long members, boolean large, long lastSeq, String admin
     return new GroupState(members, large, lastSeq, user);
   }
 
-  public GroupState afterMessage(boolean nowLarge, long seq) {
-    return new GroupState(members, nowLarge, seq, admin);
+  public GroupState withLarge(boolean nowLarge) {
+    return new GroupState(members, nowLarge, lastSeq, admin);
   }
 }

@@ -78,10 +78,10 @@ final class MembershipRules {
       }
     }
     if (count == 0) {
-      // The last member left: the group's entry goes (an empty group would otherwise stay forever). What it held
-      // that still matters is its last seq, which a re-created group's first join must start after (else its
-      // joiner would read the old group's history): folded into the task's boundary floor, one key per task.
-      clock.unaccepted(group.lastSeq());
+      // The last member left: the group's entry goes (an empty group would otherwise stay forever). A re-created
+      // group's first join starts after every record processed (TaskClock#joinBoundary); a last seq kept by an
+      // earlier build in this entry is folded into the task's boundary floor.
+      clock.floor(group.lastSeq());
       groups.delete(change.getGroupId());
     } else {
       groups.put(change.getGroupId(), group.withMembers(count).encode());

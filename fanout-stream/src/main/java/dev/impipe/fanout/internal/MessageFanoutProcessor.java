@@ -91,9 +91,10 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     recallOverwrite = null;
     recalledMode = 0;
     toTimeline = false;
+    // Whatever comes of it, a join processed after this record takes effect after it (TaskClock#joinBoundary).
+    clock.processed(seq);
     if (record.value() != null && isMembership(record.value().getType())) {
-      // A control record: not a message, so history shows nothing at its seq, and a join takes effect after it.
-      clock.unaccepted(seq);
+      // A control record: not a message, so history shows nothing at its seq.
       try {
         applyMembership(record, seq);
       } finally {
@@ -103,11 +104,9 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     }
     try {
       if (!fanOut(record, seq)) {
-        clock.unaccepted(seq);
         nothingInHistory(record.key(), seq, record);
       }
     } catch (RejectedRecord e) {
-      clock.unaccepted(seq);
       nothingInHistory(record.key(), seq, record);
       throw e;
     }
@@ -166,7 +165,7 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     long timestamp = record.timestamp();
     // The conversation is part of the key: the same clientMsgId in two chats is two messages.
     Bytes dedupeKey = SentCodec.dedupeKey(m.getSenderId(), m.getConversationId(), m.getClientMsgId());
-    if (seen(dedupe, dedupeKey, timestamp, config.dedupeWindow().toMillis()) || seenBeforeUpgrade(m, timestamp)) {
+    if (seen(dedupe, dedupeKey, timestamp, config.dedupeWindow().toMillis())) {
       metrics.duplicates().increment();
       return false;
     }
@@ -238,7 +237,10 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
       metrics.modeSwitches().increment();
       metrics.inboxEntriesWritten(members.size());
     }
-    groups.put(m.getGroupId(), group.afterMessage(large, seq).encode());
+    if (large != group.large()) {
+      // Written only when the mode changes: the boundary of a later join is the task's (TaskClock#processed).
+      groups.put(m.getGroupId(), group.withLarge(large).encode());
+    }
     if (m.getType() == dev.impipe.avro.MessageType.RECALL) {
       return recallTargets(m.getGroupId(), group, large, recipients);
     }
@@ -450,27 +452,6 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
       }
     }
     return users;
-  }
-
-  /**
-   * A retry of a message fanned out before the dedupe key held the conversation (key
-   * {@link SentCodec#dedupeKeyWithoutConversation}, value its messageId): a duplicate only if that message was sent in
-   * this conversation. Needed for one dedupe window after the upgrade; READ / RECALL are not remembered in the sent store, and repeating them is harmless.
-   */
-  private boolean seenBeforeUpgrade(ChatMessage m, long timestamp) {
-    long window = config.dedupeWindow().toMillis();
-    String legacyId;
-    try (WindowStoreIterator<byte[]> it = dedupe.fetch(SentCodec.dedupeKeyWithoutConversation(m.getSenderId(),
-        m.getClientMsgId()), Math.max(0, timestamp - window), timestamp + window)) {
-      legacyId = it.hasNext() ? SentCodec.dedupeMessageId(it.next().value) : null;
-    }
-    if (legacyId == null) {
-      return false;
-    }
-    try (WindowStoreIterator<byte[]> it = sent.fetch(SentCodec.sentKey(legacyId), Math.max(0, timestamp - window),
-        timestamp + window)) {
-      return it.hasNext() && SentCodec.decodeSent(it.next().value).conversationId().equals(m.getConversationId());
-    }
   }
 
   private static boolean seen(WindowStore<Bytes, byte[]> store, Bytes key, long timestamp, long window) {

@@ -10,7 +10,6 @@ import org.apache.kafka.common.utils.Bytes;
  *
  * <pre>
  * dedupe key  : string senderId, string conversationId, string clientMsgId     -> [version 1] string messageId
- *               (before the conversation was part of the key: string senderId, string clientMsgId)
  * sent key    : string messageId                                                -> sent value
  * sent value  : [version 1] string senderId, string conversationId, int64 clock, int8 mode, int64 seq,
  *               int64 sentAt, string clientMsgId      (mode: 'W', 'T', or 0 when not known)
@@ -28,11 +27,6 @@ public final class SentCodec {
 
   public static Bytes dedupeKey(String senderId, String conversationId, String clientMsgId) {
     return OrderedKey.key().string(senderId).string(conversationId).string(clientMsgId).bytes();
-  }
-
-  /** The dedupe key of a message fanned out before the conversation was part of the key. */
-  public static Bytes dedupeKeyWithoutConversation(String senderId, String clientMsgId) {
-    return OrderedKey.key().string(senderId).string(clientMsgId).bytes();
   }
 
   public static byte[] dedupeValue(String messageId) {

@@ -6,6 +6,13 @@ import org.apache.kafka.streams.state.KeyValueStore;
 final class TaskClock {
 
   private static final String KEY = "clock";
+  /** The highest {@code im.messages} offset this task has processed (any record, any conversation). */
+  private static final String PROCESSED = "processed-offset";
+  /**
+   * Written by earlier builds: the highest offset processed but not fanned out, or the last seq of a removed group
+   * (they kept each group's last seq in its {@link GroupState} instead of {@link #PROCESSED}). Still read, and still
+   * raised by {@link #floor}, so state of those builds keeps its boundaries.
+   */
   private static final String UNACCEPTED = "unaccepted-offset";
   private final KeyValueStore<String, Long> store;
 
@@ -22,28 +29,42 @@ final class TaskClock {
   }
 
   /**
-   * Remembers that the {@code im.messages} record at {@code offset} was processed but not fanned out (refused,
-   * invalid or a duplicate), or the last seq of a group whose last member left (its state is removed). Such records still have their offset in the conversation's log, and a join processed
-   * after them must start after them too (see {@link #joinBoundary}).
+   * Remembers that the {@code im.messages} record at {@code offset} was processed (whatever came of it: fanned out,
+   * refused, invalid, a duplicate, a membership change). Called for every record, so the store should be cached:
+   * then it is one write per commit, not per record.
    */
-  void unaccepted(long offset) {
+  void processed(long offset) {
     if (offset >= 0) {
-      Long stored = store.get(UNACCEPTED);
-      // Never lowered: the seq of a removed group (processed earlier) must not undo a later record's offset.
+      Long stored = store.get(PROCESSED);
       if (stored == null || offset > stored) {
-        store.put(UNACCEPTED, offset);
+        store.put(PROCESSED, offset);
+      }
+    }
+  }
+
+  /**
+   * Raises the boundary floor to {@code seq}: the last seq of a group whose state is removed, as earlier builds
+   * kept it (see {@link #UNACCEPTED}). Never lowered.
+   */
+  void floor(long seq) {
+    if (seq >= 0) {
+      Long stored = store.get(UNACCEPTED);
+      if (stored == null || seq > stored) {
+        store.put(UNACCEPTED, seq);
       }
     }
   }
 
   /**
    * The first conversation seq (offset in {@code im.messages}) a membership change processed now applies to: after
-   * the group's last fanned-out record and after every record this task processed without fanning it out (the
-   * group may not even have existed then). Every record of the group processed later has a higher offset, every one
-   * processed earlier a lower one, so "history from the join" is exactly what the fan-out delivered after it.
+   * every record this task has processed. Every record of the group processed later has a higher offset, every one
+   * processed earlier a lower one, and the offsets in between belong to other conversations (one partition holds
+   * many), so "history from the join" is exactly what the fan-out delivered after it. ({@code group.lastSeq} and
+   * the floor are what earlier builds recorded instead.)
    */
   long joinBoundary(GroupState group) {
-    Long unaccepted = store.get(UNACCEPTED);
-    return Math.max(group.lastSeq(), unaccepted == null ? -1 : unaccepted) + 1;
+    Long processed = store.get(PROCESSED);
+    Long floor = store.get(UNACCEPTED);
+    return Math.max(group.lastSeq(), Math.max(processed == null ? -1 : processed, floor == null ? -1 : floor)) + 1;
   }
 }

@@ -19,7 +19,6 @@ class SentCodecTest {
   void dedupeKeysOfDifferentTriplesNeverCollide() {
     // Joined with a separator, ("a\0b", "c", "d") and ("a", "b\0c", "d") would be the same key
     assertThat(SentCodec.dedupeKey("a\0b", "c", "d")).isNotEqualTo(SentCodec.dedupeKey("a", "b\0c", "d"));
-    assertThat(SentCodec.dedupeKeyWithoutConversation("a", "b")).isNotEqualTo(SentCodec.dedupeKey("a", "b", ""));
   }
 
   @Test
