@@ -30,6 +30,7 @@ public final class FanoutComponent implements PipelineComponent {
     FanoutConfig config = FanoutConfig.fromEnv(context.env());
     context.startStreams(FanoutTopology.APP_NAME,
         FanoutTopology.build(context.topics(), config, new FanoutMetrics(context.metrics())),
-        Map.of(StreamsConfig.NUM_STREAM_THREADS_CONFIG, FanoutConfig.THREADS.read(context.env())));
+        Map.of(StreamsConfig.NUM_STREAM_THREADS_CONFIG, FanoutConfig.THREADS.read(context.env()),
+            StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, FanoutConfig.COMMIT_INTERVAL.read(context.env()).toMillis()));
   }
 }

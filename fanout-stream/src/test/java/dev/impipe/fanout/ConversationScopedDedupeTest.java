@@ -8,6 +8,7 @@ import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.MessageType;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.fanout.internal.SentCodec;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -18,7 +19,9 @@ import java.util.Map;
 import java.util.UUID;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
+import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.state.WindowStore;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -64,6 +67,39 @@ class ConversationScopedDedupeTest {
 
   @Test
   void aRetryInTheSameChatIsStillDeliveredOnce() {
+    send(direct("alice", "bob", "c-1", "hi bob"));
+    send(direct("alice", "bob", "c-1", "hi bob"));
+
+    assertThat(inbox.readKeyValuesToList()).extracting(kv -> kv.key).containsExactly("bob", "alice");
+  }
+
+  @Test
+  void aRetryIsCaughtFromWhatTheStoreHeldBeforeTheProcessorStarted() {
+    // Given the dedupe store already holds alice's c-1 to bob (put by an earlier run of the task, restored)
+    ChatMessage hi = direct("alice", "bob", "c-1", "hi bob");
+    WindowStore<Bytes, byte[]> dedupe = driver.getWindowStore(FanoutTopology.DEDUPE_STORE);
+    dedupe.put(SentCodec.dedupeKey("alice", "d:alice:bob", "c-1"), SentCodec.dedupeValue(hi.getMessageId()),
+        T0.toEpochMilli());
+
+    // When it is retried, then another message is sent
+    send(hi);
+    send(direct("alice", "bob", "c-2", "again"));
+
+    // Then the retry is a duplicate (the dedupe filter was built from the store), the other one is delivered
+    assertThat(inbox.readKeyValuesToList()).extracting(kv -> kv.value.getBody()).containsExactly("again", "again");
+  }
+
+  @Test
+  void withoutTheFilterRetriesAreCaughtTheSame() {
+    driver.close();
+    ImTopics topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope(registryUrl));
+    driver = new TopologyTestDriver(FanoutTopology.build(topics, FanoutConfig.defaults().withDedupeFilterMb(0),
+        new FanoutMetrics(new SimpleMeterRegistry())), StreamsTestConfig.forDriver("fanout"));
+    messages = driver.createInputTopic(topics.messages().name(), topics.messages().keySerde().serializer(),
+        topics.messages().valueSerde().serializer(), T0, Duration.ofMillis(1));
+    inbox = driver.createOutputTopic(topics.inbox().name(), topics.inbox().keySerde().deserializer(),
+        topics.inbox().valueSerde().deserializer());
+
     send(direct("alice", "bob", "c-1", "hi bob"));
     send(direct("alice", "bob", "c-1", "hi bob"));
 

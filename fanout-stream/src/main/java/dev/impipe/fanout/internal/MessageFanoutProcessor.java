@@ -67,6 +67,9 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
   private KeyValueStore<String, byte[]> groups;
   private MembershipRules membership;
   private WindowStore<Bytes, byte[]> pastMembers;
+  /** Built on the first message (see {@link #mightBeRetry}); null before, and when configured off. */
+  private DedupeFilter dedupeFilter;
+  private long newestTimestamp = Long.MIN_VALUE;
 
   public MessageFanoutProcessor(FanoutConfig config, FanoutMetrics metrics) {
     this.config = config;
@@ -165,7 +168,7 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     long timestamp = record.timestamp();
     // The conversation is part of the key: the same clientMsgId in two chats is two messages.
     Bytes dedupeKey = SentCodec.dedupeKey(m.getSenderId(), m.getConversationId(), m.getClientMsgId());
-    if (seen(dedupe, dedupeKey, timestamp, config.dedupeWindow().toMillis())) {
+    if (mightBeRetry(dedupeKey, timestamp) && seen(dedupe, dedupeKey, timestamp, config.dedupeWindow().toMillis())) {
       metrics.duplicates().increment();
       return false;
     }
@@ -187,6 +190,9 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     }
     // All checks passed: from here on, state changes and output.
     dedupe.put(dedupeKey, SentCodec.dedupeValue(m.getMessageId()), timestamp);
+    if (dedupeFilter != null) {
+      dedupeFilter.add(dedupeKey.get(), timestamp);
+    }
     InboxEntryType type = switch (m.getType()) {
       case MESSAGE -> InboxEntryType.MESSAGE;
       case READ -> InboxEntryType.READ;
@@ -452,6 +458,31 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
       }
     }
     return users;
+  }
+
+  /**
+   * False when the dedupe filter knows the key was not put within the window: then the store's range read is
+   * skipped. The filter is built from the store on the first message the processor sees (after restoration: what
+   * the store holds then, including what an earlier run of the task put), and follows every put after that.
+   */
+  private boolean mightBeRetry(Bytes dedupeKey, long timestamp) {
+    if (config.dedupeFilterMb() == 0) {
+      return true;
+    }
+    long window = config.dedupeWindow().toMillis();
+    if (dedupeFilter == null) {
+      dedupeFilter = new DedupeFilter(window, config.dedupeFilterMb() * 8L * 1024 * 1024);
+      try (KeyValueIterator<Windowed<Bytes>, byte[]> all = dedupe.all()) {
+        while (all.hasNext()) {
+          Windowed<Bytes> key = all.next().key;
+          dedupeFilter.add(key.key().get(), key.window().start());
+        }
+      }
+    }
+    newestTimestamp = Math.max(newestTimestamp, timestamp);
+    // The store keeps one window before its stream time; a record older than that reads the store.
+    dedupeFilter.expireBefore(newestTimestamp - window);
+    return dedupeFilter.mightContain(dedupeKey.get(), timestamp);
   }
 
   private static boolean seen(WindowStore<Bytes, byte[]> store, Bytes key, long timestamp, long window) {
