@@ -12,6 +12,7 @@ import dev.impipe.bench.report.Progress;
 import dev.impipe.bench.report.Result;
 import dev.impipe.bench.report.ThreadCpu;
 import dev.impipe.fanout.FanoutComponent;
+import dev.impipe.fanout.FanoutConfig;
 import dev.impipe.fanout.FanoutTopology;
 import dev.impipe.runtime.app.PipelineRuntime;
 import java.io.PrintStream;
@@ -55,7 +56,8 @@ public final class FanoutScenario implements Scenario {
     result.setup("latency phase", latencySeconds + " s at half the full-speed rate");
     result.setup("partitions", "im.messages " + cluster.partitions(cluster.names().messages()) + ", im.inbox "
         + cluster.partitions(cluster.names().inbox()));
-    result.setup("processing.guarantee", "exactly_once_v2 (pipeline default), commit.interval.ms default (100)");
+    result.setup("processing.guarantee", "exactly_once_v2 (pipeline default), commit interval "
+        + FanoutConfig.COMMIT_INTERVAL.read(cluster.env(Map.of())).toMillis() + " ms (IM_FANOUT_COMMIT_INTERVAL)");
 
     // The ceiling: raw producer at the size of an inbox entry.
     int entrySize = inboxEntrySize(cluster);
@@ -217,8 +219,17 @@ public final class FanoutScenario implements Scenario {
         KafkaProducer<String, ChatMessage> producer =
             cluster.producer(cluster.topics().messages().valueSerde().serializer())) {
       Support.Pacer pacer = new Support.Pacer(messageRate);
+      // Beside the latency of each second: how long the app spent committing and in GC pauses in it, to tell
+      // which one a slow second came from.
       try (Progress p = Progress.start(log, result, "latency at half rate", "entries visible", 0, watcher::seen,
-          () -> "p99 so far " + latency.percentile(99) + " ms", "inbox entries visible")) {
+          () -> "p99 so far " + latency.percentile(99) + " ms", "inbox entries visible");
+          Progress commits = Progress.start(log, result, "fan-out in commit", "ms", 0,
+              () -> (long) (Support.streamsMetricSum(app, "flush-time-ns-total")
+                  + Support.streamsMetricSum(app, "txn-commit-time-ns-total")) / 1_000_000,
+              null,
+              "fan-out time in flush + transaction commit");
+          Progress gc = Progress.start(log, result, "GC pauses", "ms", 0, Support::gcMillis, null,
+              "GC time of the app's JVM")) {
         while (pacer.elapsedSeconds() < settleSeconds + latencySeconds) {
           for (long k = pacer.due(); k > 0; k--) {
             send(producer, messagesTopic, workload, errors);

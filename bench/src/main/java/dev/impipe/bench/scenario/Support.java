@@ -92,6 +92,26 @@ final class Support {
     return process.info().totalCpuDuration().map(d -> d.toNanos() / 1e9).orElse(0.0);
   }
 
+  /** The sum of the Kafka client / Streams metric {@code name} over all of the app's clients and threads. */
+  static double streamsMetricSum(org.apache.kafka.streams.KafkaStreams app, String name) {
+    double sum = 0;
+    for (var e : app.metrics().entrySet()) {
+      if (e.getKey().name().equals(name) && e.getValue().metricValue() instanceof Number n) {
+        sum += n.doubleValue();
+      }
+    }
+    return sum;
+  }
+
+  /** Milliseconds this JVM's collectors have spent collecting (pauses and concurrent work as they report it). */
+  static long gcMillis() {
+    long sum = 0;
+    for (var gc : java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
+      sum += Math.max(0, gc.getCollectionTime());
+    }
+    return sum;
+  }
+
   static String mb(long bytes) {
     return String.format(java.util.Locale.ROOT, "%.1f MB", bytes / 1048576.0);
   }
