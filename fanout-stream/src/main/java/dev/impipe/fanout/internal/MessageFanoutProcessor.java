@@ -86,6 +86,9 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     this.groups = context.getStateStore(FanoutTopology.GROUPS_STORE);
     this.pastMembers = context.getStateStore(FanoutTopology.PAST_MEMBERS_STORE);
     this.membership = new MembershipRules(metrics, members, groups, clock, pastMembers);
+    // Built again from the store: a task revived after an aborted transaction re-initializes its processors.
+    this.dedupeFilter = null;
+    this.newestTimestamp = Long.MIN_VALUE;
   }
 
   @Override
