@@ -45,8 +45,8 @@ public record FanoutConfig(Duration dedupeWindow, Duration recallWindow, int lar
 
   public static final Setting<Integer> DEDUPE_FILTER_MB = Setting.integer(IM_FANOUT_DEDUPE_FILTER_MB, 8, 0, 4096,
       "heap (MB) per fan-out task for Bloom filters of the dedupe keys, so that a message that is not a retry skips "
-          + "the dedupe store's range read (~1.4 bytes per message of 1.5 dedupe windows; once full, lookups read "
-          + "the store as without it; 0: no filter)");
+          + "the dedupe store's range read (2-4 bytes per message of the last 1.5 dedupe windows: 8 MB hold about "
+          + "2-3.5M; once full, lookups read the store as without it; 0: no filter)");
 
   public static final ConfigTable TABLE = ConfigTable.of("fanout", DEDUPE_WINDOW, RECALL_WINDOW,
       LARGE_GROUP_THRESHOLD, THREADS, COMMIT_INTERVAL, DEDUPE_FILTER_MB);
