@@ -133,11 +133,20 @@ public final class BenchCluster implements AutoCloseable {
     step("topics ready (" + created.size() + " created, prefix '" + prefix + "')");
   }
 
+  /** Extra JVM options of the benchmark's own broker (space-separated). */
+  public static final String BROKER_OPTS = "IM_BENCH_BROKER_OPTS";
+
   private String startBroker() throws IOException {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     Path brokerLog = work.resolve("broker.log");
-    ProcessBuilder pb = new ProcessBuilder(java, "-Xmx1g", "-cp", System.getProperty("java.class.path"),
-        BrokerMain.class.getName()).redirectError(brokerLog.toFile());
+    List<String> command = new ArrayList<>(List.of(java, "-Xmx1g"));
+    // Extra JVM options for the broker (a GC log, a profiler agent): IM_BENCH_BROKER_OPTS, split on spaces.
+    String extra = System.getenv(BROKER_OPTS);
+    if (extra != null && !extra.isBlank()) {
+      command.addAll(List.of(extra.trim().split("\\s+")));
+    }
+    command.addAll(List.of("-cp", System.getProperty("java.class.path"), BrokerMain.class.getName()));
+    ProcessBuilder pb = new ProcessBuilder(command).redirectError(brokerLog.toFile());
     broker = pb.start();
     BufferedReader out = new BufferedReader(new InputStreamReader(broker.getInputStream(), StandardCharsets.UTF_8));
     String line;

@@ -219,8 +219,8 @@ public final class FanoutScenario implements Scenario {
         KafkaProducer<String, ChatMessage> producer =
             cluster.producer(cluster.topics().messages().valueSerde().serializer())) {
       Support.Pacer pacer = new Support.Pacer(messageRate);
-      // Beside the latency of each second: how long the app spent committing and in GC pauses in it, to tell
-      // which one a slow second came from.
+      // Beside the latency of each second: how long the app spent committing and in GC pauses in it, and the CPU
+      // the stream thread and the broker got, to tell what a slow second came from.
       try (Progress p = Progress.start(log, result, "latency at half rate", "entries visible", 0, watcher::seen,
           () -> "p99 so far " + latency.percentile(99) + " ms", "inbox entries visible");
           Progress commits = Progress.start(log, result, "fan-out in commit", "ms", 0,
@@ -229,7 +229,11 @@ public final class FanoutScenario implements Scenario {
               null,
               "fan-out time in flush + transaction commit");
           Progress gc = Progress.start(log, result, "GC pauses", "ms", 0, Support::gcMillis, null,
-              "GC time of the app's JVM")) {
+              "GC time of the app's JVM");
+          Progress streamCpu = Progress.start(log, result, "stream thread CPU", "ms", 0,
+              () -> Support.threadCpuMillis("StreamThread"), null, "fan-out stream thread CPU");
+          Progress brokerCpu = Progress.start(log, result, "broker CPU", "ms", 0,
+              () -> (long) (Support.Cpu.now(cluster.brokerPid()).broker() * 1000), null, "broker JVM CPU")) {
         while (pacer.elapsedSeconds() < settleSeconds + latencySeconds) {
           for (long k = pacer.due(); k > 0; k--) {
             send(producer, messagesTopic, workload, errors);

@@ -112,6 +112,19 @@ final class Support {
     return sum;
   }
 
+  /** CPU milliseconds used so far by this JVM's live threads whose name contains {@code nameContains}. */
+  static long threadCpuMillis(String nameContains) {
+    var bean = java.lang.management.ManagementFactory.getThreadMXBean();
+    long nanos = 0;
+    for (var info : bean.getThreadInfo(bean.getAllThreadIds())) {
+      if (info != null && info.getThreadName().contains(nameContains)
+          && !info.getThreadName().startsWith("kafka-producer-network-thread")) {
+        nanos += Math.max(0, bean.getThreadCpuTime(info.getThreadId()));
+      }
+    }
+    return nanos / 1_000_000;
+  }
+
   static String mb(long bytes) {
     return String.format(java.util.Locale.ROOT, "%.1f MB", bytes / 1048576.0);
   }
