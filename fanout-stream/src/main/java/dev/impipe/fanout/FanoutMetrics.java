@@ -1,7 +1,9 @@
 package dev.impipe.fanout;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.concurrent.atomic.AtomicLong;
 
 /** What the fan-out app counts (exposed on /metrics). */
 public final class FanoutMetrics {
@@ -13,6 +15,9 @@ public final class FanoutMetrics {
   private final Counter membershipChanges;
   private final Counter writesSaved;
   private final Counter modeSwitches;
+  private final Counter dedupeSkipped;
+  private final Counter dedupeReads;
+  private final AtomicLong dedupeFilterBytes = new AtomicLong();
 
   public FanoutMetrics(MeterRegistry registry) {
     messages = Counter.builder("im.fanout.messages").description("source records fanned out").register(registry);
@@ -27,6 +32,28 @@ public final class FanoutMetrics {
         .description("inbox copies not written because the group is read-diffused").register(registry);
     modeSwitches = Counter.builder("im.fanout.mode.switches")
         .description("groups switching between write and read diffusion").register(registry);
+    dedupeSkipped = Counter.builder("im.fanout.dedupe.skipped")
+        .description("dedupe checks the Bloom filter answered (not a retry) without reading the store")
+        .register(registry);
+    dedupeReads = Counter.builder("im.fanout.dedupe.reads")
+        .description("dedupe checks that read the store (the filter said maybe, is full, or is off)")
+        .register(registry);
+    Gauge.builder("im.fanout.dedupe.filter.bytes", dedupeFilterBytes, AtomicLong::get)
+        .description("heap held by the dedupe Bloom filters of this process's fan-out tasks").baseUnit("bytes")
+        .register(registry);
+  }
+
+  public Counter dedupeSkipped() {
+    return dedupeSkipped;
+  }
+
+  public Counter dedupeReads() {
+    return dedupeReads;
+  }
+
+  /** Adds {@code delta} (negative when a filter shrinks or goes) to the filters' heap. */
+  public void dedupeFilterBytes(long delta) {
+    dedupeFilterBytes.addAndGet(delta);
   }
 
   public Counter messages() {

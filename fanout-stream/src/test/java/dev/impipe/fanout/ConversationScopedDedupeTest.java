@@ -33,6 +33,7 @@ class ConversationScopedDedupeTest {
 
   private String registryUrl;
   private TopologyTestDriver driver;
+  private SimpleMeterRegistry registry;
   private TestInputTopic<String, ChatMessage> messages;
   private TestOutputTopic<String, InboxEntry> inbox;
 
@@ -40,8 +41,9 @@ class ConversationScopedDedupeTest {
   void setUp() {
     registryUrl = "mock://dedupe-" + UUID.randomUUID();
     ImTopics topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope(registryUrl));
+    registry = new SimpleMeterRegistry();
     driver = new TopologyTestDriver(FanoutTopology.build(topics, FanoutConfig.defaults(),
-        new FanoutMetrics(new SimpleMeterRegistry())), StreamsTestConfig.forDriver("fanout"));
+        new FanoutMetrics(registry)), StreamsTestConfig.forDriver("fanout"));
     messages = driver.createInputTopic(topics.messages().name(), topics.messages().keySerde().serializer(),
         topics.messages().valueSerde().serializer(), T0, Duration.ofMillis(1));
     inbox = driver.createOutputTopic(topics.inbox().name(), topics.inbox().keySerde().deserializer(),
@@ -50,7 +52,9 @@ class ConversationScopedDedupeTest {
 
   @AfterEach
   void tearDown() {
-    driver.close();
+    if (driver != null) {
+      driver.close();
+    }
     InMemorySchemaRegistry.drop(registryUrl);
   }
 
@@ -93,8 +97,9 @@ class ConversationScopedDedupeTest {
   void withoutTheFilterRetriesAreCaughtTheSame() {
     driver.close();
     ImTopics topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope(registryUrl));
+    registry = new SimpleMeterRegistry();
     driver = new TopologyTestDriver(FanoutTopology.build(topics, FanoutConfig.defaults().withDedupeFilterMb(0),
-        new FanoutMetrics(new SimpleMeterRegistry())), StreamsTestConfig.forDriver("fanout"));
+        new FanoutMetrics(registry)), StreamsTestConfig.forDriver("fanout"));
     messages = driver.createInputTopic(topics.messages().name(), topics.messages().keySerde().serializer(),
         topics.messages().valueSerde().serializer(), T0, Duration.ofMillis(1));
     inbox = driver.createOutputTopic(topics.inbox().name(), topics.inbox().keySerde().deserializer(),
@@ -104,6 +109,25 @@ class ConversationScopedDedupeTest {
     send(direct("alice", "bob", "c-1", "hi bob"));
 
     assertThat(inbox.readKeyValuesToList()).extracting(kv -> kv.key).containsExactly("bob", "alice");
+    assertThat(registry.get("im.fanout.dedupe.reads").counter().count()).isEqualTo(2);
+    assertThat(registry.get("im.fanout.dedupe.skipped").counter().count()).isZero();
+    assertThat(registry.get("im.fanout.dedupe.filter.bytes").gauge().value()).isZero();
+  }
+
+  @Test
+  void theFilterSkipsTheStoreForNewMessagesAndReadsItForARetry() {
+    send(direct("alice", "bob", "c-1", "one"));
+    send(direct("alice", "bob", "c-2", "two"));
+    send(direct("alice", "bob", "c-1", "one"));
+
+    assertThat(registry.get("im.fanout.dedupe.skipped").counter().count()).isEqualTo(2);
+    assertThat(registry.get("im.fanout.dedupe.reads").counter().count()).isEqualTo(1);
+    assertThat(registry.get("im.fanout.duplicates").counter().count()).isEqualTo(1);
+    assertThat(registry.get("im.fanout.dedupe.filter.bytes").gauge().value()).isPositive();
+    // Closing the app releases the filters
+    driver.close();
+    driver = null;
+    assertThat(registry.get("im.fanout.dedupe.filter.bytes").gauge().value()).isZero();
   }
 
   private void send(ChatMessage m) {

@@ -70,6 +70,8 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
   /** Built on the first message (see {@link #mightBeRetry}); null before, and when configured off. */
   private DedupeFilter dedupeFilter;
   private long newestTimestamp = Long.MIN_VALUE;
+  /** The filter heap this processor has added to {@link FanoutMetrics#dedupeFilterBytes} so far. */
+  private long reportedFilterBytes;
 
   public MessageFanoutProcessor(FanoutConfig config, FanoutMetrics metrics) {
     this.config = config;
@@ -89,6 +91,22 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     // Built again from the store: a task revived after an aborted transaction re-initializes its processors.
     this.dedupeFilter = null;
     this.newestTimestamp = Long.MIN_VALUE;
+    reportFilterBytes();
+  }
+
+  @Override
+  public void close() {
+    dedupeFilter = null;
+    reportFilterBytes();
+  }
+
+  /** Keeps the process's filter-heap gauge in step with this processor's filter. */
+  private void reportFilterBytes() {
+    long bytes = dedupeFilter == null ? 0 : dedupeFilter.bits() / 8;
+    if (bytes != reportedFilterBytes) {
+      metrics.dedupeFilterBytes(bytes - reportedFilterBytes);
+      reportedFilterBytes = bytes;
+    }
   }
 
   @Override
@@ -171,9 +189,14 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     long timestamp = record.timestamp();
     // The conversation is part of the key: the same clientMsgId in two chats is two messages.
     Bytes dedupeKey = SentCodec.dedupeKey(m.getSenderId(), m.getConversationId(), m.getClientMsgId());
-    if (mightBeRetry(dedupeKey, timestamp) && seen(dedupe, dedupeKey, timestamp, config.dedupeWindow().toMillis())) {
-      metrics.duplicates().increment();
-      return false;
+    if (!mightBeRetry(dedupeKey, timestamp)) {
+      metrics.dedupeSkipped().increment();
+    } else {
+      metrics.dedupeReads().increment();
+      if (seen(dedupe, dedupeKey, timestamp, config.dedupeWindow().toMillis())) {
+        metrics.duplicates().increment();
+        return false;
+      }
     }
     // Validation happens here; the (possibly large) member scan only when the entries are really written.
     Supplier<List<String>> recipients;
@@ -195,6 +218,7 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     dedupe.put(dedupeKey, SentCodec.dedupeValue(m.getMessageId()), timestamp);
     if (dedupeFilter != null) {
       dedupeFilter.add(dedupeKey.get(), timestamp);
+      reportFilterBytes();
     }
     InboxEntryType type = switch (m.getType()) {
       case MESSAGE -> InboxEntryType.MESSAGE;
@@ -485,6 +509,7 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     newestTimestamp = Math.max(newestTimestamp, timestamp);
     // The store keeps one window before its stream time; a record older than that reads the store.
     dedupeFilter.expireBefore(newestTimestamp - window);
+    reportFilterBytes();
     return dedupeFilter.mightContain(dedupeKey.get(), timestamp);
   }
 
