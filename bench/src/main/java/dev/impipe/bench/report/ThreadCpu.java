@@ -10,6 +10,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.function.Predicate;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
@@ -46,21 +47,46 @@ public final class ThreadCpu {
 
   /** CPU time of every live Java thread and of the process, now. */
   public static ThreadCpu now() {
-    ThreadMXBean bean = ManagementFactory.getThreadMXBean();
     Map<Long, String> names = new HashMap<>();
     Map<Long, Long> nanos = new HashMap<>();
-    for (ThreadInfo info : bean.getThreadInfo(bean.getAllThreadIds())) {
-      if (info == null) {
-        continue;
+    eachJavaThread((id, name, cpu) -> {
+      names.put(id, name);
+      nanos.put(id, cpu);
+    });
+    long process = (long) (processSeconds(ProcessHandle.current()) * 1e9);
+    return new ThreadCpu(names, nanos, process, jvmThreads());
+  }
+
+  /** CPU milliseconds used so far by this JVM's live Java threads whose name {@code select} accepts. */
+  public static long cpuMillis(Predicate<String> select) {
+    long[] sum = new long[1];
+    eachJavaThread((id, name, cpu) -> {
+      if (select.test(name)) {
+        sum[0] += cpu;
       }
-      long cpu = bean.getThreadCpuTime(info.getThreadId());
-      if (cpu >= 0) {
-        names.put(info.getThreadId(), info.getThreadName());
-        nanos.put(info.getThreadId(), cpu);
+    });
+    return sum[0] / 1_000_000;
+  }
+
+  /** CPU seconds a process has used so far (0 when the OS does not say). */
+  public static double processSeconds(ProcessHandle process) {
+    return process.info().totalCpuDuration().map(d -> d.toNanos() / 1e9).orElse(0.0);
+  }
+
+  private interface ThreadVisitor {
+    void visit(long id, String name, long cpuNanos);
+  }
+
+  private static void eachJavaThread(ThreadVisitor visitor) {
+    ThreadMXBean bean = ManagementFactory.getThreadMXBean();
+    for (ThreadInfo info : bean.getThreadInfo(bean.getAllThreadIds())) {
+      if (info != null) {
+        long cpu = bean.getThreadCpuTime(info.getThreadId());
+        if (cpu >= 0) {
+          visitor.visit(info.getThreadId(), info.getThreadName(), cpu);
+        }
       }
     }
-    long process = ProcessHandle.current().info().totalCpuDuration().map(d -> d.toNanos()).orElse(0L);
-    return new ThreadCpu(names, nanos, process, jvmThreads());
   }
 
   /** CPU of the JVM's own threads by kind, from {@code /proc} (empty where there is none). */

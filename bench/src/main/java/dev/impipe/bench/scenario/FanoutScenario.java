@@ -232,7 +232,9 @@ public final class FanoutScenario implements Scenario {
           Progress gc = Progress.start(log, result, "GC pauses", "ms", 0, Support::gcMillis, null,
               "GC time of the app's JVM");
           Progress streamCpu = Progress.start(log, result, "stream thread CPU", "ms", 0,
-              () -> Support.threadCpuMillis("StreamThread"), null, "fan-out stream thread CPU");
+              () -> ThreadCpu.cpuMillis(name -> name.contains("StreamThread")
+                  && !name.startsWith("kafka-producer-network-thread")),
+              null, "fan-out stream thread CPU");
           Progress brokerCpu = Progress.start(log, result, "broker CPU", "ms", 0,
               () -> (long) (Support.Cpu.now(cluster.brokerPid()).broker() * 1000), null, "broker JVM CPU")) {
         while (pacer.elapsedSeconds() < settleSeconds + latencySeconds) {

@@ -1,5 +1,6 @@
 package dev.impipe.bench.scenario;
 
+import dev.impipe.bench.report.ThreadCpu;
 import dev.impipe.runtime.app.PipelineRuntime;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -79,17 +80,13 @@ final class Support {
    */
   record Cpu(double self, double broker) {
     static Cpu now(java.util.OptionalLong brokerPid) {
-      return new Cpu(seconds(ProcessHandle.current()), brokerPid.isPresent()
-          ? ProcessHandle.of(brokerPid.getAsLong()).map(Support::seconds).orElse(0.0) : 0.0);
+      return new Cpu(ThreadCpu.processSeconds(ProcessHandle.current()), brokerPid.isPresent()
+          ? ProcessHandle.of(brokerPid.getAsLong()).map(ThreadCpu::processSeconds).orElse(0.0) : 0.0);
     }
 
     Cpu since(Cpu start) {
       return new Cpu(self - start.self, broker - start.broker);
     }
-  }
-
-  private static double seconds(ProcessHandle process) {
-    return process.info().totalCpuDuration().map(d -> d.toNanos() / 1e9).orElse(0.0);
   }
 
   /** The sum of the Kafka client / Streams metric {@code name} over all of the app's clients and threads. */
@@ -110,19 +107,6 @@ final class Support {
       sum += Math.max(0, gc.getCollectionTime());
     }
     return sum;
-  }
-
-  /** CPU milliseconds used so far by this JVM's live threads whose name contains {@code nameContains}. */
-  static long threadCpuMillis(String nameContains) {
-    var bean = java.lang.management.ManagementFactory.getThreadMXBean();
-    long nanos = 0;
-    for (var info : bean.getThreadInfo(bean.getAllThreadIds())) {
-      if (info != null && info.getThreadName().contains(nameContains)
-          && !info.getThreadName().startsWith("kafka-producer-network-thread")) {
-        nanos += Math.max(0, bean.getThreadCpuTime(info.getThreadId()));
-      }
-    }
-    return nanos / 1_000_000;
   }
 
   static String mb(long bytes) {
