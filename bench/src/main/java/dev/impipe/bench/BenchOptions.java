@@ -50,8 +50,10 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
             new Setting("large-groups", "N", "groups of --large-size members (4, scales)"),
             new Setting("large-size", "N", "members of a large group (4000)"),
             new Setting("messages", "N", "messages sent at full speed (200k, scales)"),
-            new Setting("warmup", "N", "messages fanned out first and not measured, so the JIT has compiled the "
-                + "fan-out path before the full-speed phase (40k, scales; 0: none)"),
+            new Setting("warmup", "N", "messages of one warm-up round, fanned out first and not measured, so the JIT "
+                + "has compiled the fan-out path before the full-speed phase (100k, scales; 0: none)"),
+            new Setting("warmup-rounds", "N", "warm-up rounds at most: the warm-up ends after a round in which the "
+                + "JIT compilers took under 5% of the JVM's CPU (8)"),
             new Setting("duration", "SECONDS", "the half-rate latency phase (30; 10 at --scale small)"),
             new Setting("large-group-threshold", "N", "members from which a group is read from its own timeline "
                 + "(1000; 0: write diffusion only, to compare with hybrid mode)"))));

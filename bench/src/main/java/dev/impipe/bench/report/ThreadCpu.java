@@ -26,11 +26,13 @@ public final class ThreadCpu {
   private static final Pattern UUID = Pattern.compile("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}");
   private static final Pattern NUMBER = Pattern.compile("\\d+");
   private static final String JVM_OWN = "other JVM threads";
+  /** The kind of the JIT's compiler threads in {@link #since}. */
+  public static final String JIT_COMPILERS = "JIT compilers (JVM)";
 
   /** The JVM's own threads by their native names (Linux {@code /proc/self/task/N/comm}). */
   private static final Map<String, Pattern> JVM_KINDS = Map.of(
       "GC (JVM)", Pattern.compile("^(GC Thread|G1 |GC ).*"),
-      "JIT compilers (JVM)", Pattern.compile("^C[12] Compiler.*"),
+      JIT_COMPILERS, Pattern.compile("^C[12] Compiler.*"),
       "VM thread (JVM)", Pattern.compile("^VM (Thread|Periodic).*"));
 
   private final Map<Long, String> names;
