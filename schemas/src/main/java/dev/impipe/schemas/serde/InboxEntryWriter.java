@@ -1,10 +1,13 @@
 package dev.impipe.schemas.serde;
 
 import dev.impipe.avro.InboxEntry;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import org.apache.avro.Schema;
+import org.apache.avro.io.BinaryEncoder;
 import org.apache.avro.io.DatumWriter;
 import org.apache.avro.io.Encoder;
+import org.apache.avro.io.EncoderFactory;
 
 /**
  * Writes an {@link InboxEntry} field by field, exactly as Avro's {@code SpecificDatumWriter} does (same bytes;
@@ -26,9 +29,27 @@ final class InboxEntryWriter implements DatumWriter<InboxEntry> {
     }
   }
 
+  /**
+   * The encoding of everything after {@code userId} of the last entry written, with the field values it was made
+   * from. The fan-out writes one entry per recipient of a message and those entries differ only in their first field,
+   * so the rest is encoded once per message and copied for each recipient. Immutable, so the writer can be shared by
+   * stream threads (a race costs one encoding, never a wrong byte).
+   */
+  private volatile Tail last;
+
   @Override
   public void write(InboxEntry e, Encoder out) throws IOException {
     out.writeString(required(e.getUserId(), "userId"));
+    Tail tail = last;
+    if (tail == null || !tail.encodes(e)) {
+      tail = new Tail(e);
+      last = tail;
+    }
+    out.writeFixed(tail.bytes);
+  }
+
+  /** The fields after {@code userId}, in schema order. */
+  private static void writeTail(InboxEntry e, Encoder out) throws IOException {
     out.writeEnum(required(e.getType(), "type").ordinal());
     out.writeString(required(e.getConversationId(), "conversationId"));
     out.writeLong(e.getConversationSeq());
@@ -53,6 +74,46 @@ final class InboxEntryWriter implements DatumWriter<InboxEntry> {
     nullable(out, e.getRejectedOp());
     nullable(out, e.getTargetUserId());
     nullable(out, e.getRecalledBy());
+  }
+
+  /**
+   * An encoded tail and the values it encodes. A later entry with the very same value objects (compared by
+   * reference: every field type is immutable, so the same object is the same value) has the same tail.
+   */
+  private static final class Tail {
+    private final Object[] values;
+    private final long conversationSeq;
+    private final byte[] bytes;
+
+    Tail(InboxEntry e) throws IOException {
+      this.values = values(e);
+      this.conversationSeq = e.getConversationSeq();
+      ByteArrayOutputStream buffer = new ByteArrayOutputStream(128);
+      BinaryEncoder encoder = EncoderFactory.get().directBinaryEncoder(buffer, null);
+      writeTail(e, encoder);
+      encoder.flush();
+      this.bytes = buffer.toByteArray();
+    }
+
+    boolean encodes(InboxEntry e) {
+      if (e.getConversationSeq() != conversationSeq) {
+        return false;
+      }
+      Object[] v = values;
+      return v[0] == e.getType() && v[1] == e.getConversationId() && v[2] == e.getMessageId()
+          && v[3] == e.getSenderId() && v[4] == e.getBody() && v[5] == e.getRefMessageId()
+          && v[6] == e.getReadUpToSeq() && v[7] == e.getTimestamp() && v[8] == e.getTimelineFromSeq()
+          && v[9] == e.getReadDiffusion() && v[10] == e.getClientMsgId() && v[11] == e.getReason()
+          && v[12] == e.getReasonCode() && v[13] == e.getRejectedOp() && v[14] == e.getTargetUserId()
+          && v[15] == e.getRecalledBy();
+    }
+
+    private static Object[] values(InboxEntry e) {
+      return new Object[] {e.getType(), e.getConversationId(), e.getMessageId(), e.getSenderId(), e.getBody(),
+          e.getRefMessageId(), e.getReadUpToSeq(), e.getTimestamp(), e.getTimelineFromSeq(), e.getReadDiffusion(),
+          e.getClientMsgId(), e.getReason(), e.getReasonCode(), e.getRejectedOp(), e.getTargetUserId(),
+          e.getRecalledBy()};
+    }
   }
 
   private static <V> V required(V value, String field) {

@@ -52,6 +52,30 @@ class InboxEntryWriterTest {
   }
 
   @Test
+  void entriesThatDifferOnlyInTheirUserShareOneEncodingOfTheRestAndEveryOtherFieldStillCounts() throws IOException {
+    SplittableRandom random = new SplittableRandom(7);
+    InboxEntryWriter writer = new InboxEntryWriter();
+    DatumWriter<InboxEntry> avro = new SpecificDatumWriter<>(InboxEntry.getClassSchema());
+    InboxEntry base = entry((1 << 12) - 1, random);
+    // Each field after userId changed alone, in turn, after an entry for another recipient of the same values:
+    // the writer must notice every one of them (same bytes as Avro's writer), also when a change goes back.
+    for (int field = 1; field < InboxEntry.getClassSchema().getFields().size(); field++) {
+      InboxEntry sameRest = copy(base);
+      sameRest.setUserId("other-recipient");
+      assertThat(bytes(writer, sameRest)).isEqualTo(bytes(avro, sameRest));
+      InboxEntry changed = copy(base);
+      changed.put(field, different(changed.get(field), random));
+      assertThat(bytes(writer, changed)).as("field %s changed", InboxEntry.getClassSchema().getFields().get(field))
+          .isEqualTo(bytes(avro, changed));
+      assertThat(bytes(writer, base)).isEqualTo(bytes(avro, base));
+    }
+    // An equal value in a new object is re-encoded, with the same bytes.
+    InboxEntry equalValues = copy(base);
+    equalValues.setBody(new String(base.getBody().toCharArray()));
+    assertThat(bytes(writer, equalValues)).isEqualTo(bytes(avro, equalValues));
+  }
+
+  @Test
   void theSerializerUsesItForInboxEntriesOnly() {
     assertThat(SpecificAvroSerializer.writerFor(InboxEntry.getClassSchema())).isInstanceOf(InboxEntryWriter.class);
     assertThat(SpecificAvroSerializer.writerFor(dev.impipe.avro.ChatMessage.getClassSchema()))
@@ -91,6 +115,34 @@ class InboxEntryWriterTest {
     e.setTargetUserId(last ? "t" + random.nextInt() : null);
     e.setRecalledBy(last && random.nextBoolean() ? "" : null);
     return e;
+  }
+
+  private static InboxEntry copy(InboxEntry e) {
+    InboxEntry c = new InboxEntry();
+    for (int i = 0; i < InboxEntry.getClassSchema().getFields().size(); i++) {
+      c.put(i, e.get(i));
+    }
+    return c;
+  }
+
+  /** Another value of the same field type (never the same object, never equal). */
+  private static Object different(Object value, SplittableRandom random) {
+    if (value instanceof String s) {
+      return s + "'";
+    }
+    if (value instanceof Long l) {
+      return l + 1 + random.nextInt(10);
+    }
+    if (value instanceof Boolean b) {
+      return !b;
+    }
+    if (value instanceof Instant t) {
+      return t.plusMillis(1 + random.nextInt(10));
+    }
+    if (value instanceof InboxEntryType t) {
+      return InboxEntryType.values()[(t.ordinal() + 1) % InboxEntryType.values().length];
+    }
+    throw new IllegalArgumentException("no different value for " + value);
   }
 
   private static boolean bit(int mask, int i) {
