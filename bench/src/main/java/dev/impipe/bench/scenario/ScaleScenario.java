@@ -33,6 +33,14 @@ public final class ScaleScenario implements Scenario {
 
   static final long TARGET = 10_000_000;
 
+  /**
+   * How long the app may still need once everything is produced: 10 minutes, or as long as {@code records} take at
+   * 20,000/s when that is longer (the producer outruns the apps, so at 100M most of the load is still to be taken in).
+   */
+  static Duration takeInTime(long records) {
+    return Duration.ofSeconds(Math.max(600, records / 20_000));
+  }
+
   @Override
   public void run(BenchOptions options, BenchCluster cluster, Result result, PrintStream log) throws Exception {
     long timers = options.count("timers", 1_000_000, 10_000);
@@ -79,7 +87,7 @@ public final class ScaleScenario implements Scenario {
       }
       producer.flush();
       errors.check();
-      BenchCluster.await("the wheel took every delivery in", Duration.ofMinutes(10),
+      BenchCluster.await("the wheel took every delivery in", takeInTime(timers),
           cluster.caughtUp(AckTimeoutComponent.NAME, Set.of(deliveries)));
     }
     double timerSeconds = (System.nanoTime() - t0) / 1e9;
@@ -101,7 +109,7 @@ public final class ScaleScenario implements Scenario {
       }
       producer.flush();
       errors.check();
-      BenchCluster.await("the delay app took every schedule in", Duration.ofMinutes(10),
+      BenchCluster.await("the delay app took every schedule in", takeInTime(schedules),
           cluster.caughtUp(DelayComponent.NAME, Set.of(delayed)));
     }
     double scheduleSeconds = (System.nanoTime() - t1) / 1e9;
