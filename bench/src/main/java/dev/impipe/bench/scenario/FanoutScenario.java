@@ -243,8 +243,8 @@ public final class FanoutScenario implements Scenario {
         KafkaProducer<String, ChatMessage> producer =
             cluster.producer(cluster.topics().messages().valueSerde().serializer())) {
       Support.Pacer pacer = new Support.Pacer(messageRate);
-      // Beside the latency of each second: how long the app spent committing and in GC pauses in it, and the CPU
-      // the stream thread and the broker got, to tell what a slow second came from.
+      // Beside the latency of each second: how long the app spent committing and in GC pauses in it, the CPU the
+      // stream thread and the broker got, and how long transactions stayed open, to tell what a slow second came from.
       try (Progress p = Progress.start(log, result, "latency at half rate", "entries visible", 0, watcher::seen,
           () -> "p99 so far " + latency.percentile(99) + " ms", "inbox entries visible");
           Progress commits = Progress.start(log, result, "fan-out in commit", "ms", 0,
@@ -259,7 +259,10 @@ public final class FanoutScenario implements Scenario {
                   && !name.startsWith("kafka-producer-network-thread")),
               null, "fan-out stream thread CPU");
           Progress brokerCpu = Progress.start(log, result, "broker CPU", "ms", 0,
-              () -> (long) (Support.Cpu.now(cluster.brokerPid()).broker() * 1000), null, "broker JVM CPU")) {
+              () -> (long) (Support.Cpu.now(cluster.brokerPid()).broker() * 1000), null, "broker JVM CPU");
+          // An entry is visible once its transaction and every earlier one open on its partition have ended.
+          OpenTransactions open = new OpenTransactions(cluster.admin(), result,
+              "oldest open transaction (max of 100 ms samples)")) {
         while (pacer.elapsedSeconds() < settleSeconds + latencySeconds) {
           for (long k = pacer.due(); k > 0; k--) {
             send(producer, messagesTopic, workload, errors);
