@@ -56,7 +56,11 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
                 + "JIT compilers took under 5% of the JVM's CPU (8)"),
             new Setting("duration", "SECONDS", "the half-rate latency phase (30; 10 at --scale small)"),
             new Setting("large-group-threshold", "N", "members from which a group is read from its own timeline "
-                + "(1000; 0: write diffusion only, to compare with hybrid mode)"))));
+                + "(1000; 0: write diffusion only, to compare with hybrid mode)"),
+            new Setting("settle", "SECONDS", "seconds at half rate before the latency phase measures, recorded "
+                + "apart (5)"),
+            new Setting("stages", "0|1", "1: also record the latency's legs (sentAt -> message on im.messages, "
+                + "sentAt -> inbox entry appended before its commit) with two more consumers (0)"))));
     m.put("sync", new ScenarioSpec("fanout's data, then GET /v1/users/U/devices/D/sync?limit=50 for random users "
         + "at fixed concurrency: requests/s and latency; also runs wrk if it is installed",
         List.of(new Setting("users", "N", "users (5k" + COUNT + ")"),

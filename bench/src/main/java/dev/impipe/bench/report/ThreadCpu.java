@@ -94,9 +94,37 @@ public final class ThreadCpu {
   /** CPU of the JVM's own threads by kind, from {@code /proc} (empty where there is none). */
   private static Map<String, Long> jvmThreads() {
     Map<String, Long> byKind = new HashMap<>();
-    Path tasks = Path.of("/proc/self/task");
+    eachNativeThread("self", (comm, cpuNanos) -> JVM_KINDS.forEach((kind, pattern) -> {
+      if (pattern.matcher(comm).matches()) {
+        byKind.merge(kind, cpuNanos, Long::sum);
+      }
+    }));
+    return byKind;
+  }
+
+  /**
+   * CPU milliseconds used so far by the live threads of process {@code pid} whose native name (Linux {@code
+   * /proc/PID/task/N/comm}, at most 15 characters, e.g. {@code C2 CompilerThre} or {@code rocksdb:high}) {@code
+   * select} matches; 0 where there is no {@code /proc}. Sees threads the JVM does not list, in other processes too.
+   */
+  public static long nativeThreadMillis(long pid, Pattern select) {
+    long[] sum = new long[1];
+    eachNativeThread(Long.toString(pid), (comm, cpuNanos) -> {
+      if (select.matcher(comm).matches()) {
+        sum[0] += cpuNanos;
+      }
+    });
+    return sum[0] / 1_000_000;
+  }
+
+  private interface NativeThreadVisitor {
+    void visit(String comm, long cpuNanos);
+  }
+
+  private static void eachNativeThread(String pid, NativeThreadVisitor visitor) {
+    Path tasks = Path.of("/proc", pid, "task");
     if (!Files.isDirectory(tasks)) {
-      return byKind;
+      return;
     }
     try (Stream<Path> threads = Files.list(tasks)) {
       threads.forEach(task -> {
@@ -106,19 +134,14 @@ public final class ThreadCpu {
           // Fields after the ")" that closes the name: state is field 3, utime 14, stime 15 (clock ticks).
           String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
           long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]);
-          JVM_KINDS.forEach((kind, pattern) -> {
-            if (pattern.matcher(comm).matches()) {
-              byKind.merge(kind, ticks * 10_000_000L, Long::sum); // USER_HZ is 100 on Linux
-            }
-          });
+          visitor.visit(comm, ticks * 10_000_000L); // USER_HZ is 100 on Linux
         } catch (IOException | RuntimeException e) {
           // The thread ended while we read it: it is counted in the rest.
         }
       });
     } catch (IOException e) {
-      return byKind;
+      // The process ended.
     }
-    return byKind;
   }
 
   /**

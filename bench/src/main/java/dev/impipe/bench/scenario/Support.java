@@ -109,6 +109,45 @@ final class Support {
     return sum;
   }
 
+  /**
+   * CPU milliseconds every process of the machine has used so far (all cores; {@code /proc/stat}: user, nice,
+   * system, irq, softirq and steal time), 0 where there is no {@code /proc/stat}. Per second, it says how much of the
+   * machine was left idle.
+   */
+  static long machineBusyMillis() {
+    try {
+      String[] f = java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/stat")).get(0).trim().split("\\s+");
+      // cpu user nice system idle iowait irq softirq steal ...; in USER_HZ (100 per second on Linux).
+      long busy = 0;
+      for (int i : new int[] {1, 2, 3, 6, 7, 8}) {
+        busy += i < f.length ? Long.parseLong(f[i]) : 0;
+      }
+      return busy * 10;
+    } catch (java.io.IOException | RuntimeException e) {
+      return 0;
+    }
+  }
+
+  /** Milliseconds the machine's CPUs have been idle waiting for I/O so far ({@code /proc/stat}), 0 without it. */
+  static long machineIoWaitMillis() {
+    try {
+      String[] f = java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/stat")).get(0).trim().split("\\s+");
+      return f.length > 5 ? Long.parseLong(f[5]) * 10 : 0;
+    } catch (java.io.IOException | RuntimeException e) {
+      return 0;
+    }
+  }
+
+  /** Kilobytes the kernel has written from the page cache to disk so far ({@code /proc/vmstat nr_written}). */
+  static long pagesWrittenKb() {
+    try (var lines = java.nio.file.Files.lines(java.nio.file.Path.of("/proc/vmstat"))) {
+      return lines.filter(l -> l.startsWith("nr_written ")).mapToLong(l -> Long.parseLong(l.substring(11).trim()) * 4)
+          .findFirst().orElse(0);
+    } catch (java.io.IOException | RuntimeException e) {
+      return 0;
+    }
+  }
+
   static String mb(long bytes) {
     return String.format(java.util.Locale.ROOT, "%.1f MB", bytes / 1048576.0);
   }

@@ -17,7 +17,7 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
- * A {@code read_committed} consumer of every partition of one topic, from its end at start-up, on a thread of its
+ * A {@code read_committed} (or {@code read_uncommitted}) consumer of every partition of one topic, from its end at start-up, on a thread of its
  * own: what a syncing device would see, and when. The handler runs on that thread, right after each poll.
  */
 final class TopicWatcher implements AutoCloseable {
@@ -31,8 +31,17 @@ final class TopicWatcher implements AutoCloseable {
 
   TopicWatcher(BenchCluster cluster, String topic, Consumer<ConsumerRecord<byte[], byte[]>> handler)
       throws Exception {
+    this(cluster, topic, true, handler);
+  }
+
+  /**
+   * @param committed {@code read_committed} (what a device sees) if true, else {@code read_uncommitted}: records
+   *     as soon as the broker has appended them, before their transaction ends
+   */
+  TopicWatcher(BenchCluster cluster, String topic, boolean committed,
+      Consumer<ConsumerRecord<byte[], byte[]>> handler) throws Exception {
     Map<String, Object> props = new HashMap<>(cluster.config().clientProperties());
-    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, committed ? "read_committed" : "read_uncommitted");
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     props.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, 5000);
     props.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, 10);
@@ -63,7 +72,7 @@ final class TopicWatcher implements AutoCloseable {
         ready.countDown();
         consumer.close(org.apache.kafka.clients.consumer.CloseOptions.timeout(Duration.ofSeconds(5)));
       }
-    }, "bench-watch-" + topic);
+    }, "bench-watch-" + topic + (committed ? "" : "-uncommitted"));
     thread.setDaemon(true);
     thread.start();
     if (!ready.await(60, TimeUnit.SECONDS)) {
