@@ -23,12 +23,16 @@ final class SvgChart {
 
   static String render(Result result) {
     List<Series> rates = new ArrayList<>();
+    List<Series> timeShares = new ArrayList<>();
     List<Series> overTime = new ArrayList<>();
     List<Series> others = new ArrayList<>();
+    // Milliseconds per second (CPU, GC, commit time) get a panel of their own: on the records/s axis (hundreds of
+    // thousands) their 0-2,000 would lie flat on the bottom line.
     result.seriesMap().values().forEach(s -> (s.name().endsWith(Result.LATENCY_SERIES_SUFFIX) ? overTime
-        : s.unit().endsWith("/s") ? rates : others).add(s));
+        : s.unit().equals("ms/s") ? timeShares : s.unit().endsWith("/s") ? rates : others).add(s));
     Map<String, LatencyRecorder> latencies = result.latencyMap();
-    int linePanels = (rates.isEmpty() ? 0 : 1) + (overTime.isEmpty() ? 0 : 1) + (others.isEmpty() ? 0 : 1);
+    int linePanels = (rates.isEmpty() ? 0 : 1) + (timeShares.isEmpty() ? 0 : 1) + (overTime.isEmpty() ? 0 : 1)
+        + (others.isEmpty() ? 0 : 1);
     int panels = linePanels + (latencies.isEmpty() ? 0 : 1);
     int latH = 60 + latencies.size() * 5 * 14 + latencies.size() * 16;
     int height = 40 + linePanels * (PANEL_H + 40) + (latencies.isEmpty() ? 0 : latH) + (panels == 0 ? 40 : 0);
@@ -40,6 +44,10 @@ final class SvgChart {
     int y = 40;
     if (!rates.isEmpty()) {
       lines(svg, rates, "throughput over time", y);
+      y += PANEL_H + 40;
+    }
+    if (!timeShares.isEmpty()) {
+      lines(svg, timeShares, "time used per second (CPU, GC, commits)", y);
       y += PANEL_H + 40;
     }
     if (!overTime.isEmpty()) {

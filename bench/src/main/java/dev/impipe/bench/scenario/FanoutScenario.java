@@ -305,8 +305,8 @@ public final class FanoutScenario implements Scenario {
               null, "machine CPU busy, all processes (2,000 ms per second = both cores)");
           Progress ioWait = Progress.start(log, result, "I/O wait", "ms", 0, Support::machineIoWaitMillis, null,
               "machine CPU idle waiting for I/O");
-          Progress writeback = Progress.start(log, result, "disk writeback", "KB", 0, Support::pagesWrittenKb, null,
-              "page cache written to disk");
+          Progress writeback = Progress.start(log, result, "disk writeback", "MB", 0,
+              () -> Support.pagesWrittenKb() / 1024, null, "page cache written to disk");
           // An entry is visible once its transaction and every earlier one open on its partition have ended.
           OpenTransactions open = new OpenTransactions(cluster.admin(), result,
               "oldest open transaction (max of 100 ms samples)")) {

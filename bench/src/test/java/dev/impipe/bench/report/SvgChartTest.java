@@ -33,6 +33,24 @@ class SvgChartTest {
   }
 
   @Test
+  void timePerSecondHasAPanelOfItsOwnBelowTheRates() {
+    // Given a rate of 200,000 entries/s and a CPU time of 1,500 ms/s
+    Result r = new Result("fanout", "bin/im bench fanout");
+    r.series("written", "entries/s").add(1, 200_000);
+    r.series("machine CPU", "ms/s").add(1, 1_500);
+
+    String svg = SvgChart.render(r);
+
+    // Then two panels: the CPU's axis goes up to 2,000 (its own nice ceiling), not to the rates' 250,000
+    assertThat(svg).contains("height=\"640\"");
+    assertThat(svg).contains(">throughput over time</text>").contains(">written (entries/s)</text>")
+        .contains(">time used per second (CPU, GC, commits)</text>").contains(">machine CPU (ms/s)</text>");
+    assertThat(svg.indexOf(">throughput over time<")).isLessThan(svg.indexOf(">time used per second"));
+    String cpuPanel = svg.substring(svg.indexOf(">time used per second"));
+    assertThat(cpuPanel).contains(">2,000</text>").doesNotContain(">250,000</text>");
+  }
+
+  @Test
   void latencyBarsAreOnALogScaleUpToTheNiceCeilingOfTheLargest() {
     // Given a latency of 10 ms and one of 200 ms
     Result r = new Result("sync", "bin/im bench sync");
