@@ -168,6 +168,10 @@ public final class BenchCluster implements AutoCloseable {
     return bootstrap;
   }
 
+  public String registryUrl() {
+    return registryUrl;
+  }
+
   public String prefix() {
     return prefix;
   }

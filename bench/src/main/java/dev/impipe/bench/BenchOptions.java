@@ -59,6 +59,8 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
                 + "(1000; 0: write diffusion only, to compare with hybrid mode)"),
             new Setting("settle", "SECONDS", "seconds at half rate before the latency phase measures, recorded "
                 + "apart (5)"),
+            new Setting("load-jvm", "0|1", "1: the latency phase's load generator runs in a JVM of its own "
+                + "instead of a thread of the app's (0)"),
             new Setting("stages", "0|1", "1: also record the latency's legs (sentAt -> message on im.messages, "
                 + "sentAt -> inbox entry appended before its commit) with two more consumers (0)"))));
     m.put("sync", new ScenarioSpec("fanout's data, then GET /v1/users/U/devices/D/sync?limit=50 for random users "

@@ -15,7 +15,11 @@ import dev.impipe.fanout.FanoutComponent;
 import dev.impipe.fanout.FanoutConfig;
 import dev.impipe.fanout.FanoutTopology;
 import dev.impipe.runtime.app.PipelineRuntime;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -41,6 +45,9 @@ public final class FanoutScenario implements Scenario {
   private static final java.util.regex.Pattern JIT_THREADS = java.util.regex.Pattern.compile("^C[12] Compiler.*");
   private static final java.util.regex.Pattern ROCKSDB_THREADS = java.util.regex.Pattern.compile("^rocksdb:.*");
 
+  /** The workload's seed: the groups and their members follow from it (FanoutLoad builds the same ones). */
+  static final long WORKLOAD_SEED = 42;
+
   /** A warm-up round whose drain gave the JIT compilers less of the JVM's CPU than this ends the warm-up. */
   static final double JIT_QUIET = 0.05;
 
@@ -60,7 +67,7 @@ public final class FanoutScenario implements Scenario {
     long warmup = options.count("warmup", 100_000, 0);
     long warmupRounds = Math.max(1, options.fixed("warmup-rounds", 8));
     long latencySeconds = options.fixed("duration", options.small() ? 10 : 30);
-    Workload workload = new Workload(users, groups, large, largeSize, 42, cluster.prefix());
+    Workload workload = new Workload(users, groups, large, largeSize, WORKLOAD_SEED, cluster.prefix());
     result.setup("users", users);
     result.setup("groups", groups + " (" + large + " large of up to " + largeSize + " members, largest "
         + workload.largestGroup() + "; the rest 90% 3-10 members, 10% 11-100)");
@@ -242,7 +249,11 @@ public final class FanoutScenario implements Scenario {
     LatencyRecorder latency = result.latency("sentAt -> inbox entry visible (read_committed)", "ms");
     long expected = 0;
     double before = Support.counter(runtime, ENTRIES_METRIC);
-    long measureFrom = System.currentTimeMillis() + TimeUnit.SECONDS.toMillis(settleSeconds);
+    AtomicLong measureFrom = new AtomicLong(System.currentTimeMillis() + TimeUnit.SECONDS.toMillis(settleSeconds));
+    // --load-jvm 1: the half-rate load comes from a JVM of its own (FanoutLoad), not from a thread of the app's.
+    boolean loadJvm = options.fixed("load-jvm", 0) > 0;
+    result.setup("latency phase load generator", loadJvm ? "own JVM (FanoutLoad, --load-jvm 1)"
+        : "a thread of the app's JVM (--load-jvm 0)");
     // --stages 1: two more consumers split the latency into its legs, each with its p99 per second: sentAt -> the
     // message readable on im.messages (load generator's producer + broker), and sentAt -> the inbox entry appended
     // (read_uncommitted: before its transaction ends). They take CPU from the rest, so they are off by default.
@@ -254,19 +265,19 @@ public final class FanoutScenario implements Scenario {
       LatencyRecorder input = result.latency("stage: sentAt -> message readable on im.messages", "ms");
       LatencyRecorder appended = result.latency("stage: sentAt -> inbox entry appended (read_uncommitted)", "ms");
       inputWatcher = new TopicWatcher(cluster, messagesTopic, false, r -> {
-        if (r.timestamp() >= measureFrom) {
+        if (r.timestamp() >= measureFrom.get()) {
           input.record(System.currentTimeMillis() - r.timestamp());
         }
       });
       appendWatcher = new TopicWatcher(cluster, cluster.names().inbox(), false, r -> {
-        if (r.timestamp() >= measureFrom) {
+        if (r.timestamp() >= measureFrom.get()) {
           appended.record(System.currentTimeMillis() - r.timestamp());
         }
       });
     }
     try (TopicWatcher watcher = new TopicWatcher(cluster, cluster.names().inbox(), r -> {
       long now = System.currentTimeMillis();
-      (r.timestamp() < measureFrom ? settling : latency).record(now - r.timestamp());
+      (r.timestamp() < measureFrom.get() ? settling : latency).record(now - r.timestamp());
     });
         KafkaProducer<String, ChatMessage> producer =
             cluster.producer(cluster.topics().messages().valueSerde().serializer())) {
@@ -310,13 +321,18 @@ public final class FanoutScenario implements Scenario {
           // An entry is visible once its transaction and every earlier one open on its partition have ended.
           OpenTransactions open = new OpenTransactions(cluster.admin(), result,
               "oldest open transaction (max of 100 ms samples)")) {
-        while (pacer.elapsedSeconds() < settleSeconds + latencySeconds) {
-          for (long k = pacer.due(); k > 0; k--) {
-            send(producer, messagesTopic, workload, errors);
+        if (loadJvm) {
+          runLoadJvm(cluster, result, new long[] {users, groups, large, largeSize}, messageRate,
+              settleSeconds + latencySeconds, settleSeconds, measureFrom);
+        } else {
+          while (pacer.elapsedSeconds() < settleSeconds + latencySeconds) {
+            for (long k = pacer.due(); k > 0; k--) {
+              send(producer, messagesTopic, workload, errors);
+            }
+            pacer.pause();
           }
-          pacer.pause();
+          producer.flush();
         }
-        producer.flush();
         BenchCluster.await("fan-out committed the latency phase", Duration.ofMinutes(2),
             cluster.caughtUp(FanoutTopology.APP_NAME, Set.of(messagesTopic)));
         long want = (long) (Support.counter(runtime, ENTRIES_METRIC) - before);
@@ -344,6 +360,50 @@ public final class FanoutScenario implements Scenario {
     result.note("Latency = wall clock when a read_committed consumer of im.inbox receives the entry minus the "
         + "message's sentAt (its record timestamp, which fan-out carries to every inbox entry); one clock, one host.");
     result.note("Everything shares the machine: broker JVM, Streams app, load generator and measuring consumer.");
+  }
+
+  /**
+   * Runs {@link FanoutLoad} in a JVM of its own at {@code rate} messages/s for {@code seconds}, with this run's
+   * workload settings ({@code settings}: users, groups, large groups, large size); the target's measurement starts
+   * {@code settleSeconds} after it starts pacing. Its output goes into the result's notes.
+   */
+  private static void runLoadJvm(BenchCluster cluster, Result result, long[] settings, double rate, long seconds,
+      long settleSeconds, AtomicLong measureFrom) throws Exception {
+    String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    List<String> cmd = new ArrayList<>(List.of(javaBin, "-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-cp",
+        System.getProperty("java.class.path"), FanoutLoad.class.getName(), cluster.bootstrap(),
+        cluster.registryUrl(), cluster.prefix()));
+    for (long v : settings) {
+      cmd.add(Long.toString(v));
+    }
+    cmd.addAll(List.of(Long.toString(WORKLOAD_SEED), Double.toString(rate), Long.toString(seconds)));
+    Process load = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    List<String> lines = java.util.Collections.synchronizedList(new ArrayList<>());
+    Thread reader = new Thread(() -> {
+      try (BufferedReader out = new BufferedReader(new InputStreamReader(load.getInputStream(),
+          StandardCharsets.UTF_8))) {
+        for (String line = out.readLine(); line != null; line = out.readLine()) {
+          lines.add(line);
+          if (line.startsWith("started ")) {
+            measureFrom.set(Long.parseLong(line.substring(8).trim()) + TimeUnit.SECONDS.toMillis(settleSeconds));
+          }
+        }
+      } catch (java.io.IOException | RuntimeException e) {
+        lines.add("(output not read: " + e + ")");
+      }
+    }, "bench-fanout-load-output");
+    reader.setDaemon(true);
+    reader.start();
+    if (!load.waitFor(seconds + 120, TimeUnit.SECONDS)) {
+      load.destroyForcibly();
+      throw new IllegalStateException("the fan-out load generator did not finish: " + String.join(" | ", lines));
+    }
+    reader.join(10_000);
+    lines.forEach(l -> result.note("load generator (own JVM): " + l));
+    if (load.exitValue() != 0) {
+      throw new IllegalStateException("the fan-out load generator failed (exit " + load.exitValue() + "): "
+          + String.join(" | ", lines));
+    }
   }
 
   static int inboxEntrySize(BenchCluster cluster) {
