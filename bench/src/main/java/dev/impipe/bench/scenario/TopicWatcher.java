@@ -17,8 +17,9 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
- * A {@code read_committed} (or {@code read_uncommitted}) consumer of every partition of one topic, from its end at start-up, on a thread of its
- * own: what a syncing device would see, and when. The handler runs on that thread, right after each poll.
+ * A {@code read_committed} (or {@code read_uncommitted}) consumer of every partition of one topic, from its end at
+ * start-up, on a thread of its own: what a syncing device would see, and when. The handler runs on that thread, right
+ * after each poll.
  */
 final class TopicWatcher implements AutoCloseable {
 
