@@ -237,12 +237,18 @@ public final class BenchCluster implements AutoCloseable {
 
   /** An idempotent {@code acks=all} producer of String keys, batching as a real client would under load. */
   public <V> KafkaProducer<String, V> producer(Serializer<V> valueSerializer) {
-    Map<String, Object> props = new HashMap<>(config().clientProperties());
+    return new KafkaProducer<>(loadProducerProperties(config().clientProperties()), new StringSerializer(),
+        valueSerializer);
+  }
+
+  /** The load generators' producer settings on top of {@code clientProperties} (also used by a child JVM's). */
+  public static Map<String, Object> loadProducerProperties(Map<String, Object> clientProperties) {
+    Map<String, Object> props = new HashMap<>(clientProperties);
     props.put(ProducerConfig.ACKS_CONFIG, "all");
     props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     props.put(ProducerConfig.LINGER_MS_CONFIG, 5);
     props.put(ProducerConfig.BATCH_SIZE_CONFIG, 64 * 1024);
-    return new KafkaProducer<>(props, new StringSerializer(), valueSerializer);
+    return props;
   }
 
   /** Creates a plain topic of the bench's own (ceiling, delay target). */

@@ -28,11 +28,13 @@ public final class ThreadCpu {
   private static final String JVM_OWN = "other JVM threads";
   /** The kind of the JIT's compiler threads in {@link #since}. */
   public static final String JIT_COMPILERS = "JIT compilers (JVM)";
+  /** Native names of the JIT's compiler threads ({@code C2 CompilerThre}, {@code C1 CompilerThre}). */
+  public static final Pattern JIT_THREAD_NAMES = Pattern.compile("^C[12] Compiler.*");
 
   /** The JVM's own threads by their native names (Linux {@code /proc/self/task/N/comm}). */
   private static final Map<String, Pattern> JVM_KINDS = Map.of(
       "GC (JVM)", Pattern.compile("^(GC Thread|G1 |GC ).*"),
-      JIT_COMPILERS, Pattern.compile("^C[12] Compiler.*"),
+      JIT_COMPILERS, JIT_THREAD_NAMES,
       "VM thread (JVM)", Pattern.compile("^VM (Thread|Periodic).*"));
 
   private final Map<Long, String> names;

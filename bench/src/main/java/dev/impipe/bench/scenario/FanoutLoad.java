@@ -1,15 +1,14 @@
 package dev.impipe.bench.scenario;
 
 import dev.impipe.avro.ChatMessage;
+import dev.impipe.bench.BenchCluster;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.SchemaRegistryClients;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.Map;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.serialization.StringSerializer;
 
 /**
@@ -38,13 +37,8 @@ public final class FanoutLoad {
     double seconds = Double.parseDouble(args[9]);
     ImTopics topics = new ImTopics(TopicNames.withPrefix(prefix), SchemaRegistryClients.forUrl(args[1]));
     String topic = topics.names().messages();
-    Map<String, Object> props = new HashMap<>();
-    props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]);
-    // As BenchCluster#producer: what the in-JVM load generator uses.
-    props.put(ProducerConfig.ACKS_CONFIG, "all");
-    props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-    props.put(ProducerConfig.LINGER_MS_CONFIG, 5);
-    props.put(ProducerConfig.BATCH_SIZE_CONFIG, 64 * 1024);
+    Map<String, Object> props =
+        BenchCluster.loadProducerProperties(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, args[0]));
     Support.SendErrors errors = new Support.SendErrors();
     long sent = 0;
     try (KafkaProducer<String, ChatMessage> producer =
@@ -57,9 +51,7 @@ public final class FanoutLoad {
       System.out.flush();
       while (pacer.elapsedSeconds() < seconds) {
         for (long k = pacer.due(); k > 0; k--) {
-          Instant now = Instant.now();
-          ChatMessage m = workload.next(now).value();
-          producer.send(new ProducerRecord<>(topic, null, now.toEpochMilli(), m.getConversationId(), m), errors);
+          FanoutScenario.send(producer, topic, workload, errors);
           sent++;
         }
         pacer.pause();

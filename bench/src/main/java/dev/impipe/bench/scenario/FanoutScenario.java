@@ -42,7 +42,6 @@ public final class FanoutScenario implements Scenario {
   static final String ENTRIES_METRIC = "im.fanout.inbox.entries";
   static final String SAVED_METRIC = "im.fanout.writes.saved";
 
-  private static final java.util.regex.Pattern JIT_THREADS = java.util.regex.Pattern.compile("^C[12] Compiler.*");
   private static final java.util.regex.Pattern ROCKSDB_THREADS = java.util.regex.Pattern.compile("^rocksdb:.*");
 
   /** The workload's seed: the groups and their members follow from it (FanoutLoad builds the same ones). */
@@ -300,14 +299,14 @@ public final class FanoutScenario implements Scenario {
           Progress brokerCpu = Progress.start(log, result, "broker CPU", "ms", 0,
               () -> (long) (Support.Cpu.now(cluster.brokerPid()).broker() * 1000), null, "broker JVM CPU");
           Progress appCpu = Progress.start(log, result, "app JVM CPU", "ms", 0,
-              () -> (long) (Support.Cpu.now(cluster.brokerPid()).self() * 1000), null,
+              () -> (long) (ThreadCpu.processSeconds(ProcessHandle.current()) * 1000), null,
               "this JVM's CPU (fan-out app, load generator, measuring consumer; native threads too)");
           Progress jitCpu = Progress.start(log, result, "JIT CPU", "ms", 0,
-              () -> ThreadCpu.nativeThreadMillis(ProcessHandle.current().pid(), JIT_THREADS), null,
+              () -> ThreadCpu.nativeThreadMillis(ProcessHandle.current().pid(), ThreadCpu.JIT_THREAD_NAMES), null,
               "this JVM's JIT compiler threads' CPU");
           Progress brokerJitCpu = Progress.start(log, result, "broker JIT CPU", "ms", 0,
               () -> cluster.brokerPid().isPresent()
-                  ? ThreadCpu.nativeThreadMillis(cluster.brokerPid().getAsLong(), JIT_THREADS) : 0,
+                  ? ThreadCpu.nativeThreadMillis(cluster.brokerPid().getAsLong(), ThreadCpu.JIT_THREAD_NAMES) : 0,
               null, "broker JVM's JIT compiler threads' CPU");
           Progress rocksCpu = Progress.start(log, result, "RocksDB CPU", "ms", 0,
               () -> ThreadCpu.nativeThreadMillis(ProcessHandle.current().pid(), ROCKSDB_THREADS), null,
@@ -417,7 +416,7 @@ public final class FanoutScenario implements Scenario {
   }
 
   /** Sends the workload's next message, stamped now and keyed by its conversation; returns it. */
-  private static Workload.Message send(KafkaProducer<String, ChatMessage> producer, String topic, Workload workload,
+  static Workload.Message send(KafkaProducer<String, ChatMessage> producer, String topic, Workload workload,
       Support.SendErrors errors) {
     Instant now = Instant.now();
     Workload.Message m = workload.next(now);

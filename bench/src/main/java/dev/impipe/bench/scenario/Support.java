@@ -115,24 +115,26 @@ final class Support {
    * machine was left idle.
    */
   static long machineBusyMillis() {
-    try {
-      String[] f = java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/stat")).get(0).trim().split("\\s+");
-      // cpu user nice system idle iowait irq softirq steal ...; in USER_HZ (100 per second on Linux).
-      long busy = 0;
-      for (int i : new int[] {1, 2, 3, 6, 7, 8}) {
-        busy += i < f.length ? Long.parseLong(f[i]) : 0;
-      }
-      return busy * 10;
-    } catch (java.io.IOException | RuntimeException e) {
-      return 0;
-    }
+    return procStatCpuMillis(1, 2, 3, 6, 7, 8);
   }
 
   /** Milliseconds the machine's CPUs have been idle waiting for I/O so far ({@code /proc/stat}), 0 without it. */
   static long machineIoWaitMillis() {
+    return procStatCpuMillis(5);
+  }
+
+  /**
+   * The sum of the given fields of {@code /proc/stat}'s first line ({@code cpu user nice system idle iowait irq softirq
+   * steal ...}, in USER_HZ: 100 per second on Linux), in milliseconds; 0 where there is no {@code /proc/stat}.
+   */
+  private static long procStatCpuMillis(int... fields) {
     try {
       String[] f = java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/stat")).get(0).trim().split("\\s+");
-      return f.length > 5 ? Long.parseLong(f[5]) * 10 : 0;
+      long ticks = 0;
+      for (int i : fields) {
+        ticks += i < f.length ? Long.parseLong(f[i]) : 0;
+      }
+      return ticks * 10;
     } catch (java.io.IOException | RuntimeException e) {
       return 0;
     }
