@@ -248,6 +248,7 @@ public final class FanoutScenario implements Scenario {
     LatencyRecorder latency = result.latency("sentAt -> inbox entry visible (read_committed)", "ms");
     long expected = 0;
     double before = Support.counter(runtime, ENTRIES_METRIC);
+    ThreadCpu latencyThreadsStart = ThreadCpu.now();
     AtomicLong measureFrom = new AtomicLong(System.currentTimeMillis() + TimeUnit.SECONDS.toMillis(settleSeconds));
     // --load-jvm 1: the half-rate load comes from a JVM of its own (FanoutLoad), not from a thread of the app's.
     boolean loadJvm = options.fixed("load-jvm", 0) > 0;
@@ -340,6 +341,9 @@ public final class FanoutScenario implements Scenario {
           watcher.check();
           return watcher.seen() >= want;
         });
+        // Before the watcher and the load generator's producer close: threads that ended are not listed.
+        result.setup("CPU of this JVM in the latency phase, by thread",
+            ThreadCpu.describe(ThreadCpu.now().since(latencyThreadsStart)));
       }
       errors.check();
       if (watcher.seen() != expected) {

@@ -210,8 +210,17 @@ public record ImConfig(
 
   /** Properties every Kafka client of the pipeline starts from. */
   public Map<String, Object> clientProperties() {
-    Map<String, Object> props = new TreeMap<>(kafkaOverrides);
+    Map<String, Object> props = new TreeMap<>();
+    // The OS's socket receive buffer, which grows with the traffic (TCP autotuning), instead of the clients' fixed
+    // 32 KB (producers) and 64 KB (consumers): a read_committed consumer of im.inbox at ~135k entries/s with 64 KB
+    // fell 150-250 ms behind in single seconds while a second one beside it with a large buffer did not
+    // (bench fanout, README "Fan-out latency, 2026-11-24 (fifth session)"). KAFKA_RECEIVE_BUFFER_BYTES overrides it.
+    props.put(RECEIVE_BUFFER_BYTES, -1);
+    props.putAll(kafkaOverrides);
     props.put("bootstrap.servers", requireBootstrapServers());
     return props;
   }
+
+  /** The Kafka clients' socket receive buffer property, {@code -1} (the OS's, autotuned) unless overridden. */
+  public static final String RECEIVE_BUFFER_BYTES = "receive.buffer.bytes";
 }

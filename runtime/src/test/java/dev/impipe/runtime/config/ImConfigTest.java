@@ -113,7 +113,8 @@ class ImConfigTest {
     assertThat(config.clientProperties())
         .containsEntry("bootstrap.servers", "localhost:9092")
         .containsEntry("sasl.mechanism", "PLAIN")
-        .hasSize(4);
+        .containsEntry(ImConfig.RECEIVE_BUFFER_BYTES, -1)
+        .hasSize(5);
   }
 
   @Test
@@ -131,6 +132,16 @@ class ImConfigTest {
 
     assertThat(config.kafkaOverrides()).containsExactly(Map.entry("acks", "all"));
     assertThat(config.kafkaOverrides()).doesNotContainKeys("heap.opts", "opts", "home");
+  }
+
+  @Test
+  void clientsUseTheOsSocketReceiveBufferUnlessTold() {
+    assertThat(ImConfig.fromEnv(Map.of("KAFKA_BOOTSTRAP_SERVERS", "b:1")).clientProperties())
+        .containsEntry("receive.buffer.bytes", -1);
+    assertThat(ImConfig.fromEnv(Map.of("KAFKA_BOOTSTRAP_SERVERS", "b:1", "KAFKA_RECEIVE_BUFFER_BYTES", "65536"))
+        .clientProperties()).containsEntry("receive.buffer.bytes", "65536");
+    assertThat(ImConfig.fromEnv(Map.of("KAFKA_BOOTSTRAP_SERVERS", "b:1", "IM_FANOUT_KAFKA_RECEIVE_BUFFER_BYTES",
+        "131072")).forComponent("fanout").clientProperties()).containsEntry("receive.buffer.bytes", "131072");
   }
 
   @Test
@@ -187,7 +198,8 @@ class ImConfigTest {
     assertThat(config.componentKafkaOverrides()).containsOnlyKeys("INBOX_STORE", "FANOUT");
     assertThat(config.forComponent("inbox-store").clientProperties()).containsOnly(
         Map.entry("bootstrap.servers", "localhost:9092"), Map.entry("security.protocol", "SASL_SSL"),
-        Map.entry("sasl.jaas.config", "inbox-store;"), Map.entry("client.id", "sync"));
+        Map.entry("sasl.jaas.config", "inbox-store;"), Map.entry("client.id", "sync"),
+        Map.entry(ImConfig.RECEIVE_BUFFER_BYTES, -1));
     assertThat(config.forComponent("fanout").clientProperties()).containsEntry("sasl.jaas.config", "fanout;");
     // No variables of its own: the shared settings, the same config.
     assertThat(config.forComponent("delay")).isSameAs(config);
