@@ -58,7 +58,7 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
             new Setting("large-group-threshold", "N", "members from which a group is read from its own timeline "
                 + "(1000; 0: write diffusion only, to compare with hybrid mode)"),
             new Setting("settle", "SECONDS", "seconds at half rate before the latency phase measures, recorded "
-                + "apart (5)"),
+                + "apart: until both JVMs' JIT compilers have caught up with the steady load (45)"),
             new Setting("load-jvm", "0|1", "1: the latency phase's load generator runs in a JVM of its own "
                 + "instead of a thread of the app's (0)"),
             new Setting("stages", "0|1", "1: also record the latency's legs (sentAt -> message on im.messages, "

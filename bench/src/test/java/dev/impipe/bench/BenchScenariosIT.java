@@ -53,7 +53,7 @@ class BenchScenariosIT {
       "scale", List.of("--timers", "10k", "--schedules", "10k"),
       // The latency legs' watchers and the load generator's own JVM too: the default path runs in every bench run.
       "fanout", List.of("--messages", "2k", "--users", "1k", "--groups", "100", "--duration", "5", "--stages", "1",
-          "--load-jvm", "1"),
+          "--load-jvm", "1", "--settle", "2"),
       "sync", List.of("--messages", "1500", "--users", "300", "--groups", "60", "--duration", "5"));
 
   @TempDir

@@ -238,9 +238,12 @@ public final class FanoutScenario implements Scenario {
     // 140-330 (broker) ms of CPU per second for 7-9 s, the machine was at 1,840-1,990 of its 2,000 ms per second, and
     // those seconds' p99 was 160-370 ms against 90-140 after (2026-11-24, the per-second series of the run). A running
     // service has paid that once, long ago: those seconds are recorded apart, so the target is checked on the steady
-    // state it is stated for. Settling on until the JIT is quiet was tried and dropped: the broker's C2 kept taking
-    // 50-300 ms in single seconds for 30 s and more, and the seconds after were no better.
-    long settleSeconds = options.fixed("settle", 5);
+    // state it is stated for. The broker takes longest: profiled in the latency phase (async-profiler attached
+    // after 6 s of it, 25 s), its C2 compiled 341 methods for the first time (the many small produce and fetch
+    // requests and transaction markers of a steady half rate; the full-speed phase sends few large ones), and its
+    // CPU fell from 600-700 to 400-450 ms per second once they were compiled, 25-30 s in; the machine's from
+    // 1,700 to 1,250-1,350 (2026-11-24, fifth session). So the settle lasts 45 s by default.
+    long settleSeconds = options.fixed("settle", 45);
     result.setup("latency phase settling", settleSeconds + " s at half rate first, recorded apart (messages sent "
         + "then are in the 'settling' row, not in the target's)");
     LatencyRecorder settling = result.latency("sentAt -> inbox entry visible, settling (first " + settleSeconds

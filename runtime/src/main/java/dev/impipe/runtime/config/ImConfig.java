@@ -53,7 +53,8 @@ public record ImConfig(
       .validate(r -> r.matches("(?i)(https?|mock)://\\S+"), "an http(s):// URL (or mock://scope in tests)")
       .defaultDoc("(local mode: embedded registry)");
   public static final Setting<String> KAFKA_CLIENT_PROPERTIES = Setting.documented("KAFKA_*", "",
-      "passed to every Kafka client: `KAFKA_SASL_MECHANISM=PLAIN` -> `sasl.mechanism=PLAIN`");
+      "passed to every Kafka client: `KAFKA_SASL_MECHANISM=PLAIN` -> `sasl.mechanism=PLAIN`; `receive.buffer.bytes` "
+          + "is `-1` (the OS's socket buffer, autotuned) unless set");
   public static final Setting<String> TOPIC_PREFIX = Setting.string(IM_TOPIC_PREFIX, "im.",
       "prefix of topic names and Streams application ids")
       .validate(p -> p.matches("[A-Za-z0-9._-]{0,100}"), "letters, digits, '.', '_' or '-' (at most 100)");
