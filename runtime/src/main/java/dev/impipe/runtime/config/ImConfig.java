@@ -214,7 +214,7 @@ public record ImConfig(
     Map<String, Object> props = new TreeMap<>();
     // The OS's socket receive buffer, which grows with the traffic (TCP autotuning), instead of the clients' fixed
     // 32 KB (producers) and 64 KB (consumers): a read_committed consumer of im.inbox at ~135k entries/s with 64 KB
-    // fell 150-250 ms behind in single seconds while a second one beside it with a large buffer did not
+    // fell 150-330 ms behind in single seconds while a second one beside it with a large buffer did not
     // (bench fanout, README "Fan-out latency, 2026-11-24 (fifth session)"). KAFKA_RECEIVE_BUFFER_BYTES overrides it.
     props.put(RECEIVE_BUFFER_BYTES, -1);
     props.putAll(kafkaOverrides);
