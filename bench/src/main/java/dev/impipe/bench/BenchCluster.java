@@ -32,6 +32,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsResult;
@@ -65,9 +66,15 @@ public final class BenchCluster implements AutoCloseable {
   private Admin admin;
   private Map<String, String> baseEnv;
 
+  /** Stops what this run started and deletes its files when the JVM is ended early (Ctrl-C, SIGTERM). */
+  private final Thread cleanupOnExit = new Thread(this::closeOnce, "bench-cleanup");
+  private final AtomicBoolean closed = new AtomicBoolean();
+
   private BenchCluster(PrintStream log) throws IOException {
     this.log = log;
     this.work = Files.createTempDirectory("im-bench-");
+    // A run ended early used to leave its state behind (up to 722 MB in /tmp per run).
+    Runtime.getRuntime().addShutdownHook(cleanupOnExit);
   }
 
   /** Starts (or connects to) broker and registry and creates the topics. */
@@ -322,6 +329,18 @@ public final class BenchCluster implements AutoCloseable {
 
   @Override
   public void close() {
+    try {
+      Runtime.getRuntime().removeShutdownHook(cleanupOnExit);
+    } catch (IllegalStateException e) {
+      // The JVM is already shutting down: the hook runs closeOnce too, and only one of them does the work.
+    }
+    closeOnce();
+  }
+
+  private void closeOnce() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
     for (int i = runtimes.size() - 1; i >= 0; i--) {
       try {
         runtimes.get(i).close();
