@@ -11,8 +11,14 @@ set -euo pipefail
 pid=$1; seconds=$2; out=$(realpath -m "$3")
 lib="$("$(dirname "${BASH_SOURCE[0]}")/async-profiler.sh")"
 event="${IM_PROFILE_EVENT:-cpu}"
-# jcmd reads name=value pairs in its arguments as its own options: the agent's options go in quotes.
-jcmd "$pid" JVMTI.agent_load "$lib" "\"start,event=$event,interval=5ms,threads\"" >/dev/null
+# jcmd reads name=value pairs in its arguments as its own options: the agent's options go in quotes. jcmd exits 0
+# whatever the agent answers, so its "return code" is checked here.
+agent() {
+  local reply
+  reply=$(jcmd "$pid" JVMTI.agent_load "$lib" "\"$1\"")
+  grep -q "return code: 0" <<<"$reply" || { echo "$0: async-profiler '$1' in $pid failed: $reply" >&2; exit 1; }
+}
+agent "start,event=$event,interval=5ms,threads"
 sleep "$seconds"
-jcmd "$pid" JVMTI.agent_load "$lib" "\"stop,file=$out\"" >/dev/null
+agent "stop,file=$out"
 echo "$out"
