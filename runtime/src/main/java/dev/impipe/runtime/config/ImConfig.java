@@ -6,6 +6,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.TreeMap;
+import org.apache.kafka.clients.CommonClientConfigs;
 
 /**
  * Settings shared by every part of the pipeline, built from the environment by {@link #fromEnv(Map)}, a
@@ -216,12 +217,9 @@ public record ImConfig(
     // 32 KB (producers) and 64 KB (consumers): a read_committed consumer of im.inbox at ~135k entries/s with 64 KB
     // fell 150-330 ms behind in single seconds while a second one beside it with a large buffer did not
     // (bench fanout, README "Fan-out latency, 2026-11-24 (fifth session)"). KAFKA_RECEIVE_BUFFER_BYTES overrides it.
-    props.put(RECEIVE_BUFFER_BYTES, -1);
+    props.put(CommonClientConfigs.RECEIVE_BUFFER_CONFIG, -1);
     props.putAll(kafkaOverrides);
     props.put("bootstrap.servers", requireBootstrapServers());
     return props;
   }
-
-  /** The Kafka clients' socket receive buffer property, {@code -1} (the OS's, autotuned) unless overridden. */
-  public static final String RECEIVE_BUFFER_BYTES = "receive.buffer.bytes";
 }

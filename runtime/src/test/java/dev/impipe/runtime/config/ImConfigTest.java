@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
 import java.util.Map;
+import org.apache.kafka.clients.CommonClientConfigs;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -113,7 +114,7 @@ class ImConfigTest {
     assertThat(config.clientProperties())
         .containsEntry("bootstrap.servers", "localhost:9092")
         .containsEntry("sasl.mechanism", "PLAIN")
-        .containsEntry(ImConfig.RECEIVE_BUFFER_BYTES, -1)
+        .containsEntry(CommonClientConfigs.RECEIVE_BUFFER_CONFIG, -1)
         .hasSize(5);
   }
 
@@ -199,7 +200,7 @@ class ImConfigTest {
     assertThat(config.forComponent("inbox-store").clientProperties()).containsOnly(
         Map.entry("bootstrap.servers", "localhost:9092"), Map.entry("security.protocol", "SASL_SSL"),
         Map.entry("sasl.jaas.config", "inbox-store;"), Map.entry("client.id", "sync"),
-        Map.entry(ImConfig.RECEIVE_BUFFER_BYTES, -1));
+        Map.entry(CommonClientConfigs.RECEIVE_BUFFER_CONFIG, -1));
     assertThat(config.forComponent("fanout").clientProperties()).containsEntry("sasl.jaas.config", "fanout;");
     // No variables of its own: the shared settings, the same config.
     assertThat(config.forComponent("delay")).isSameAs(config);
