@@ -1,24 +1,36 @@
 package dev.impipe.ingest;
 
+import dev.impipe.ingest.quota.Refusal;
+import dev.impipe.ingest.quota.UserQuotas;
+import dev.impipe.ingest.quota.UserQuotas.Quota;
 import dev.impipe.runtime.auth.Principal;
 import dev.impipe.runtime.http.HttpApi;
 import dev.impipe.runtime.http.HttpError;
 import dev.impipe.runtime.http.Request;
 import dev.impipe.runtime.http.Response;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** The HTTP endpoints for sending: messages, read markers, recalls, membership, cancelling scheduled messages. */
+/**
+ * The HTTP endpoints for sending: messages, read markers, recalls, membership, cancelling scheduled messages. Each
+ * request first takes its share of the caller's quotas ({@link UserQuotas}); over one it is answered {@code 429}
+ * with {@code Retry-After} and nothing is published.
+ */
 public final class IngestRoutes {
 
   /** {@code POST /v1/messages}: exactly these fields, every one optional here (the publisher checks what is needed). */
@@ -37,10 +49,25 @@ public final class IngestRoutes {
   private final Duration timeout;
   private final Counter accepted;
   private final Counter invalid;
+  private final UserQuotas quotas;
+  private final Map<Quota, Counter> throttled = new EnumMap<>(Quota.class);
 
   public IngestRoutes(MessagePublisher publisher, IngestConfig config, MeterRegistry metrics) {
+    this(publisher, config, metrics, System::nanoTime);
+  }
+
+  /** {@code nanoClock}: the monotonic clock of the quotas (a fake one in tests). */
+  IngestRoutes(MessagePublisher publisher, IngestConfig config, MeterRegistry metrics, LongSupplier nanoClock) {
     this.publisher = publisher;
     this.timeout = config.publishTimeout();
+    this.quotas = new UserQuotas(config.quotas(), nanoClock);
+    for (Quota quota : Quota.values()) {
+      String tag = quota.name().toLowerCase(Locale.ROOT);
+      throttled.put(quota, Counter.builder("im.ingest.throttled").tag("quota", tag)
+          .description("requests refused with 429: over a per-user quota").register(metrics));
+      Gauge.builder("im.ingest.quota.users", quotas, q -> q.trackedUsers(quota)).tag("quota", tag)
+          .description("users whose quota state this instance keeps").register(metrics);
+    }
     this.accepted = Counter.builder("im.ingest.accepted").description("requests published").register(metrics);
     this.invalid = Counter.builder("im.ingest.invalid").description("requests refused with 4xx").register(metrics);
   }
@@ -80,6 +107,11 @@ public final class IngestRoutes {
     SendRequest send = new SendRequest(actor(request, body.senderId(), "senderId"),
         device(request, body.senderDeviceId(), "senderDeviceId"), body.to(), body.groupId(), body.body(),
         body.clientMsgId(), instant(body.deliverAt(), "deliverAt"));
+    if (send.deliverAt() != null) {
+      charge(send.senderId(), Quota.SCHEDULES, Quota.SENDS);
+    } else {
+      charge(send.senderId(), Quota.SENDS);
+    }
     return await(validated(() -> publisher.send(send))).thenApply(this::accepted);
   }
 
@@ -90,6 +122,7 @@ public final class IngestRoutes {
     }
     String user = actor(request, body.userId(), "userId");
     String device = device(request, body.deviceId(), "deviceId");
+    charge(user, Quota.SENDS);
     return await(validated(() -> publisher.markRead(user, device, body.to(), body.groupId(), body.upToSeq())))
         .thenApply(this::accepted);
   }
@@ -98,6 +131,7 @@ public final class IngestRoutes {
     RecallBody body = body(request, RecallBody.class);
     String sender = actor(request, body.senderId(), "senderId");
     String device = device(request, body.deviceId(), "deviceId");
+    charge(sender, Quota.SENDS);
     return await(validated(() -> publisher.recall(sender, device, body.to(), body.groupId(), body.messageId())))
         .thenApply(this::accepted);
   }
@@ -106,6 +140,12 @@ public final class IngestRoutes {
     String group = request.path("groupId");
     String user = request.path("userId");
     String actor = request.caller().userId();
+    if (join && actor.equals(user)) {
+      // Ingest cannot tell whether the group exists; a JOIN of oneself is the only JOIN that can create one.
+      charge(actor, Quota.GROUPS, Quota.MEMBERSHIP);
+    } else {
+      charge(actor, Quota.MEMBERSHIP);
+    }
     return await(validated(() -> join ? publisher.join(actor, group, user) : publisher.leave(actor, group, user)))
         .thenApply(v -> {
           accepted.increment();
@@ -120,6 +160,7 @@ public final class IngestRoutes {
   private CompletableFuture<Response> cancelScheduled(Request request) {
     String id = request.path("messageId");
     String requester = request.caller().userId();
+    charge(requester, Quota.SENDS);
     return await(validated(() -> publisher.cancelScheduled(requester, id))).thenApply(v -> {
       accepted.increment();
       return Response.json(202, Map.of("messageId", id, "cancel", "requested"));
@@ -133,6 +174,16 @@ public final class IngestRoutes {
     out.put("conversationId", result.conversationId());
     out.put("scheduled", result.scheduled());
     return Response.json(202, out);
+  }
+
+  /** Takes one token of each quota for {@code user}, or ends the request with {@code 429} + {@code Retry-After}. */
+  private void charge(String user, Quota... wanted) {
+    Optional<Refusal> refusal = quotas.take(user, wanted);
+    if (refusal.isPresent()) {
+      throttled.get(refusal.get().quota()).increment();
+      throw new HttpError(429, refusal.get().reason(),
+          Map.of("Retry-After", Long.toString(refusal.get().retryAfterSeconds())));
+    }
   }
 
   private <T> CompletableFuture<T> validated(java.util.function.Supplier<CompletableFuture<T>> call) {

@@ -190,6 +190,68 @@ class IngestRoutesTest {
     assertThat(producer.history()).isEmpty();
   }
 
+  @Test
+  void overAQuotaIs429WithRetryAfterAndNothingIsPublishedWhileOtherUsersPass() throws Exception {
+    // Given bursts of 2 sends, 1 group creation and 2 membership requests, on a clock that stands still
+    http.close();
+    ImTopics topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope(registryUrl));
+    IngestConfig tight = IngestConfig.fromEnv(Map.of("IM_QUOTA_SENDS_BURST", "2", "IM_QUOTA_GROUPS_BURST", "1",
+        "IM_QUOTA_MEMBERSHIP_BURST", "2"));
+    SimpleMeterRegistry metrics = new SimpleMeterRegistry();
+    http = authenticated(new HttpApi("127.0.0.1", 0));
+    new IngestRoutes(new MessagePublisher(topics, tight, Clock.fixed(MessagePublisherTest.NOW, ZoneOffset.UTC),
+        producer), tight, metrics, () -> 7L).register(http);
+    http.start();
+    String message = "{\"to\":\"alice\",\"body\":\"hi\",\"clientMsgId\":\"c1\"}";
+    assertThat(call("POST", "/v1/messages", message).statusCode()).isEqualTo(202);
+    assertThat(call("POST", "/v1/read", "{\"to\":\"alice\",\"upToSeq\":1}").statusCode()).isEqualTo(202);
+
+    // When bob sends a third time, reads or recalls, or cancels a schedule
+    HttpResponse<String> refused = call("POST", "/v1/messages", message);
+
+    // Then 429 with the rule and when to retry; the others draw from the same quota
+    assertError(refused, 429, "too many sends: at most 20 per second (bursts of 2) per user; retry in 1 s");
+    assertThat(refused.headers().firstValue("Retry-After")).hasValue("1");
+    assertError(call("POST", "/v1/recall", "{\"to\":\"alice\",\"messageId\":\"m1\"}"), 429, "too many sends");
+    assertError(call("DELETE", "/v1/scheduled/m1", ""), 429, "too many sends");
+    assertThat(producer.history()).hasSize(2);
+    // And alice, on the same instance in the same instant, is not affected
+    assertThat(call("alice", "POST", "/v1/messages", "{\"to\":\"bob\",\"body\":\"hi\",\"clientMsgId\":\"c1\"}")
+        .statusCode()).isEqualTo(202);
+
+    // A JOIN of oneself (could create a group) draws from the group creations too; adding someone does not
+    assertThat(call("PUT", "/v1/groups/g1/members/bob", "").statusCode()).isEqualTo(202);
+    assertError(call("PUT", "/v1/groups/g2/members/bob", ""), 429, "too many JOINs of yourself");
+    assertThat(call("PUT", "/v1/groups/g1/members/carol", "").statusCode()).isEqualTo(202);
+    assertError(call("DELETE", "/v1/groups/g1/members/carol", ""), 429, "too many membership requests");
+    assertThat(producer.history()).hasSize(5);
+    assertThat(metrics.get("im.ingest.throttled").tag("quota", "sends").counter().count()).isEqualTo(3);
+    assertThat(metrics.get("im.ingest.throttled").tag("quota", "groups").counter().count()).isEqualTo(1);
+    assertThat(metrics.get("im.ingest.quota.users").tag("quota", "sends").gauge().value()).isEqualTo(2);
+  }
+
+  @Test
+  void aScheduledMessageIsAlsoASend() throws Exception {
+    http.close();
+    ImTopics topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope(registryUrl));
+    IngestConfig tight = IngestConfig.fromEnv(Map.of("IM_QUOTA_SCHEDULES_BURST", "1", "IM_QUOTA_SENDS_BURST", "2"));
+    http = authenticated(new HttpApi("127.0.0.1", 0));
+    new IngestRoutes(new MessagePublisher(topics, tight, Clock.fixed(MessagePublisherTest.NOW, ZoneOffset.UTC),
+        producer), tight, new SimpleMeterRegistry(), () -> 7L).register(http);
+    http.start();
+    String later = "{\"groupId\":\"g1\",\"body\":\"hi\",\"clientMsgId\":\"c1\","
+        + "\"deliverAt\":\"2026-11-22T11:00:00Z\"}";
+    assertThat(call("POST", "/v1/messages", later).statusCode()).isEqualTo(202);
+    HttpResponse<String> second = call("POST", "/v1/messages", later);
+    assertError(second, 429, "too many scheduled messages: at most 120 per hour (bursts of 1)");
+    assertThat(second.headers().firstValue("Retry-After")).hasValue("30");
+    // The refused schedule took no send: one plain send is left
+    assertThat(call("POST", "/v1/messages", "{\"to\":\"al\",\"body\":\"hi\",\"clientMsgId\":\"c2\"}")
+        .statusCode()).isEqualTo(202);
+    assertError(call("POST", "/v1/messages", "{\"to\":\"al\",\"body\":\"hi\",\"clientMsgId\":\"c3\"}"), 429,
+        "too many sends");
+  }
+
   private void assertError(HttpResponse<String> r, int status, String reason) throws Exception {
     assertThat(r.statusCode()).isEqualTo(status);
     assertThat(Json.MAPPER.readTree(r.body()).get("error").asText()).contains(reason);
