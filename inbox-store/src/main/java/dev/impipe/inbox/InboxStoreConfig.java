@@ -44,8 +44,8 @@ public record InboxStoreConfig(
 
   public static final Setting<Long> INBOX_RETENTION = retention(IM_INBOX_RETENTION, 7 * DAY_MS,
       "inbox entries older than this are removed (`forever` keeps all)").defaultDoc("`7d`");
-  public static final Setting<Long> MAX_PER_USER = Setting.longValue(IM_INBOX_MAX_PER_USER, 0, 0, Long.MAX_VALUE,
-      "most stored entries per user").defaultDoc("`0` (no cap)");
+  public static final Setting<Long> MAX_PER_USER = Setting.longValue(IM_INBOX_MAX_PER_USER, 100_000, 0,
+      Long.MAX_VALUE, "most stored inbox entries per user, the oldest dropped first (history keeps them; `0`: no cap)");
   public static final Setting<Long> TIMELINE_RETENTION = retention(IM_TIMELINE_RETENTION, FOREVER,
       "the same for conversation history").defaultDoc("`forever`");
   public static final Setting<Duration> RETENTION_INTERVAL = Setting.duration(IM_INBOX_RETENTION_INTERVAL, "1m",
@@ -67,7 +67,7 @@ public record InboxStoreConfig(
     }
   }
 
-  /** The defaults: inbox kept 7 days (as the topic), no cap, timelines kept forever. */
+  /** The defaults: inbox kept 7 days (as the topic), at most 100,000 entries per user, timelines kept forever. */
   public static InboxStoreConfig defaults() {
     return fromEnv(Map.of());
   }

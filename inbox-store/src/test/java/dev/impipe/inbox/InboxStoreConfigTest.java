@@ -16,7 +16,7 @@ class InboxStoreConfigTest {
 
     assertThat(cfg.inboxRetentionMs()).isEqualTo(Duration.ofDays(7).toMillis());
     assertThat(cfg.inboxExpires()).isTrue();
-    assertThat(cfg.maxEntriesPerUser()).isZero();
+    assertThat(cfg.maxEntriesPerUser()).isEqualTo(100_000);
     assertThat(cfg.timelineExpires()).isFalse();
     assertThat(cfg.retentionIntervalMs()).isEqualTo(60_000);
     assertThat(cfg.queryTimeoutMs()).isEqualTo(3_000);

@@ -39,6 +39,9 @@ public final class TimelineMaterialiser<V> implements Processor<String, V, byte[
 
   /** Time-index entries deleted per range read: the iterator is closed before deleting. */
   static final int SWEEP_BATCH = 1_000;
+  /** Most entries one new entry evicts for the per-owner cap. */
+  static final int MAX_EVICTIONS = 2;
+
   /** Changelog records one expired entry costs: time index, entry, count. */
   static final int WRITES_PER_ENTRY = 3;
   /** How soon the sweep runs again while expired entries are left (the budget of a window was used up). */
@@ -196,7 +199,9 @@ public final class TimelineMaterialiser<V> implements Processor<String, V, byte[
       Long stored = counts.get(ownerKey);
       long count = (stored == null ? 0 : stored) + 1;
       if (spec.maxPerOwner() > 0 && count > spec.maxPerOwner()) {
-        count -= evictOldest(owner, count - spec.maxPerOwner());
+        // At most MAX_EVICTIONS per new entry: an owner far over the cap (the cap was just lowered or turned on)
+        // shrinks by one entry per new one instead of deleting the whole excess in one transaction.
+        count -= evictOldest(owner, Math.min(MAX_EVICTIONS, count - spec.maxPerOwner()));
       }
       counts.put(ownerKey, count);
     }
