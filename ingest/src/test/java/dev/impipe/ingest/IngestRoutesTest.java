@@ -243,8 +243,8 @@ class IngestRoutesTest {
         + "\"deliverAt\":\"2026-11-22T11:00:00Z\"}";
     assertThat(call("POST", "/v1/messages", later).statusCode()).isEqualTo(202);
     HttpResponse<String> second = call("POST", "/v1/messages", later);
-    assertError(second, 429, "too many scheduled messages: at most 120 per hour (bursts of 1)");
-    assertThat(second.headers().firstValue("Retry-After")).hasValue("30");
+    assertError(second, 429, "too many scheduled messages: at most 200 per day (bursts of 1)");
+    assertThat(second.headers().firstValue("Retry-After")).hasValue("432");
     // The refused schedule took no send: one plain send is left
     assertThat(call("POST", "/v1/messages", "{\"to\":\"al\",\"body\":\"hi\",\"clientMsgId\":\"c2\"}")
         .statusCode()).isEqualTo(202);

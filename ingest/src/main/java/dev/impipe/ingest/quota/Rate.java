@@ -15,12 +15,9 @@ public record Rate(long intervalNanos, int burst, String text) {
     if (intervalNanos < 0 || burst < 1) {
       throw new IllegalArgumentException("interval must not be negative and burst at least 1");
     }
-    if (intervalNanos > 0 && burst > Long.MAX_VALUE / 2 / intervalNanos) {
-      throw new IllegalArgumentException("burst " + burst + " of one per " + intervalNanos + " ns is too long");
-    }
   }
 
-  /** {@code amount} per {@code period} (named {@code periodName}: "second", "hour"), bursts of {@code burst}. */
+  /** {@code amount} per {@code period} (named {@code periodName}: "second", "day"), bursts of {@code burst}. */
   public static Rate of(int amount, Duration period, String periodName, int burst) {
     if (amount < 0) {
       throw new IllegalArgumentException("amount must not be negative");
@@ -34,8 +31,9 @@ public record Rate(long intervalNanos, int burst, String text) {
     return intervalNanos == 0;
   }
 
-  /** Nanoseconds an empty bucket takes to fill up. */
+  /** Nanoseconds an empty bucket takes to fill up; at most about 36 years, so sums of them cannot overflow. */
   long capacityNanos() {
-    return intervalNanos * burst;
+    long most = Long.MAX_VALUE / 8;
+    return intervalNanos > 0 && burst > most / intervalNanos ? most : intervalNanos * burst;
   }
 }

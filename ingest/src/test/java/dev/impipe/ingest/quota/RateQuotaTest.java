@@ -169,11 +169,14 @@ class RateQuotaTest {
 
   @Test
   void theLongestSettingsDoNotOverflow() {
-    // 1 per hour, bursts of 1,000,000 (the settings' extremes): an idle user still has the whole burst
-    RateQuota quota = new RateQuota(Rate.of(1, Duration.ofHours(1), "hour", 1_000_000), 10);
+    // 1 per day, bursts of 1,000,000 (the settings' extremes: 2,700 years of tokens): an idle user may send
+    RateQuota quota = new RateQuota(Rate.of(1, Duration.ofDays(1), "day", 1_000_000), 10);
     long now = Long.MAX_VALUE - 10 * SECOND; // the monotonic clock may be anywhere, even near its wrap
     for (int i = 0; i < 1_000; i++) {
       assertThat(quota.tryTake("alice", now)).isZero();
     }
+    // and the clock wrapping past Long.MAX_VALUE changes nothing
+    assertThat(quota.tryTake("alice", now + 20 * SECOND)).isZero();
+    assertThat(quota.trackedUsers()).isEqualTo(1);
   }
 }

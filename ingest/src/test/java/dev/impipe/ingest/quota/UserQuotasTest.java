@@ -42,8 +42,8 @@ class UserQuotasTest {
 
   @Test
   void retryAfterIsTheWaitRoundedUpToWholeSeconds() {
-    // 30 group creations per hour, bursts of 10: one every 120 s
-    UserQuotas quotas = quotas(Map.of());
+    // 720 group creations per day (30 an hour), bursts of 10: one every 120 s
+    UserQuotas quotas = quotas(Map.of("IM_QUOTA_GROUPS_PER_DAY", "720", "IM_QUOTA_GROUPS_BURST", "10"));
     for (int i = 0; i < 10; i++) {
       assertThat(quotas.take("alice", Quota.GROUPS)).isEmpty();
     }
@@ -52,7 +52,8 @@ class UserQuotasTest {
     now.addAndGet(SECOND / 2);
     Refusal refusal = quotas.take("alice", Quota.GROUPS).orElseThrow();
     assertThat(refusal.retryAfterSeconds()).isEqualTo(120);
-    assertThat(refusal.reason()).startsWith("too many JOINs of yourself (group creations): at most 30 per hour");
+    assertThat(refusal.reason())
+        .startsWith("too many JOINs of yourself (group creations): at most 720 per day (bursts of 10)");
     // 119 s later: 0.5 s to go, said as 1 (never 0)
     now.addAndGet(119 * SECOND);
     assertThat(quotas.take("alice", Quota.GROUPS).orElseThrow().retryAfterSeconds()).isEqualTo(1);
@@ -62,7 +63,7 @@ class UserQuotasTest {
 
   @Test
   void aRequestUnderTwoQuotasTakesFromBothOrFromNeither() {
-    UserQuotas quotas = quotas(Map.of("IM_QUOTA_SCHEDULES_PER_HOUR", "1", "IM_QUOTA_SCHEDULES_BURST", "2",
+    UserQuotas quotas = quotas(Map.of("IM_QUOTA_SCHEDULES_PER_DAY", "1", "IM_QUOTA_SCHEDULES_BURST", "2",
         "IM_QUOTA_SENDS_BURST", "3"));
     // Given two scheduled messages (each a schedule and a send)
     assertThat(quotas.take("alice", Quota.SCHEDULES, Quota.SENDS)).isEmpty();
@@ -93,6 +94,29 @@ class UserQuotasTest {
       assertThat(quotas.take("alice", Quota.GROUPS)).isEmpty();
     }
     assertThat(quotas.take("alice", Quota.GROUPS)).isPresent();
+  }
+
+  @Test
+  void theDefaultsOfTheSlowQuotas() {
+    UserQuotas quotas = quotas(Map.of());
+    for (int i = 0; i < 20; i++) {
+      assertThat(quotas.take("alice", Quota.GROUPS)).isEmpty();
+    }
+    // 100 per day: one every 864 s
+    Refusal groups = quotas.take("alice", Quota.GROUPS).orElseThrow();
+    assertThat(groups.retryAfterSeconds()).isEqualTo(864);
+    assertThat(groups.reason()).contains("at most 100 per day (bursts of 20)");
+    for (int i = 0; i < 50; i++) {
+      assertThat(quotas.take("alice", Quota.SCHEDULES)).isEmpty();
+    }
+    // 200 per day: one every 432 s
+    assertThat(quotas.take("alice", Quota.SCHEDULES).orElseThrow().retryAfterSeconds()).isEqualTo(432);
+    for (int i = 0; i < 100; i++) {
+      assertThat(quotas.take("alice", Quota.MEMBERSHIP)).isEmpty();
+    }
+    // 60 per minute: one every second
+    assertThat(quotas.take("alice", Quota.MEMBERSHIP).orElseThrow().reason())
+        .isEqualTo("too many membership requests: at most 60 per minute (bursts of 100) per user; retry in 1 s");
   }
 
   @Test
