@@ -12,6 +12,9 @@ import java.util.Map;
  */
 final class RateQuota {
 
+  /** Most idle users one call forgets: a call after a quiet spell stays short, the cap bounds the rest. */
+  static final int FORGET_PER_CALL = 64;
+
   private final Rate rate;
   private final int maxUsers;
   /** Access-ordered: the eldest entry is the user seen least recently. */
@@ -62,12 +65,12 @@ final class RateQuota {
   }
 
   /**
-   * Drops the least recently seen users while their buckets are full again. Each user is dropped once, so this is
-   * O(1) per call on average; it stops at the first user still refilling.
+   * Drops the least recently seen users while their buckets are full again, at most {@link #FORGET_PER_CALL}; it
+   * stops at the first user still refilling. A call adds at most one user, so idle ones never pile up.
    */
   private void forgetIdle(long nowNanos) {
     Iterator<Map.Entry<String, TokenBucket>> it = buckets.entrySet().iterator();
-    while (it.hasNext()) {
+    for (int i = 0; i < FORGET_PER_CALL && it.hasNext(); i++) {
       if (!it.next().getValue().full(nowNanos)) {
         return;
       }

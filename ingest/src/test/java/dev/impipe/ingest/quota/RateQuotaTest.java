@@ -106,6 +106,20 @@ class RateQuotaTest {
   }
 
   @Test
+  void oneCallForgetsABoundedNumberOfIdleUsers() {
+    RateQuota quota = new RateQuota(RATE, 1_000);
+    // Given 200 users seen at t = 0, all idle long enough (1 s) to be forgotten
+    for (int i = 0; i < 200; i++) {
+      quota.tryTake("u" + i, 0);
+    }
+    // When one user sends at 1 s: 64 are forgotten in that call, the next call another 64
+    quota.tryTake("now", SECOND);
+    assertThat(quota.trackedUsers()).isEqualTo(200 - RateQuota.FORGET_PER_CALL + 1);
+    quota.tryTake("now", SECOND);
+    assertThat(quota.trackedUsers()).isEqualTo(200 - 2 * RateQuota.FORGET_PER_CALL + 1);
+  }
+
+  @Test
   void aFloodOfUserIdsNeverHoldsMoreThanTheCapAndTheActiveUserStaysLimited() {
     RateQuota quota = new RateQuota(RATE, 1_000);
     // Given mallory emptied her bucket at t = 0
