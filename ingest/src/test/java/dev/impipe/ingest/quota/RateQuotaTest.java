@@ -179,6 +179,11 @@ class RateQuotaTest {
     assertThatThrownBy(() -> Rate.of(-1, Duration.ofSeconds(1), "second", 1))
         .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> new RateQuota(RATE, 0)).isInstanceOf(IllegalArgumentException.class);
+    // The smallest cap: one user at a time
+    RateQuota single = new RateQuota(RATE, 1);
+    single.tryTake("alice", 0);
+    single.tryTake("bob", 0);
+    assertThat(single.trackedUsers()).isEqualTo(1);
   }
 
   @Test
