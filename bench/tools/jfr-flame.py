@@ -98,7 +98,7 @@ def main():
     with open(re.sub(r"\.svg$", "", args[1]) + ".collapsed.txt", "w") as f:
         for stack, n in sorted(stacks.items(), key=lambda kv: -kv[1]):
             f.write(f"{stack} {n}\n")
-    # The hottest leaf frames, for the README's hot-spot lines.
+    # The hottest leaf frames, for the hot-spot lines of docs/performance.md.
     leaves = defaultdict(int)
     for stack, n in stacks.items():
         leaves[stack.split(";")[-1]] += n

@@ -21,7 +21,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Every scenario at {@code --scale small} against the shared test broker and registry, so the harness cannot rot:
- * it must finish, write its three files, and report the figures the README table is built from. Performance
+ * it must finish, write its three files, and report the figures docs/performance.md is built from. Performance
  * targets are not asserted (this is not a benchmark run), but the correctness figures a scenario computes are: a
  * record delivered early, a timeout for an ACKed seq or a failed sync request fails the build.
  */

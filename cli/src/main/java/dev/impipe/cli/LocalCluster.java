@@ -265,7 +265,7 @@ public final class LocalCluster implements AutoCloseable {
           + "', replication factor " + replication + ")");
       if (kafkaSecurity.isPresent()) {
         kafkaSecurity.get().provision(admin, clusterConfig.topicPrefix());
-        step("Kafka principals and ACLs ready (one principal per component, README: Security)");
+        step("Kafka principals and ACLs ready (one principal per component, docs/security.md)");
       }
     }
 
@@ -469,7 +469,7 @@ public final class LocalCluster implements AutoCloseable {
     }
   }
 
-  /** {@code IM_STANDBY_REPLICAS}, else 1 with several instances (README "Running in production"), else 0. */
+  /** {@code IM_STANDBY_REPLICAS}, else 1 with several instances (docs/operations/cluster-mode.md), else 0. */
   static int standbyDefault(Map<String, String> env, int instances) {
     return PipelineRuntime.STANDBY_REPLICAS.isSet(env) ? PipelineRuntime.STANDBY_REPLICAS.read(env)
         : instances > 1 ? 1 : 0;

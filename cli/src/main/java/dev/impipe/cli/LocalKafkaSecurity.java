@@ -58,7 +58,7 @@ final class LocalKafkaSecurity {
     if (ImConfig.BOOTSTRAP.read(env) != null) {
       throw new InvalidConfigException(IM_KAFKA_SECURITY + "=scram secures the embedded brokers; with "
           + ImConfig.KAFKA_BOOTSTRAP_SERVERS + " set, give each component its login in IM_<COMPONENT>_KAFKA_* "
-          + "(README: Running in production / Security)");
+          + "(docs/security.md)");
     }
     BrokerSecurity broker = BrokerSecurity.fromFile(root.resolve(ADMIN_FILE));
     Path usersFile = root.resolve(USERS_FILE);

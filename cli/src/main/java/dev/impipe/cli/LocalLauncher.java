@@ -133,7 +133,7 @@ public final class LocalLauncher implements AutoCloseable {
       step("topics ready (" + created.size() + " created, prefix '" + config.topicPrefix() + "')");
       if (kafkaSecurity.isPresent()) {
         kafkaSecurity.get().provision(admin, config.topicPrefix());
-        step("Kafka principals and ACLs ready (one principal per component, README: Security)");
+        step("Kafka principals and ACLs ready (one principal per component, docs/security.md)");
       }
     }
 

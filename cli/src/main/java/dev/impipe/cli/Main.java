@@ -26,8 +26,8 @@ import picocli.CommandLine.Unmatched;
     LocalCommand.class, RunCommand.class, ProduceCommand.class, TailCommand.class,
     TokenCommand.class, Main.Bench.class, Main.Completion.class,
     HelpCommand.class}, footer = {"", "produce, tail and token find a running `bin/im local` by themselves, or use "
-        + "KAFKA_BOOTSTRAP_SERVERS and SCHEMA_REGISTRY_URL. Configuration: see README (IM_* and KAFKA_* environment "
-        + "variables)."})
+        + "KAFKA_BOOTSTRAP_SERVERS and SCHEMA_REGISTRY_URL. Configuration: docs/reference/configuration.md (IM_* and "
+        + "KAFKA_* environment variables)."})
 public final class Main implements Callable<Integer> {
 
   @Spec

@@ -66,7 +66,7 @@ final class ProduceCommand implements Callable<Integer> {
 
   /**
    * Client properties of {@code bin/im produce} / {@code tail}: the {@code KAFKA_*} passthrough (e.g. a SASL login
-   * for a secured cluster, README "Security") and {@code bootstrap}.
+   * for a secured cluster, docs/security.md) and {@code bootstrap}.
    */
   static Map<String, Object> clientProperties(Map<String, String> env, String bootstrap) {
     Map<String, String> kafkaVariables = new HashMap<>();

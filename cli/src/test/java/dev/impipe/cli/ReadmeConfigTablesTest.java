@@ -22,13 +22,14 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * The README's configuration tables are the config tables rendered ({@link ConfigDocs}). After changing a setting,
- * regenerate them with {@code ./mvnw -B -pl cli -am test -Dtest=ReadmeConfigTablesTest
- * -Dsurefire.failIfNoSpecifiedTests=false -Dim.config.writeReadme=true}.
+ * The configuration reference's tables ({@code docs/reference/configuration.md}) are the config tables rendered
+ * ({@link ConfigDocs}). After changing a setting, regenerate them with {@code ./mvnw -B -pl cli -am test
+ * -Dtest=ReadmeConfigTablesTest -Dsurefire.failIfNoSpecifiedTests=false -Dim.config.write=true} ({@code
+ * -Dim.config.writeReadme=true}, the older name, works too).
  */
 class ReadmeConfigTablesTest {
 
-  private static final Path README = Path.of("..", "README.md");
+  private static final Path CONFIG_DOC = Path.of("..", "docs", "reference", "configuration.md");
   private static final Pattern BLOCK = Pattern.compile("<!-- config:[^>]*-->\n.*?<!-- /config -->", Pattern.DOTALL);
 
   /** Every table a process of the pipeline reads: the runtime's, the launcher's and each component's. */
@@ -40,25 +41,35 @@ class ReadmeConfigTablesTest {
   }
 
   @Test
-  void readmeTablesAreRenderedFromTheConfigTables() throws IOException {
-    // Given the README as committed
-    String readme = Files.readString(README, StandardCharsets.UTF_8);
+  void configurationReferenceTablesAreRenderedFromTheConfigTables() throws IOException {
+    // Given the configuration reference as committed
+    String doc = Files.readString(CONFIG_DOC, StandardCharsets.UTF_8);
 
     // When its blocks are rendered from the tables
-    String expected = ConfigDocs.render(readme, allTables());
-    if (Boolean.getBoolean("im.config.writeReadme")) {
-      Files.writeString(README, expected, StandardCharsets.UTF_8);
+    String expected = ConfigDocs.render(doc, allTables());
+    boolean write = Boolean.getBoolean("im.config.write") || Boolean.getBoolean("im.config.writeReadme");
+    if (write) {
+      Files.writeString(CONFIG_DOC, expected, StandardCharsets.UTF_8);
     }
 
     // Then nothing changes (the message shows each block as it should read)
     List<String> want = blocks(expected);
-    List<String> have = blocks(Boolean.getBoolean("im.config.writeReadme") ? expected : readme);
+    List<String> have = blocks(write ? expected : doc);
     assertThat(have).hasSameSizeAs(want);
     for (int i = 0; i < want.size(); i++) {
-      assertThat(have.get(i)).as("README config block differs from the config tables; expected:\n%s\n\nregenerate: "
-          + "./mvnw -B -pl cli -am test -Dtest=ReadmeConfigTablesTest -Dsurefire.failIfNoSpecifiedTests=false "
-          + "-Dim.config.writeReadme=true", want.get(i)).isEqualTo(want.get(i));
+      assertThat(have.get(i)).as("docs/reference/configuration.md config block differs from the config tables; "
+          + "expected:\n%s\n\nregenerate: ./mvnw -B -pl cli -am test -Dtest=ReadmeConfigTablesTest "
+          + "-Dsurefire.failIfNoSpecifiedTests=false -Dim.config.write=true", want.get(i)).isEqualTo(want.get(i));
     }
+  }
+
+  @Test
+  void theReadmeHasNoConfigurationTablesLeft() throws IOException {
+    // Given the README as committed
+    String readme = Files.readString(Path.of("..", "README.md"), StandardCharsets.UTF_8);
+
+    // Then it holds no generated block: the tables live in the configuration reference only (one home per fact)
+    assertThat(blocks(readme)).isEmpty();
   }
 
   @Test

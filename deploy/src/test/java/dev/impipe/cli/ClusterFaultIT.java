@@ -60,7 +60,7 @@ import org.junit.jupiter.api.Timeout;
  * (messages per sender per fault).
  *
  * <p>It lives in {@code deploy} (running it for real), in the package of the {@code LocalCluster} it drives: a leaf
- * module, so the build runs it beside {@code bench} instead of before it (README "Build time").
+ * module, so the build runs it beside {@code bench} instead of before it (docs/development/tests.md, "Build time").
  */
 @Timeout(value = 40, unit = TimeUnit.MINUTES)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -85,7 +85,7 @@ class ClusterFaultIT {
         "IM_CONVERSATION_PARTITIONS", "6", "IM_USER_PARTITIONS", "6",
         "IM_INSTANCE_JAVA_OPTS", "-Xms64m -Xmx512m", "IM_BROKER_JAVA_OPTS", "-Xms64m -Xmx384m",
         // A killed instance's tasks move after the group's session timeout: 10 s instead of the default 45 s keeps
-        // the test short (the brokers' group.min.session.timeout.ms is 6 s); README "What a fault looks like".
+        // the test short (the brokers' group.min.session.timeout.ms is 6 s); docs/operations/faults.md.
         "KAFKA_SESSION_TIMEOUT_MS", "10000",
         Endpoints.IM_LOCAL_ENDPOINTS_FILE, dir.resolve("endpoints.properties").toString()));
     cluster = LocalCluster.start(env, Optional.empty(), 3, 2, new PrintStream(clusterLog, true,

@@ -42,8 +42,8 @@ public record FanoutConfig(Duration dedupeWindow, Duration recallWindow, int lar
   /**
    * Entries become visible to devices when the fan-out's transaction commits: the interval is most of the latency
    * from send to inbox (half of it on average), and each commit costs a transaction (markers on every partition).
-   * 50 ms, half of Kafka Streams' exactly-once default: p50 84-87 -> 56-59 ms at no measurable cost in throughput
-   * (bench fanout, two alternating pairs, bench-results/fanout-commit-interval-2026-11-24/).
+   * 50 ms, half of Kafka Streams' exactly-once default, lowers the median at no measurable cost in throughput
+   * (docs/adr/0003-fanout-commits-every-50-ms.md).
    */
   public static final Setting<Duration> COMMIT_INTERVAL = Setting.duration(IM_FANOUT_COMMIT_INTERVAL, "50ms", "10ms",
       "10s", "how often the fan-out commits its transaction: entries are visible to devices after the commit");

@@ -111,12 +111,10 @@ public final class FanoutScenario implements Scenario {
     BenchCluster.await("fan-out has applied every JOIN", Duration.ofMinutes(5),
         cluster.caughtUp(FanoutTopology.APP_NAME, Set.of(membersTopic)));
     // Warm-up: the full-speed phase is the first fan-out work of a fresh JVM, and on two cores the JIT's compiler
-    // threads took a third of the CPU samples while it ran (async-profiler, 2026-11-24); after a warm-up of 40k
-    // messages produced while the app ran, still 30% of the JVM's CPU in the phase (ThreadCpu), 7-12% after one
-    // like the measured phase: a backlog drained at full speed. After one backlog of 200k the JIT still took 17-31%
-    // of the JVM's CPU in the measured phase (three A/B pairs, 2026-11-24; -XX:+PrintCompilation: C2 compiled the
-    // producer's sender path during it, after the warm-up had queued it), so the warm-up repeats until a round's
-    // drain is JIT-quiet. Messages fanned out here are not counted (the counters' baselines are taken after them).
+    // threads would take a large share of the CPU while it runs. A single warm-up backlog is not enough (C2 compiles
+    // the producer's sender path after the warm-up has queued it), so the warm-up drains backlogs like the measured
+    // phase until a round's drain is JIT-quiet (docs/adr/0008-benchmark-settle-phase.md). Messages fanned out here
+    // are not counted (the counters' baselines are taken after them).
     String messagesTopic = cluster.names().messages();
     List<String> rounds = new ArrayList<>();
     for (int round = 1; warmup > 0 && round <= warmupRounds; round++) {
@@ -234,15 +232,11 @@ public final class FanoutScenario implements Scenario {
     result.setup("latency phase rate", Math.round(messageRate) + " messages/s = "
         + Math.round(messageRate * total / messages) + " entries/s (half of full speed)");
     // The first seconds at half rate follow the full-speed burst and exercise code the warm-up did not (the load
-    // generator beside the fan-out, the read_committed watcher): both JVMs' C2 compilers took 200-500 (app) and
-    // 140-330 (broker) ms of CPU per second for 7-9 s, the machine was at 1,840-1,990 of its 2,000 ms per second, and
-    // those seconds' p99 was 160-370 ms against 90-140 after (2026-11-24, the per-second series of the run). A running
-    // service has paid that once, long ago: those seconds are recorded apart, so the target is checked on the steady
-    // state it is stated for. The broker takes longest: profiled in the latency phase (async-profiler attached
-    // after 6 s of it, 25 s), its C2 compiled 341 methods for the first time (the many small produce and fetch
-    // requests and transaction markers of a steady half rate; the full-speed phase sends few large ones), and its
-    // CPU fell from 600-700 to 400-450 ms per second once they were compiled, 25-30 s in; the machine's from
-    // 1,700 to 1,250-1,350 (2026-11-24, fifth session). So the settle lasts 45 s by default.
+    // generator beside the fan-out, the read_committed watcher, and in the broker the many small produce and fetch
+    // requests of a steady half rate): both JVMs' JIT compilers are busy and the machine is near saturation. A
+    // running service has paid that once, long ago: those seconds are recorded apart, so the target is checked on
+    // the steady state it is stated for. The broker's JIT takes longest (quiet after 25-30 s), so the settle lasts
+    // 45 s by default (measurements: docs/adr/0008-benchmark-settle-phase.md).
     long settleSeconds = options.fixed("settle", 45);
     result.setup("latency phase settling", settleSeconds + " s at half rate first, recorded apart (messages sent "
         + "then are in the 'settling' row, not in the target's)");

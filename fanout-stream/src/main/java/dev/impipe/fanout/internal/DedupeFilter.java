@@ -8,8 +8,8 @@ import java.util.TreeMap;
 /**
  * "Definitely not seen" in front of the dedupe window store: Bloom filters of the keys put, by time bucket, so that
  * the common case (a message that is not a retry) needs no RocksDB range read. A range read (iterator, seek on every
- * memtable and file, no Bloom filter) was the largest single cost of the fan-out's stream thread: 16.5% of its CPU
- * samples (async-profiler, {@code bin/im bench fanout}, 2026-11-24).
+ * memtable and file, no Bloom filter) was the largest single cost of the fan-out's stream thread
+ * (docs/adr/0006-bloom-filter-before-dedupe.md).
  *
  * <p>Never a false negative: {@link #mightContain} is true for every key {@link #add}ed with a timestamp within the
  * window of the one asked about, and also whenever it cannot say: a bucket that is full (the memory bound is

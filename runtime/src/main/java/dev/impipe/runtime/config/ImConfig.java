@@ -216,7 +216,7 @@ public record ImConfig(
     // The OS's socket receive buffer, which grows with the traffic (TCP autotuning), instead of the clients' fixed
     // 32 KB (producers) and 64 KB (consumers): a read_committed consumer of im.inbox at ~135k entries/s with 64 KB
     // fell 150-330 ms behind in single seconds while a second one beside it with a large buffer did not
-    // (bench fanout, README "Fan-out latency, 2026-11-24 (fifth session)"). KAFKA_RECEIVE_BUFFER_BYTES overrides it.
+    // (docs/adr/0007-os-tuned-socket-buffers.md). KAFKA_RECEIVE_BUFFER_BYTES overrides it.
     props.put(CommonClientConfigs.RECEIVE_BUFFER_CONFIG, -1);
     props.putAll(kafkaOverrides);
     props.put("bootstrap.servers", requireBootstrapServers());
