@@ -84,6 +84,7 @@ public final class BenchMain {
       case "delay" -> new DelayScenario();
       case "scale" -> new ScaleScenario();
       case "push" -> new dev.impipe.bench.scenario.PushScenario();
+      case "abuse" -> new dev.impipe.bench.scenario.AbuseScenario();
       default -> throw new IllegalArgumentException(options.scenario());
     };
     Result result = new Result(options.scenario(), options.command());

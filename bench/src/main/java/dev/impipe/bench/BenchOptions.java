@@ -104,6 +104,19 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
             new Setting("duration", "SECONDS", "each measured phase (20; 8 at --scale small)"),
             new Setting("warmup", "SECONDS", "warm-up before measuring (20; 0 at --scale small)"),
             new Setting("pending", "N", "pushes sent and not yet delivered at most, at full speed (20k, scales)"))));
+    m.put("abuse", new ScenarioSpec("a normal sync load (own JVM) alone, then at the same rate while one account "
+        + "runs the worst abuse at once (timeline waits, a send flood, WebSockets and HTTP connections that never "
+        + "read fat backlogs): the normal load's p99 with and without, the pipeline's heap and RSS, the attacker's "
+        + "answers",
+        List.of(new Setting("users", "N", "users of the normal load (2k" + COUNT + ")"),
+            new Setting("groups", "N", "groups (400, scales)"),
+            new Setting("messages", "N", "messages (20k, scales)"),
+            new Setting("duration", "SECONDS", "each measured phase (20; 8 at --scale small)"),
+            new Setting("waiters", "N", "the attacker's parallel never-satisfiable timeline waits (24)"),
+            new Setting("sockets", "N", "the attacker's WebSockets that never read (300; 30 at --scale small)"),
+            new Setting("slow-readers", "N", "the attacker's HTTP connections that never read (20)"),
+            new Setting("flood-rate", "N", "the attacker's sends per second (200)"),
+            new Setting("fat", "N", "entries of 10,000 control characters in the attacker's inbox (300, scales)"))));
     return java.util.Collections.unmodifiableMap(m);
   }
 

@@ -16,8 +16,6 @@ import dev.impipe.runtime.domain.Ids;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
 import java.net.URI;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -62,7 +60,8 @@ public final class PushScenario implements Scenario {
     // full-speed phase, whose first send would otherwise wait for it.
     cluster.topics().messages().valueSerde().serializer().serialize(cluster.names().messages(), message(
         new SplittableRandom(1), "u0", "u1"));
-    Gateway runtime = Gateway.start(cluster, log);
+    PipelineJvm runtime = PipelineJvm.start(cluster, log, "fanout,inbox-store,ack-timeout,push-gateway",
+        Map.of("IM_ACK_TIMEOUT", "15s"));
     URI base = runtime.base;
     AtomicLong pushes = new AtomicLong();
     AtomicLong messagesSeen = new AtomicLong();
@@ -256,104 +255,15 @@ public final class PushScenario implements Scenario {
       result.figure("timed-out seqs without an Ack record", noAck, "seqs");
       result.figure("heap used (gateway JVM: gateway and Streams apps)", Support.mbValue((long) runtime.metric(
           "jvm_memory_used_bytes", "area=\"heap\"")), "MB");
-      result.figure("RSS (gateway JVM: gateway, Streams apps)", Support.mbValue(rss(runtime.process.pid())), "MB");
+      result.figure("RSS (gateway JVM: gateway, Streams apps)", Support.mbValue(PipelineJvm.rss(runtime.process.pid())),
+          "MB");
       System.gc();
       long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
       result.figure("heap after GC (client JVM: " + devices + " devices)", Support.mbValue(heap), "MB");
-      result.figure("RSS (client JVM)", Support.mbValue(rss(ProcessHandle.current().pid())), "MB");
+      result.figure("RSS (client JVM)", Support.mbValue(PipelineJvm.rss(ProcessHandle.current().pid())), "MB");
       clients.forEach(DeviceClient::close);
     } finally {
       runtime.close();
-    }
-  }
-
-  /** The pipeline in its own JVM: {@code dev.impipe.cli.Main run} against the benchmark's broker and registry. */
-  private static final class Gateway implements AutoCloseable {
-    final Process process;
-    final URI base;
-    private final java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
-
-    private Gateway(Process process, URI base) {
-      this.process = process;
-      this.base = base;
-    }
-
-    static Gateway start(BenchCluster cluster, PrintStream log) throws Exception {
-      String port = System.getenv().getOrDefault("IM_HTTP_PORT", "");
-      if (port.isBlank() || port.equals("0")) {
-        port = Integer.toString(dev.impipe.runtime.embedded.FreePorts.next());
-      }
-      Map<String, String> env = cluster.env(Map.of("IM_ACK_TIMEOUT", "15s", "IM_HTTP_PORT", port,
-          "IM_COMPONENTS", "fanout,inbox-store,ack-timeout,push-gateway"));
-      String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-      Path logFile = Files.createTempFile("im-bench-push-pipeline-", ".log");
-      ProcessBuilder pb = new ProcessBuilder(java, "-Xms256m", "-Xmx1g", "-cp", System.getProperty("java.class.path"),
-          "dev.impipe.cli.Main", "run").redirectErrorStream(true).redirectOutput(logFile.toFile());
-      pb.environment().putAll(env);
-      Process process = pb.start();
-      Gateway g = new Gateway(process, URI.create("http://127.0.0.1:" + port));
-      try {
-        BenchCluster.await("pipeline JVM healthy (log " + logFile + ")", Duration.ofSeconds(600), () -> {
-          if (!process.isAlive()) {
-            throw new IllegalStateException("the pipeline JVM exited; its log: " + logFile);
-          }
-          return g.status("/health") == 200;
-        });
-      } catch (Exception | Error e) {
-        g.close();
-        throw e;
-      }
-      cluster.step("running in its own JVM (pid " + process.pid() + ", " + g.base
-          + "): fanout, inbox-store, ack-timeout, push-gateway");
-      return g;
-    }
-
-    private int status(String path) {
-      try {
-        return http.send(java.net.http.HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofSeconds(5))
-            .build(), java.net.http.HttpResponse.BodyHandlers.discarding()).statusCode();
-      } catch (java.io.IOException e) {
-        return -1;
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return -1;
-      }
-    }
-
-    /** Sum of the samples of {@code name} (Prometheus text) whose labels contain {@code labelPart}; 0 if none. */
-    double metric(String name, String labelPart) {
-      String text;
-      try {
-        text = http.send(java.net.http.HttpRequest.newBuilder(base.resolve("/metrics"))
-            .timeout(Duration.ofSeconds(10)).build(), java.net.http.HttpResponse.BodyHandlers.ofString()).body();
-      } catch (java.io.IOException e) {
-        return 0;
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        return 0;
-      }
-      double sum = 0;
-      for (String line : text.split("\n")) {
-        if (line.startsWith(name + "{") || line.startsWith(name + " ")) {
-          if (labelPart.isEmpty() || line.contains(labelPart)) {
-            sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
-          }
-        }
-      }
-      return sum;
-    }
-
-    @Override
-    public void close() {
-      process.destroy();
-      try {
-        if (!process.waitFor(60, TimeUnit.SECONDS)) {
-          process.destroyForcibly();
-        }
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        process.destroyForcibly();
-      }
     }
   }
 
@@ -407,18 +317,5 @@ public final class PushScenario implements Scenario {
     return ChatMessage.newBuilder().setMessageId("m" + id).setClientMsgId("c" + id).setConversationId(conversation)
         .setConversationType(ConversationType.DIRECT).setType(MessageType.MESSAGE).setSenderId(from)
         .setRecipientId(to).setBody("hello " + id).setSentAt(Instant.now()).setAttributes(Map.of()).build();
-  }
-
-  private static long rss(long pid) {
-    try {
-      for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
-        if (line.startsWith("VmRSS:")) {
-          return Long.parseLong(line.replaceAll("[^0-9]", "")) * 1024;
-        }
-      }
-    } catch (java.io.IOException | RuntimeException e) {
-      // not on Linux
-    }
-    return 0;
   }
 }

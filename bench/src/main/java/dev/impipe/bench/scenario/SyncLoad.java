@@ -31,7 +31,8 @@ import java.util.concurrent.locks.LockSupport;
  *       when it was due, not from when it went out, so a stall is charged for every request it delays.
  * </ul>
  *
- * <p>Arguments: {@code HOST PORT TOKENS_FILE LIMIT OUT_DIR WARMUP_SECONDS SECONDS CONNECTIONS OPEN_CONNECTIONS}.
+ * <p>Arguments: {@code HOST PORT TOKENS_FILE LIMIT OUT_DIR WARMUP_SECONDS SECONDS CONNECTIONS OPEN_CONNECTIONS
+ * [FIXED_RATE]}; with a {@code FIXED_RATE} (requests/s) only the warm-up and an open loop at that rate run.
  * The tokens file has one {@code Bearer ...} value per line, line {@code n} for user {@code u<n>}. Three phases run
  * back to back: a closed-loop warm-up (not recorded), a closed loop of {@code SECONDS} on {@code CONNECTIONS}
  * connections (the saturated rate), then an open loop at half that rate on {@code OPEN_CONNECTIONS} connections.
@@ -64,7 +65,13 @@ public final class SyncLoad {
             + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
       }
     }
+    double fixedRate = args.length > 9 ? Double.parseDouble(args[9]) : 0;
     phase(host, port, requests, connections, warmup, 0, null);
+    if (fixedRate > 0) {
+      // Only the open loop, at a rate measured before (the abuse benchmark's second pass runs at the first's).
+      phase(host, port, requests, openConnections, seconds, fixedRate, dir.resolve("open.txt"));
+      return;
+    }
     long[] closed = phase(host, port, requests, connections, seconds, 0, dir.resolve("closed.txt"));
     double saturated = closed[0] / (closed[3] / 1e9);
     phase(host, port, requests, openConnections, seconds, saturated / 2, dir.resolve("open.txt"));

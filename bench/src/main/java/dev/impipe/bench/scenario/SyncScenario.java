@@ -170,7 +170,7 @@ public final class SyncScenario implements Scenario {
   }
 
   /** Reads one phase's file of {@link SyncLoad} into {@code latency}; returns ok, failed, entries, elapsed ns. */
-  private static long[] readPhase(Path file, LatencyRecorder latency) throws IOException {
+  static long[] readPhase(Path file, LatencyRecorder latency) throws IOException {
     try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.US_ASCII)) {
       String[] head = in.readLine().split(" ");
       String line;
