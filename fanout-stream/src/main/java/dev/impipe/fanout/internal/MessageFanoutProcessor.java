@@ -346,53 +346,9 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
   }
 
   private void validate(String key, ChatMessage m) {
-    if (!Ids.valid(m.getSenderId())) {
-      throw reject("invalid senderId '" + m.getSenderId() + "'");
-    }
-    if (m.getMessageId() == null || m.getMessageId().isBlank() || m.getClientMsgId() == null
-        || m.getClientMsgId().isBlank()) {
-      throw reject("messageId and clientMsgId are required");
-    }
-    if (!m.getConversationId().equals(key)) {
-      throw reject("message of conversation " + m.getConversationId() + " is keyed '" + key
-          + "': it must be keyed by its conversationId (one partition per conversation keeps it in order)");
-    }
-    if (m.getConversationType() == ConversationType.DIRECT) {
-      if (!Ids.valid(m.getRecipientId())) {
-        throw reject("direct message without a valid recipientId");
-      }
-      String expected = Ids.direct(m.getSenderId(), m.getRecipientId());
-      if (!expected.equals(m.getConversationId())) {
-        throw reject("direct conversationId must be " + expected + ", got " + m.getConversationId());
-      }
-    } else {
-      if (!Ids.valid(m.getGroupId()) || !m.getGroupId().equals(m.getConversationId())) {
-        throw reject("group message needs groupId equal to its conversationId, got groupId=" + m.getGroupId()
-            + " conversationId=" + m.getConversationId());
-      }
-    }
-    switch (m.getType()) {
-      case UNKNOWN -> throw reject("unknown message type (written by a newer producer?)");
-      case READ -> {
-        if (m.getReadUpToSeq() == null || m.getReadUpToSeq() < 0) {
-          throw reject("READ needs readUpToSeq >= 0");
-        }
-      }
-      case RECALL -> {
-        if (m.getRefMessageId() == null || m.getRefMessageId().isBlank()) {
-          throw reject("RECALL needs refMessageId");
-        }
-      }
-      case JOIN, LEAVE -> {
-        if (m.getConversationType() != ConversationType.GROUP) {
-          throw reject(m.getType() + " needs a group conversation");
-        }
-        if (!Ids.valid(m.getMemberId())) {
-          throw reject(m.getType() + " needs a valid memberId, got '" + m.getMemberId() + "'");
-        }
-      }
-      default -> {
-      }
+    String invalid = MessageChecks.invalid(key, m);
+    if (invalid != null) {
+      throw reject(invalid);
     }
   }
 
