@@ -63,6 +63,11 @@ public final class FanoutTopology {
   public static final String PAST_MEMBERS_STORE = "fanout-past-members";
   /** {@code groupId -> GroupState} (member count, read-diffusion mode, last conversation seq; versioned). */
   public static final String GROUPS_STORE = "fanout-groups";
+  /**
+   * {@code groupId -> ModeSwitch}: a switch to read diffusion whose CONVERSATION_MODE entries are still being written
+   * in rounds (and how far they got); deleted when the last round is done, so it holds only work in progress.
+   */
+  public static final String MODE_SWITCHES_STORE = "fanout-mode-switches";
 
   private FanoutTopology() {}
 
@@ -72,11 +77,13 @@ public final class FanoutTopology {
         topics.messages().valueSerde().deserializer(), topics.messages().name());
     topology.addSource(MEMBERS_SOURCE, topics.groupMembers().keySerde().deserializer(),
         topics.groupMembers().valueSerde().deserializer(), topics.groupMembers().name());
-    topology.addProcessor(MEMBERSHIP_PROCESSOR, () -> new MembershipProcessor(metrics), MEMBERS_SOURCE);
+    topology.addProcessor(MEMBERSHIP_PROCESSOR, () -> new MembershipProcessor(config, metrics), MEMBERS_SOURCE);
     topology.addProcessor(FANOUT_PROCESSOR, () -> new MessageFanoutProcessor(config, metrics), MESSAGES_SOURCE);
     topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(MEMBERS_STORE),
         Serdes.Bytes(), Serdes.ByteArray()), MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
     topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(GROUPS_STORE),
+        Serdes.String(), Serdes.ByteArray()), MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
+    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(MODE_SWITCHES_STORE),
         Serdes.String(), Serdes.ByteArray()), MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
     topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CLOCK_STORE),
         Serdes.String(), VersionedValue.longSerde(CLOCK_STORE)).withCachingEnabled(), MEMBERSHIP_PROCESSOR,

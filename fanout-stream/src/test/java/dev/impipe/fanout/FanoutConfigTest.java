@@ -20,6 +20,24 @@ class FanoutConfigTest {
   }
 
   @Test
+  void groupsHoldAtMostAHundredThousandMembersAndASwitchTellsFiveThousandEveryHundredMilliseconds() {
+    FanoutConfig config = FanoutConfig.defaults();
+    assertThat(config.groupMaxMembers()).isEqualTo(100_000);
+    assertThat(config.maxEntriesPerRound()).isEqualTo(5_000);
+    assertThat(config.modeSwitchInterval()).isEqualTo(Duration.ofMillis(100));
+    FanoutConfig set = FanoutConfig.fromEnv(Map.of(FanoutConfig.IM_GROUP_MAX_MEMBERS, "500",
+        FanoutConfig.IM_FANOUT_MAX_ENTRIES_PER_ROUND, "20", FanoutConfig.IM_FANOUT_MODE_SWITCH_INTERVAL, "1s"));
+    assertThat(set.groupMaxMembers()).isEqualTo(500);
+    assertThat(set.maxEntriesPerRound()).isEqualTo(20);
+    assertThat(set.modeSwitchInterval()).isEqualTo(Duration.ofSeconds(1));
+    assertThatThrownBy(() -> FanoutConfig.fromEnv(Map.of(FanoutConfig.IM_FANOUT_MAX_ENTRIES_PER_ROUND, "0")))
+        .isInstanceOf(InvalidConfigException.class)
+        .hasMessageContaining(FanoutConfig.IM_FANOUT_MAX_ENTRIES_PER_ROUND);
+    assertThatThrownBy(() -> FanoutConfig.fromEnv(Map.of(FanoutConfig.IM_GROUP_MAX_MEMBERS, "0")))
+        .isInstanceOf(InvalidConfigException.class).hasMessageContaining(FanoutConfig.IM_GROUP_MAX_MEMBERS);
+  }
+
+  @Test
   void windowsMayBeSetFromAMinuteUpToThirtyDaysOfDedupeAndAYearOfRecall() {
     FanoutConfig widest = FanoutConfig.fromEnv(Map.of(FanoutConfig.IM_FANOUT_DEDUPE_WINDOW, "30d",
         FanoutConfig.IM_FANOUT_RECALL_WINDOW, "365d", FanoutConfig.IM_LARGE_GROUP_THRESHOLD, "10000000"));

@@ -3,13 +3,16 @@ package dev.impipe.fanout.internal;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.MembershipChange;
 import dev.impipe.avro.MembershipOp;
+import dev.impipe.fanout.FanoutConfig;
 import dev.impipe.fanout.FanoutMetrics;
 import dev.impipe.fanout.FanoutTopology;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.streams.RejectedRecord;
+import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
  * The legacy membership input, {@code im.group-members}: JOIN / LEAVE written there directly (an operator, or a
@@ -23,20 +26,24 @@ public final class MembershipProcessor implements Processor<String, MembershipCh
   public static final String DERIVED_HEADER = "im-derived-from";
 
   private final FanoutMetrics metrics;
+  private final FanoutConfig config;
   private ProcessorContext<String, InboxEntry> context;
   private MembershipRules rules;
 
-  public MembershipProcessor(FanoutMetrics metrics) {
+  public MembershipProcessor(FanoutConfig config, FanoutMetrics metrics) {
+    this.config = config;
     this.metrics = metrics;
   }
 
   @Override
   public void init(ProcessorContext<String, InboxEntry> context) {
     this.context = context;
-    this.rules = new MembershipRules(metrics, context.getStateStore(FanoutTopology.MEMBERS_STORE),
-        context.getStateStore(FanoutTopology.GROUPS_STORE),
+    KeyValueStore<Bytes, byte[]> members = context.getStateStore(FanoutTopology.MEMBERS_STORE);
+    this.rules = new MembershipRules(metrics, members, context.getStateStore(FanoutTopology.GROUPS_STORE),
         new TaskClock(context.getStateStore(FanoutTopology.CLOCK_STORE)),
-        context.getStateStore(FanoutTopology.PAST_MEMBERS_STORE));
+        context.getStateStore(FanoutTopology.PAST_MEMBERS_STORE),
+        new ModeSwitchRounds(context.getStateStore(FanoutTopology.MODE_SWITCHES_STORE), members, metrics),
+        config.groupMaxMembers());
   }
 
   @Override

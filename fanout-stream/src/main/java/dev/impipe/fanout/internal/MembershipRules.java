@@ -18,8 +18,9 @@ import org.apache.kafka.streams.state.WindowStore;
 /**
  * Applies a validated JOIN / LEAVE to the membership and group stores and emits the CONVERSATION_JOINED / LEFT entry
  * (and the LEFT marker of a large group's timeline). A change with an {@code actorId} must obey the group rules (see
- * {@link #refusal}); a refused one emits the actor's REJECTED entry and throws. Shared by the control records of
- * {@code im.messages} (ordered with the messages) and the legacy {@code im.group-members} input.
+ * {@link #refusal}); a refused one emits the actor's REJECTED entry and throws. A JOIN beyond the group's size cap
+ * is refused whoever makes it ({@code GROUP_FULL}). Shared by the control records of {@code im.messages} (ordered
+ * with the messages) and the legacy {@code im.group-members} input.
  */
 final class MembershipRules {
 
@@ -28,14 +29,18 @@ final class MembershipRules {
   private final KeyValueStore<String, byte[]> groups;
   private final TaskClock clock;
   private final WindowStore<Bytes, byte[]> pastMembers;
+  private final ModeSwitchRounds switches;
+  private final int maxMembers;
 
   MembershipRules(FanoutMetrics metrics, KeyValueStore<Bytes, byte[]> members, KeyValueStore<String, byte[]> groups,
-      TaskClock clock, WindowStore<Bytes, byte[]> pastMembers) {
+      TaskClock clock, WindowStore<Bytes, byte[]> pastMembers, ModeSwitchRounds switches, int maxMembers) {
     this.metrics = metrics;
     this.members = members;
     this.groups = groups;
     this.clock = clock;
     this.pastMembers = pastMembers;
+    this.switches = switches;
+    this.maxMembers = maxMembers;
   }
 
   /**
@@ -50,14 +55,18 @@ final class MembershipRules {
     boolean isMember = members.get(key) != null;
     boolean join = change.getOp() == MembershipOp.JOIN;
     GroupState group = withAdmin(change.getGroupId(), GroupState.decode(groups.get(change.getGroupId())));
-    if (change.getActorId() != null) {
-      Refusal refusal = refusal(change, group, isMember);
-      if (refusal != null) {
+    Refusal refusal = change.getActorId() == null ? null : refusal(change, group, isMember);
+    if (refusal == null && join && !isMember && group.members() >= maxMembers) {
+      refusal = new Refusal("GROUP_FULL", "group " + change.getGroupId() + " has " + group.members()
+          + " members, the most a group may have (IM_GROUP_MAX_MEMBERS): " + change.getUserId() + " cannot join");
+    }
+    if (refusal != null) {
+      if (change.getActorId() != null) {
         // The actor's devices learn of it; then the dead letter (same transaction, see RejectedRecord).
         out.accept(change.getActorId(), refusal.entryFor(change, seq));
         metrics.inboxEntriesWritten(1);
-        throw reject(refusal.code(), refusal.reason());
       }
+      throw reject(refusal.code(), refusal.reason());
     }
     if (join == isMember) {
       return false; // already in that state: a repeated JOIN or LEAVE changes nothing
@@ -68,8 +77,13 @@ final class MembershipRules {
       // The first JOIN creates the group (again, once it was empty) and makes that user its admin.
       group = group.members() == 0 ? group.withAdmin(change.getUserId()) : group;
     } else {
+      long joinedAt = MemberKeys.joinedAt(members.get(key));
+      if (group.large()) {
+        // A switch to read diffusion still being written owes this member its entry: first, then the LEFT below.
+        switches.beforeLeave(change.getGroupId(), change.getUserId(), joinedAt, out);
+      }
       // Remembered for the recall window: a recall must still reach this user if they come back (see PAST_MEMBERS).
-      pastMembers.put(key, MemberKeys.period(MemberKeys.joinedAt(members.get(key)), clock.tick()), timestamp);
+      pastMembers.put(key, MemberKeys.period(joinedAt, clock.tick()), timestamp);
       members.delete(key);
       if (count == 0) {
         group = group.withAdmin(null);

@@ -25,6 +25,7 @@ import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.kstream.Windowed;
+import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -67,6 +68,7 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
   private KeyValueStore<String, byte[]> groups;
   private MembershipRules membership;
   private WindowStore<Bytes, byte[]> pastMembers;
+  private ModeSwitchRounds switches;
   /** Built on the first message (see {@link #mightBeRetry}); null before, and when configured off. */
   private DedupeFilter dedupeFilter;
   private long newestTimestamp = Long.MIN_VALUE;
@@ -87,11 +89,21 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     this.clock = new TaskClock(context.getStateStore(FanoutTopology.CLOCK_STORE));
     this.groups = context.getStateStore(FanoutTopology.GROUPS_STORE);
     this.pastMembers = context.getStateStore(FanoutTopology.PAST_MEMBERS_STORE);
-    this.membership = new MembershipRules(metrics, members, groups, clock, pastMembers);
+    this.switches = new ModeSwitchRounds(context.getStateStore(FanoutTopology.MODE_SWITCHES_STORE), members, metrics);
+    this.membership = new MembershipRules(metrics, members, groups, clock, pastMembers, switches,
+        config.groupMaxMembers());
+    // The rest of each switch to read diffusion, a bounded round at a time (see ModeSwitchRounds).
+    context.schedule(config.modeSwitchInterval(), PunctuationType.WALL_CLOCK_TIME,
+        now -> switches.round(config.maxEntriesPerRound(), this::toInbox));
     // Built again from the store: a task revived after an aborted transaction re-initializes its processors.
     this.dedupeFilter = null;
     this.newestTimestamp = Long.MIN_VALUE;
     reportFilterBytes();
+  }
+
+  /** A record of its own (a punctuation has no input record): {@code entry} into {@code user}'s inbox. */
+  private void toInbox(String user, InboxEntry entry, long timestamp) {
+    context.forward(new Record<String, SpecificRecord>(user, entry, timestamp), FanoutTopology.INBOX_SINK);
   }
 
   @Override
@@ -253,24 +265,26 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
    * Hybrid diffusion. A group at or above the threshold is large: its MESSAGE and RECALL records go once to the
    * group's own timeline ({@code #groupId} in the inbox topic) instead of once per member; members read it from
    * there. The mode changes only here, at this message's conversation seq, and every member is told with a
-   * CONVERSATION_MODE entry, so no member misses or doubly receives a message around the switch.
+   * CONVERSATION_MODE entry from that seq on, so no member misses or doubly receives a message around the switch.
+   *
+   * <p>A switch to read diffusion tells at most {@code IM_FANOUT_MAX_ENTRIES_PER_ROUND} members here, the others in
+   * later rounds ({@link ModeSwitchRounds}). Meanwhile the group is large: its messages go to the timeline only, and a
+   * member told later reads them there from the switch's seq, as one told at once does (only later). Until the last
+   * round is done the mode does not change again. A switch back to write diffusion is written at once: the group has
+   * fewer members than the threshold then, as many entries as each of its messages costs from then on.
    */
   private List<String> groupMode(Record<String, ChatMessage> record, ChatMessage m, long seq,
       Supplier<List<String>> recipients) {
     GroupState group = GroupState.decode(groups.get(m.getGroupId()));
-    boolean large = group.wantsLarge(config.largeGroupThreshold());
+    boolean wanted = group.wantsLarge(config.largeGroupThreshold());
+    boolean large = wanted != group.large() && switches.pending(m.getGroupId()) ? group.large() : wanted;
     if (large != group.large()) {
-      List<String> members = groupMembers(m.getGroupId(), Long.MAX_VALUE);
-      for (String member : members) {
-        InboxEntry mode = InboxEntry.newBuilder().setUserId(member).setType(InboxEntryType.CONVERSATION_MODE)
-            .setConversationId(m.getConversationId()).setConversationSeq(seq).setTimestamp(m.getSentAt())
-            .setTimelineFromSeq(seq).setReadDiffusion(large).build();
-        context.forward(record.withKey(member).withValue(mode), FanoutTopology.INBOX_SINK);
-      }
+      ModeSwitch change = new ModeSwitch(seq, clock.tick(), m.getSentAt().toEpochMilli(), record.timestamp(), large,
+          null);
+      switches.start(m.getGroupId(), change, large ? config.maxEntriesPerRound() : Integer.MAX_VALUE,
+          (user, entry, timestamp) -> context.forward(record.withKey(user).withValue(entry),
+              FanoutTopology.INBOX_SINK));
       metrics.modeSwitches().increment();
-      metrics.inboxEntriesWritten(members.size());
-    }
-    if (large != group.large()) {
       // Written only when the mode changes: the boundary of a later join is the task's (TaskClock#processed).
       groups.put(m.getGroupId(), group.withLarge(large).encode());
     }
@@ -332,53 +346,9 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
   }
 
   private void validate(String key, ChatMessage m) {
-    if (!Ids.valid(m.getSenderId())) {
-      throw reject("invalid senderId '" + m.getSenderId() + "'");
-    }
-    if (m.getMessageId() == null || m.getMessageId().isBlank() || m.getClientMsgId() == null
-        || m.getClientMsgId().isBlank()) {
-      throw reject("messageId and clientMsgId are required");
-    }
-    if (!m.getConversationId().equals(key)) {
-      throw reject("message of conversation " + m.getConversationId() + " is keyed '" + key
-          + "': it must be keyed by its conversationId (one partition per conversation keeps it in order)");
-    }
-    if (m.getConversationType() == ConversationType.DIRECT) {
-      if (!Ids.valid(m.getRecipientId())) {
-        throw reject("direct message without a valid recipientId");
-      }
-      String expected = Ids.direct(m.getSenderId(), m.getRecipientId());
-      if (!expected.equals(m.getConversationId())) {
-        throw reject("direct conversationId must be " + expected + ", got " + m.getConversationId());
-      }
-    } else {
-      if (!Ids.valid(m.getGroupId()) || !m.getGroupId().equals(m.getConversationId())) {
-        throw reject("group message needs groupId equal to its conversationId, got groupId=" + m.getGroupId()
-            + " conversationId=" + m.getConversationId());
-      }
-    }
-    switch (m.getType()) {
-      case UNKNOWN -> throw reject("unknown message type (written by a newer producer?)");
-      case READ -> {
-        if (m.getReadUpToSeq() == null || m.getReadUpToSeq() < 0) {
-          throw reject("READ needs readUpToSeq >= 0");
-        }
-      }
-      case RECALL -> {
-        if (m.getRefMessageId() == null || m.getRefMessageId().isBlank()) {
-          throw reject("RECALL needs refMessageId");
-        }
-      }
-      case JOIN, LEAVE -> {
-        if (m.getConversationType() != ConversationType.GROUP) {
-          throw reject(m.getType() + " needs a group conversation");
-        }
-        if (!Ids.valid(m.getMemberId())) {
-          throw reject(m.getType() + " needs a valid memberId, got '" + m.getMemberId() + "'");
-        }
-      }
-      default -> {
-      }
+    String invalid = MessageChecks.invalid(key, m);
+    if (invalid != null) {
+      throw reject(invalid);
     }
   }
 
@@ -394,6 +364,11 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
   }
 
   private Supplier<List<String>> readRecipients(ChatMessage m) {
+    if (m.getConversationType() == ConversationType.GROUP
+        && members.get(MemberKeys.key(m.getGroupId(), m.getSenderId())) == null) {
+      // Like any other action in a group: a non-member's read marker is refused, and history never shows it.
+      throw new Refused("NOT_MEMBER", "reader " + m.getSenderId() + " is not a member of group " + m.getGroupId());
+    }
     // The reader's other devices, and in a direct chat the other party (a read receipt).
     List<String> users = m.getConversationType() == ConversationType.DIRECT
         ? distinct(m.getSenderId(), m.getRecipientId()) : List.of(m.getSenderId());

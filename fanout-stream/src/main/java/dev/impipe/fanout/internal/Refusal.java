@@ -11,7 +11,7 @@ import dev.impipe.avro.MembershipChange;
  * request they were answered 202 for did not happen.
  *
  * @param code for programs: {@code NOT_MEMBER}, {@code NOT_ADMIN}, {@code NOT_SENDER}, {@code NOT_INVITED},
- *     {@code NO_GROUP}, {@code UNKNOWN_MESSAGE}
+ *     {@code NO_GROUP}, {@code UNKNOWN_MESSAGE}, {@code GROUP_FULL}
  * @param reason for people; also the {@code __streams.errors.message} header of the dead letter
  */
 record Refusal(String code, String reason) {
@@ -35,7 +35,8 @@ record Refusal(String code, String reason) {
   }
 
   /**
-   * The REJECTED entry for the actor of a refused membership change (never null here: operators are not refused);
+   * The REJECTED entry for the actor of a refused membership change (only for a change with an actor: an operator's
+   * change without one is refused only by the size cap, and goes to {@code im.rejected} alone);
    * {@code seq} is the change's conversation seq when it came through {@code im.messages}, else -1.
    */
   InboxEntry entryFor(MembershipChange change, long seq) {
