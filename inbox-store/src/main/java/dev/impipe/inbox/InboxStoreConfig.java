@@ -72,7 +72,8 @@ public record InboxStoreConfig(
           + "`next` say the rest)");
 
   public static final ConfigTable TABLE = ConfigTable.of("inbox-store", INBOX_RETENTION, MAX_PER_USER,
-      TIMELINE_RETENTION, RETENTION_INTERVAL, QUERY_TIMEOUT, CURSOR_RETENTION, MAX_WAITING_PER_USER, MAX_RESPONSE_BYTES);
+      TIMELINE_RETENTION, RETENTION_INTERVAL, QUERY_TIMEOUT, CURSOR_RETENTION, MAX_WAITING_PER_USER,
+      MAX_RESPONSE_BYTES);
 
   public InboxStoreConfig {
     if (inboxRetentionMs <= 0 || timelineRetentionMs <= 0 || retentionIntervalMs <= 0 || queryTimeoutMs < 0

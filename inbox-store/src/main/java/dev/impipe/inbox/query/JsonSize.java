@@ -6,7 +6,7 @@ import java.util.Map;
 
 /**
  * What an entry costs in a JSON answer, in bytes, without writing it: strings as the JSON writer encodes them
- * (UTF-8, control characters escaped, up to 6 bytes per character), plus a fixed allowance for the field names,
+ * (UTF-8, control characters and surrogates escaped, up to 6 bytes per character), plus a fixed allowance for the field names,
  * numbers and punctuation. An upper bound for every field but the strings, which are exact; used to cut pages by
  * bytes ({@link PageBytes}).
  */
@@ -33,12 +33,10 @@ public final class JsonSize {
         bytes += 1;
       } else if (c < 0x800) {
         bytes += 2;
-      } else if (Character.isHighSurrogate(c) && i + 1 < text.length()
-          && Character.isLowSurrogate(text.charAt(i + 1))) {
-        bytes += 4;
-        i++;
+      } else if (Character.isSurrogate(c)) {
+        bytes += 6; // the writer escapes each half of a pair (Jackson's default: surrogates are not combined)
       } else {
-        bytes += c >= 0xD800 && c <= 0xDFFF ? 6 : 3; // a lone surrogate: never less than its escape
+        bytes += 3;
       }
     }
     return bytes;
