@@ -17,7 +17,6 @@ import dev.impipe.inbox.query.InteractiveQueryView;
 import dev.impipe.inbox.query.JsonSize;
 import dev.impipe.inbox.query.NotServableException;
 import dev.impipe.inbox.query.Page;
-import dev.impipe.inbox.query.PageBytes;
 import dev.impipe.inbox.query.StoreView;
 import dev.impipe.inbox.query.SyncCursor;
 import dev.impipe.inbox.query.Timelines;
@@ -119,9 +118,10 @@ public final class InboxRoutes {
     }
     return router.route("inbox", INBOX_STORE, user, request, partition -> {
       StoreView<InboxEntry> view = inboxView(partition, minSeq);
-      Page<InboxEntry> page = within == null ? Timelines.after(view, user, after, limit)
-          : Timelines.within(view, user, after, within, limit);
-      return Response.json(200, JsonViews.inboxPage(user, PageBytes.cut(page, JsonSize::entry, maxResponseBytes)));
+      Page<InboxEntry> page = within == null
+          ? Timelines.after(view, user, after, limit, JsonSize::entry, maxResponseBytes)
+          : Timelines.within(view, user, after, within, limit, maxResponseBytes);
+      return Response.json(200, JsonViews.inboxPage(user, page));
     });
   }
 
@@ -192,9 +192,9 @@ public final class InboxRoutes {
             minSeq.getAsLong(), partition);
       }
       StoreView<ChatMessage> view = InteractiveQueryView.of(streams, TIMELINE_STORE, partition);
-      Page<ChatMessage> page = Timelines.before(view, conversation, before, limit, fromSeq);
-      return Response.json(200, JsonViews.historyPage(conversation,
-          PageBytes.cut(page, JsonSize::message, maxResponseBytes)));
+      Page<ChatMessage> page = Timelines.before(view, conversation, before, limit, fromSeq, JsonSize::message,
+          maxResponseBytes);
+      return Response.json(200, JsonViews.historyPage(conversation, page));
     }));
   }
 
@@ -293,7 +293,7 @@ public final class InboxRoutes {
   /** A group timeline's entries within {@code ranges}, from a partition of this instance (a merged sync's read). */
   Page<InboxEntry> readTimeline(int partition, String owner, long after, List<long[]> ranges, int limit,
       OptionalLong minSeq) {
-    return Timelines.within(inboxView(partition, minSeq), owner, after, ranges, limit);
+    return Timelines.within(inboxView(partition, minSeq), owner, after, ranges, limit, maxResponseBytes);
   }
 
   StoreView<InboxEntry> inboxView(int partition, OptionalLong minSeq) {

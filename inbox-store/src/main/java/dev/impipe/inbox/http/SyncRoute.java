@@ -67,7 +67,8 @@ final class SyncRoute {
         groupMinSeqs);
     return router.routeAsync("sync", INBOX_STORE, user, request, partition -> {
       MergedSync.Plan plan = MergedSync.plan(stores.inboxView(partition, minSeq), stores.cursorView(partition),
-          InteractiveQueryView.of(streams, LARGE_GROUPS_STORE, partition), user, device, after, limit);
+          InteractiveQueryView.of(streams, LARGE_GROUPS_STORE, partition), user, device, after, limit,
+          maxResponseBytes);
       List<MergedSync.Group> groups = plan.timelinesToRead();
       Map<String, CompletableFuture<Response>> reads = new LinkedHashMap<>();
       for (MergedSync.Group g : groups) {

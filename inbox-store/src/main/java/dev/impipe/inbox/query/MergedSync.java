@@ -96,6 +96,12 @@ public final class MergedSync {
   /** Reads the {@link Plan} of a sync page from the stores of the user's partition (no group timeline read). */
   public static Plan plan(StoreView<InboxEntry> inbox, StoreView<Long> cursors, StoreView<byte[]> largeGroups,
       String user, String device, SyncCursor after, int limit) {
+    return plan(inbox, cursors, largeGroups, user, device, after, limit, Long.MAX_VALUE);
+  }
+
+  /** The same, reading at most {@code maxBytes} of inbox entries ({@link JsonSize#entry}, at least one). */
+  public static Plan plan(StoreView<InboxEntry> inbox, StoreView<Long> cursors, StoreView<byte[]> largeGroups,
+      String user, String device, SyncCursor after, int limit, long maxBytes) {
     long cursor = after != null ? after.inbox() : Timelines.cursor(cursors, user, device);
     List<Group> groups = new ArrayList<>();
     for (KeyValue<Bytes, byte[]> kv : largeGroups.range(StoreKeys.userGroupsFrom(user),
@@ -105,7 +111,7 @@ public final class MergedSync {
           : Timelines.groupPosition(cursors, user, device, group);
       groups.add(new Group(group, ReadIntervals.decode(kv.value), position));
     }
-    return new Plan(user, Timelines.after(inbox, user, cursor, limit), cursor, groups);
+    return new Plan(user, Timelines.after(inbox, user, cursor, limit, JsonSize::entry, maxBytes), cursor, groups);
   }
 
   /**
