@@ -64,9 +64,13 @@ public record InboxStoreConfig(
       "a device cursor (or large-group position) not committed for this long is removed (`forever` keeps all; see "
           + "State that stays bounded)")
       .defaultDoc("the inbox retention");
-  public static final Setting<Integer> MAX_WAITING_PER_USER = Setting.integer(IM_SYNC_MAX_WAITING_PER_USER, 4, 1,
+  /**
+   * Above the push gateway's sockets per user ({@code IM_PUSH_MAX_SOCKETS_PER_USER}, default 10): each socket has
+   * at most one backlog sync in flight, so a user's own devices never meet the bound while their stores catch up.
+   */
+  public static final Setting<Integer> MAX_WAITING_PER_USER = Setting.integer(IM_SYNC_MAX_WAITING_PER_USER, 16, 1,
       10_000, "requests of one user waiting at once (`minSeq`, `groupMinSeq`, rebalance) per instance; one more is "
-          + "`429` + `Retry-After`");
+          + "`429` + `Retry-After` (keep it above `IM_PUSH_MAX_SOCKETS_PER_USER`)");
   public static final Setting<Long> MAX_RESPONSE_BYTES = Setting.longValue(IM_SYNC_MAX_RESPONSE_BYTES, 1L << 20,
       1_024, 64L << 20, "bytes of entries in one inbox, sync or history page (at least one entry; `hasMore` and "
           + "`next` say the rest)");

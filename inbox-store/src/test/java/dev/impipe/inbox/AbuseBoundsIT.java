@@ -48,7 +48,7 @@ import org.junit.jupiter.api.Timeout;
 /**
  * One user can slow only themselves, on the real broker (fan-out and one inbox-store instance, 8 HTTP workers,
  * the default 3 s query timeout): a member of a large group keeping 24 parallel syncs waiting for a timeline offset
- * that never comes ({@code groupMinSeq=g:9223372036854775807}) parks no worker, gets 429 beyond 4 waiting
+ * that never comes ({@code groupMinSeq=g:9223372036854775807}) parks no worker, gets 429 beyond 16 waiting
  * requests, and another user's inbox stays fast; a fat page is cut by bytes and paging continues; a 503 says
  * nothing internal; a device id with {@code #} is refused.
  */
@@ -57,7 +57,7 @@ class AbuseBoundsIT {
 
   private static final int PARALLEL = 24;
   private static final int ROUNDS = 3;
-  private static final int MAX_WAITING = 4;
+  private static final int MAX_WAITING = 16; // the default
   private static final int FAT_MESSAGES = 120;
   private static final String FAT_BODY = "\u0002".repeat(10_000);
   private static final long MAX_RESPONSE_BYTES = 1L << 20;
@@ -158,7 +158,7 @@ class AbuseBoundsIT {
         sorted.get(sorted.size() / 2), p99, max);
     assertThat(p99).isLessThan(500);
     assertThat(max).isLessThan(1_000);
-    // and mallory got 429 (with Retry-After and a reason) beyond 4 waiting syncs, a generic 503 for the others
+    // and mallory got 429 (with Retry-After and a reason) beyond 16 waiting syncs, a generic 503 for the others
     assertThat(answers).hasSize(PARALLEL * ROUNDS);
     List<HttpResponse<String>> refused = answers.stream().filter(r -> r.statusCode() == 429).toList();
     assertThat(refused.size()).isGreaterThanOrEqualTo((PARALLEL - MAX_WAITING) * ROUNDS);
