@@ -56,8 +56,8 @@ public final class InboxStoreComponent implements PipelineComponent {
         cursors.keySerde().serializer(), cursors.valueSerde().serializer()));
 
     OwnerRouter router = new OwnerRouter(streams, HostInfo.buildFromEndpoint(context.applicationServer()),
-        cfg.queryTimeoutMs(), context.http(), context.metrics());
-    new InboxRoutes(streams, context.topics().names(), router, context.http(), producer, cfg.queryTimeoutMs())
-        .register(context.http());
+        cfg.queryTimeoutMs(), cfg.maxWaitingPerUser(), context.http(), context.metrics());
+    new InboxRoutes(streams, context.topics().names(), router, context.http(), producer, cfg.queryTimeoutMs(),
+        cfg.maxResponseBytes()).register(context.http());
   }
 }

@@ -20,6 +20,10 @@ import java.util.Map;
  *     after that it is answered 503 with {@code Retry-After}
  * @param cursorRetentionMs a device cursor (or large-group position) not committed for this long is removed
  *     ({@link #FOREVER} keeps them); default the inbox retention
+ * @param maxWaitingPerUser most requests of one user that may wait at once (for {@code minSeq}/{@code groupMinSeq},
+ *     a rebalance or an owner); one more is answered 429 with {@code Retry-After}
+ * @param maxResponseBytes most bytes of entries in one page (inbox, sync, history); a page always carries at least
+ *     one entry, {@code hasMore}/{@code next} say the rest
  */
 public record InboxStoreConfig(
     long inboxRetentionMs,
@@ -27,7 +31,9 @@ public record InboxStoreConfig(
     long timelineRetentionMs,
     long retentionIntervalMs,
     long queryTimeoutMs,
-    long cursorRetentionMs) {
+    long cursorRetentionMs,
+    int maxWaitingPerUser,
+    long maxResponseBytes) {
 
   /** Retention that keeps everything. */
   public static final long FOREVER = Long.MAX_VALUE;
@@ -38,6 +44,8 @@ public record InboxStoreConfig(
   public static final String IM_INBOX_RETENTION_INTERVAL = "IM_INBOX_RETENTION_INTERVAL";
   public static final String IM_INBOX_QUERY_TIMEOUT = "IM_INBOX_QUERY_TIMEOUT";
   public static final String IM_DEVICE_CURSOR_RETENTION = "IM_DEVICE_CURSOR_RETENTION";
+  public static final String IM_SYNC_MAX_WAITING_PER_USER = "IM_SYNC_MAX_WAITING_PER_USER";
+  public static final String IM_SYNC_MAX_RESPONSE_BYTES = "IM_SYNC_MAX_RESPONSE_BYTES";
 
   private static final long DAY_MS = Duration.ofDays(1).toMillis();
   private static final long MAX_RETENTION_MS = Duration.ofDays(365 * 100L).toMillis();
@@ -56,14 +64,26 @@ public record InboxStoreConfig(
       "a device cursor (or large-group position) not committed for this long is removed (`forever` keeps all; see "
           + "State that stays bounded)")
       .defaultDoc("the inbox retention");
+  /**
+   * Above the push gateway's sockets per user ({@code IM_PUSH_MAX_SOCKETS_PER_USER}, default 10): each socket has
+   * at most one backlog sync in flight, so a user's own devices never meet the bound while their stores catch up.
+   */
+  public static final Setting<Integer> MAX_WAITING_PER_USER = Setting.integer(IM_SYNC_MAX_WAITING_PER_USER, 16, 1,
+      10_000, "requests of one user waiting at once (`minSeq`, `groupMinSeq`, rebalance) per instance; one more is "
+          + "`429` + `Retry-After` (keep it above `IM_PUSH_MAX_SOCKETS_PER_USER`)");
+  public static final Setting<Long> MAX_RESPONSE_BYTES = Setting.longValue(IM_SYNC_MAX_RESPONSE_BYTES, 1L << 20,
+      1_024, 64L << 20, "bytes of entries in one inbox, sync or history page (at least one entry; `hasMore` and "
+          + "`next` say the rest)");
 
   public static final ConfigTable TABLE = ConfigTable.of("inbox-store", INBOX_RETENTION, MAX_PER_USER,
-      TIMELINE_RETENTION, RETENTION_INTERVAL, QUERY_TIMEOUT, CURSOR_RETENTION);
+      TIMELINE_RETENTION, RETENTION_INTERVAL, QUERY_TIMEOUT, CURSOR_RETENTION, MAX_WAITING_PER_USER,
+      MAX_RESPONSE_BYTES);
 
   public InboxStoreConfig {
     if (inboxRetentionMs <= 0 || timelineRetentionMs <= 0 || retentionIntervalMs <= 0 || queryTimeoutMs < 0
-        || maxEntriesPerUser < 0 || cursorRetentionMs <= 0) {
-      throw new IllegalArgumentException("retentions and interval must be positive, cap and timeout not negative");
+        || maxEntriesPerUser < 0 || cursorRetentionMs <= 0 || maxWaitingPerUser <= 0 || maxResponseBytes <= 0) {
+      throw new IllegalArgumentException("retentions, interval and bounds must be positive, cap and timeout not "
+          + "negative");
     }
   }
 
@@ -78,7 +98,8 @@ public record InboxStoreConfig(
     long inbox = values.get(INBOX_RETENTION);
     return new InboxStoreConfig(inbox, values.get(MAX_PER_USER), values.get(TIMELINE_RETENTION),
         values.get(RETENTION_INTERVAL).toMillis(), values.get(QUERY_TIMEOUT).toMillis(),
-        values.optional(CURSOR_RETENTION).orElse(inbox));
+        values.optional(CURSOR_RETENTION).orElse(inbox), values.get(MAX_WAITING_PER_USER),
+        values.get(MAX_RESPONSE_BYTES));
   }
 
   /** True when inbox entries expire. */

@@ -63,7 +63,9 @@ class EdgeRobustnessIT {
     String prefix = ItEnvironment.unique("edge") + ".";
     Map<String, String> vars = new HashMap<>(TestTokens.env());
     vars.putAll(Map.of("IM_TOPIC_PREFIX", prefix, "IM_USER_PARTITIONS", "2", "IM_CONVERSATION_PARTITIONS", "2",
-        "IM_INBOX_QUERY_TIMEOUT", "60s", "IM_HTTP_REQUEST_TIMEOUT", "90s"));
+        "IM_INBOX_QUERY_TIMEOUT", "60s", "IM_HTTP_REQUEST_TIMEOUT", "90s",
+        // the 500 waits below are one user's: what 500 pending waits cost, not the per-user bound, is measured here
+        "IM_SYNC_MAX_WAITING_PER_USER", "1000"));
     ImConfig config = ImConfig.fromEnv(vars).withEndpoints(env.bootstrapServers(), env.schemaRegistryUrl());
     TopicNames names = TopicNames.withPrefix(prefix);
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", env.bootstrapServers()))) {

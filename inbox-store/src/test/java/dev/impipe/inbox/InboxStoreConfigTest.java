@@ -36,10 +36,11 @@ class InboxStoreConfigTest {
   void everySettingIsReadFromItsVariable() {
     InboxStoreConfig cfg = InboxStoreConfig.fromEnv(Map.of(
         "IM_INBOX_RETENTION", "30d", "IM_INBOX_MAX_PER_USER", "5000", "IM_TIMELINE_RETENTION", "365d",
-        "IM_INBOX_RETENTION_INTERVAL", "15s", "IM_INBOX_QUERY_TIMEOUT", "500ms", "IM_DEVICE_CURSOR_RETENTION", "14d"));
+        "IM_INBOX_RETENTION_INTERVAL", "15s", "IM_INBOX_QUERY_TIMEOUT", "500ms", "IM_DEVICE_CURSOR_RETENTION", "14d",
+        "IM_SYNC_MAX_WAITING_PER_USER", "2", "IM_SYNC_MAX_RESPONSE_BYTES", "65536"));
 
     assertThat(cfg).isEqualTo(new InboxStoreConfig(Duration.ofDays(30).toMillis(), 5000,
-        Duration.ofDays(365).toMillis(), 15_000, 500, Duration.ofDays(14).toMillis()));
+        Duration.ofDays(365).toMillis(), 15_000, 500, Duration.ofDays(14).toMillis(), 2, 65_536));
   }
 
   @Test

@@ -14,7 +14,7 @@ import dev.impipe.inbox.query.ReadIntervals;
 import dev.impipe.inbox.query.HistoryAccess;
 import dev.impipe.inbox.query.HistoryApplied;
 import dev.impipe.inbox.query.InteractiveQueryView;
-import dev.impipe.inbox.query.MergedSync;
+import dev.impipe.inbox.query.JsonSize;
 import dev.impipe.inbox.query.NotServableException;
 import dev.impipe.inbox.query.Page;
 import dev.impipe.inbox.query.StoreView;
@@ -35,7 +35,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -68,23 +67,25 @@ public final class InboxRoutes {
   private final HttpApi http;
   private final Producer<String, DeviceCursor> cursorProducer;
   private final long timeoutMs;
-  private final RoutedGroupTimelines.LocalRead localTimeline;
+  private final long maxResponseBytes;
+  private final SyncRoute syncRoute;
 
+  /** @param maxResponseBytes most bytes of entries in one page ({@code IM_SYNC_MAX_RESPONSE_BYTES}) */
   public InboxRoutes(KafkaStreams streams, TopicNames topics, OwnerRouter router, HttpApi http,
-      Producer<String, DeviceCursor> cursorProducer, long timeoutMs) {
+      Producer<String, DeviceCursor> cursorProducer, long timeoutMs, long maxResponseBytes) {
     this.streams = streams;
-    this.localTimeline = (partition, owner, after, ranges, limit, minSeq) -> Timelines
-        .within(inboxView(partition, minSeq), owner, after, ranges, limit);
     this.topics = topics;
     this.router = router;
     this.http = http;
     this.cursorProducer = cursorProducer;
     this.timeoutMs = timeoutMs;
+    this.maxResponseBytes = maxResponseBytes;
+    this.syncRoute = new SyncRoute(streams, router, http, this, maxResponseBytes);
   }
 
   public void register(HttpApi api) {
     api.routeAsync("GET", "/v1/users/{userId}/inbox", this::inbox);
-    api.routeAsync("GET", "/v1/users/{userId}/devices/{deviceId}/sync", this::sync);
+    api.routeAsync("GET", "/v1/users/{userId}/devices/{deviceId}/sync", syncRoute::sync);
     api.routeAsync("GET", "/v1/users/{userId}/devices/{deviceId}/cursor", this::getCursor);
     api.routeAsync("PUT", "/v1/users/{userId}/devices/{deviceId}/cursor", this::putCursor);
     api.routeAsync("GET", "/v1/conversations/{conversationId}/messages", this::history);
@@ -117,64 +118,11 @@ public final class InboxRoutes {
     }
     return router.route("inbox", INBOX_STORE, user, request, partition -> {
       StoreView<InboxEntry> view = inboxView(partition, minSeq);
-      Page<InboxEntry> page = within == null ? Timelines.after(view, user, after, limit)
-          : Timelines.within(view, user, after, within, limit);
+      Page<InboxEntry> page = within == null
+          ? Timelines.after(view, user, after, limit, JsonSize::entry, maxResponseBytes)
+          : Timelines.within(view, user, after, within, limit, maxResponseBytes);
       return Response.json(200, JsonViews.inboxPage(user, page));
     });
-  }
-
-  /**
-   * {@code GET /v1/users/{userId}/devices/{deviceId}/sync?limit&minSeq&after&groupMinSeq}: the inbox after the
-   * device's cursor, merged with the timelines of the user's large groups after the device's positions in them (see
-   * {@link MergedSync}); {@code cursor} is the vector to commit, {@code largeGroups} the user's large groups as read
-   * ({@code groupId}, conversation seq {@code ranges}, {@code through}: the inbox seq of the newest membership
-   * entry they reflect). {@code after} (a cursor a sync returned) starts after that vector instead of the committed
-   * cursor; {@code groupMinSeq=g:offset,...} waits until group {@code g}'s timeline has applied that offset (the
-   * push gateway reads what its reader may have passed before it listened to the group).
-   */
-  CompletableFuture<Response> sync(Request request) {
-    String user = request.path("userId");
-    String device = request.path("deviceId");
-    requireDevice(request.caller(), user, device);
-    int limit = limit(request);
-    OptionalLong minSeq = minSeq(request);
-    SyncCursor after;
-    try {
-      after = request.query("after").map(SyncCursor::decode).orElse(null);
-    } catch (IllegalArgumentException e) {
-      throw HttpError.badRequest("query parameter 'after' is not a cursor a sync returned");
-    }
-    Map<String, Long> groupMinSeqs = groupMinSeqs(request);
-    return router.route("sync", INBOX_STORE, user, request, partition -> {
-      MergedSync.SyncPage merged = MergedSync.sync(inboxView(partition, minSeq), cursorView(partition),
-          InteractiveQueryView.of(streams, LARGE_GROUPS_STORE, partition), user, device, after, limit,
-          new RoutedGroupTimelines(router, localTimeline, request.caller(), groupMinSeqs));
-      return Response.json(200, JsonViews.syncPage(user, merged));
-    });
-  }
-
-  /** {@code groupMinSeq=g:offset,h:offset} (group ids hold neither ':' nor ','); 400 when malformed. */
-  static Map<String, Long> groupMinSeqs(Request request) {
-    Optional<String> text = request.query("groupMinSeq");
-    if (text.isEmpty() || text.get().isEmpty()) {
-      return Map.of();
-    }
-    Map<String, Long> out = new LinkedHashMap<>();
-    for (String part : text.get().split(",", -1)) {
-      int colon = part.lastIndexOf(':');
-      String group = colon < 0 ? "" : part.substring(0, colon);
-      long offset;
-      try {
-        offset = colon < 0 ? -1 : Long.parseLong(part.substring(colon + 1));
-      } catch (NumberFormatException e) {
-        offset = -1;
-      }
-      if (!Ids.valid(group) || offset < 0) {
-        throw HttpError.badRequest("query parameter 'groupMinSeq': '" + part + "' is not groupId:offset");
-      }
-      out.put(group, offset);
-    }
-    return out;
   }
 
   /** {@code GET /v1/users/{userId}/devices/{deviceId}/cursor}: the committed cursor, -1 when none. */
@@ -244,7 +192,8 @@ public final class InboxRoutes {
             minSeq.getAsLong(), partition);
       }
       StoreView<ChatMessage> view = InteractiveQueryView.of(streams, TIMELINE_STORE, partition);
-      Page<ChatMessage> page = Timelines.before(view, conversation, before, limit, fromSeq);
+      Page<ChatMessage> page = Timelines.before(view, conversation, before, limit, fromSeq, JsonSize::message,
+          maxResponseBytes);
       return Response.json(200, JsonViews.historyPage(conversation, page));
     }));
   }
@@ -292,14 +241,21 @@ public final class InboxRoutes {
     }
   }
 
-  private static void requireSelf(Principal caller, String user) {
+  static void requireSelf(Principal caller, String user) {
     if (!caller.is(user)) {
       throw HttpError.forbidden("you may only read your own inbox, devices and cursors");
     }
   }
 
-  private static void requireDevice(Principal caller, String user, String device) {
+  /**
+   * The caller is {@code user} (and, with a device token, {@code device}); the device id is valid (400 otherwise):
+   * a device id never holds {@code #}, which the cursor store uses for a device's large-group positions.
+   */
+  static void requireDevice(Principal caller, String user, String device) {
     requireSelf(caller, user);
+    if (!Ids.valid(device)) {
+      throw HttpError.badRequest("device id must be 1-" + Ids.MAX_LENGTH + " letters, digits or . _ - @");
+    }
     if (caller.deviceId().isPresent() && !caller.deviceId().get().equals(device)) {
       throw HttpError.forbidden("this token is for device " + caller.deviceId().get() + ", not " + device);
     }
@@ -334,13 +290,19 @@ public final class InboxRoutes {
     }
   }
 
-  private StoreView<InboxEntry> inboxView(int partition, OptionalLong minSeq) {
+  /** A group timeline's entries within {@code ranges}, from a partition of this instance (a merged sync's read). */
+  Page<InboxEntry> readTimeline(int partition, String owner, long after, List<long[]> ranges, int limit,
+      OptionalLong minSeq) {
+    return Timelines.within(inboxView(partition, minSeq), owner, after, ranges, limit, maxResponseBytes);
+  }
+
+  StoreView<InboxEntry> inboxView(int partition, OptionalLong minSeq) {
     return minSeq.isPresent()
         ? InteractiveQueryView.atLeast(streams, INBOX_STORE, partition, topics.inbox(), minSeq.getAsLong())
         : InteractiveQueryView.of(streams, INBOX_STORE, partition);
   }
 
-  private StoreView<Long> cursorView(int partition) {
+  StoreView<Long> cursorView(int partition) {
     return InteractiveQueryView.of(streams, CURSOR_STORE, partition);
   }
 
@@ -393,11 +355,11 @@ public final class InboxRoutes {
     });
   }
 
-  private static int limit(Request request) {
+  static int limit(Request request) {
     return (int) request.longQuery("limit", DEFAULT_LIMIT, 1, MAX_LIMIT);
   }
 
-  private static OptionalLong minSeq(Request request) {
+  static OptionalLong minSeq(Request request) {
     return request.query("minSeq").isPresent()
         ? OptionalLong.of(request.longQuery("minSeq", 0, 0, Long.MAX_VALUE)) : OptionalLong.empty();
   }

@@ -7,6 +7,7 @@ import dev.impipe.runtime.http.HttpError;
 import dev.impipe.runtime.http.Json;
 import dev.impipe.runtime.http.Request;
 import dev.impipe.runtime.http.Response;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.vertx.core.buffer.Buffer;
@@ -14,9 +15,10 @@ import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.RequestOptions;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.KafkaStreams;
@@ -33,7 +35,9 @@ import org.slf4j.LoggerFactory;
  * {@link ForwardMarker} with its remaining time budget; a request with a valid marker is never forwarded again, so
  * requests cannot loop. While no instance can answer (rebalance, restoring store, {@code minSeq} not reached yet)
  * the request is retried until its deadline, then answered 503 with {@code Retry-After}: never with a partial or
- * stale view. Waiting between attempts holds no thread (a timer schedules the next attempt).
+ * stale view. Waiting between attempts holds no thread (a timer schedules the next attempt). A user has at most
+ * {@code IM_SYNC_MAX_WAITING_PER_USER} requests waiting here at once; one more is answered 429 with
+ * {@code Retry-After}. A 503 body says only "not ready, retry": why (store, partition, offset, host) is logged.
  */
 public final class OwnerRouter {
 
@@ -59,30 +63,42 @@ public final class OwnerRouter {
     Response answer(int partition);
   }
 
+  /**
+   * Answers for a partition of this instance asynchronously: throws {@link NotServableException} at once when the
+   * partition cannot be read here, else returns a stage that completes with the answer (e.g. after sub-reads of
+   * other partitions) and holds no thread meanwhile.
+   */
+  @FunctionalInterface
+  public interface AsyncLocalAnswer {
+    CompletionStage<Response> answer(int partition);
+  }
+
   private final KafkaStreams streams;
   private final HostInfo self;
   private final long timeoutMs;
   private final HttpApi http;
   private final MeterRegistry metrics;
+  private final WaitingLimiter waiting;
   private final Serializer<String> keySerializer = new StringSerializer();
+  private final AtomicLong pending = new AtomicLong();
 
   /**
    * @param self this instance's {@code application.server}, to avoid forwarding to itself (null if unknown: a
    *     self-forward then costs one hop and stops there)
+   * @param maxWaitingPerUser requests of one user that may wait here at once; one more is answered 429
    * @param http the server whose workers, timers, client and cluster key the router uses
    */
-  public OwnerRouter(KafkaStreams streams, HostInfo self, long timeoutMs, HttpApi http, MeterRegistry metrics) {
+  public OwnerRouter(KafkaStreams streams, HostInfo self, long timeoutMs, int maxWaitingPerUser, HttpApi http,
+      MeterRegistry metrics) {
     this.streams = streams;
     this.self = self;
     this.timeoutMs = timeoutMs;
     this.http = http;
     this.metrics = metrics;
-    io.micrometer.core.instrument.Gauge
-        .builder("im.inbox.pending", pending, java.util.concurrent.atomic.AtomicLong::get)
+    this.waiting = new WaitingLimiter(maxWaitingPerUser);
+    Gauge.builder("im.inbox.pending", pending, AtomicLong::get)
         .description("Inbox store requests waiting (minSeq, rebalance) for an answer").register(metrics);
   }
-
-  private final java.util.concurrent.atomic.AtomicLong pending = new java.util.concurrent.atomic.AtomicLong();
 
   /** The time a request may take here: the configured timeout, or what a forwarding instance left it. */
   public long budgetMs(Request request) {
@@ -93,13 +109,23 @@ public final class OwnerRouter {
   /** Answers {@code request} for {@code key} of {@code store}, asynchronously (see the class comment). */
   public CompletableFuture<Response> route(String route, String store, String key, Request request,
       LocalAnswer local) {
+    return routeAsync(route, store, key, request, partition -> CompletableFuture.completedFuture(
+        local.answer(partition)));
+  }
+
+  /** The same for a local answer that completes later (a merged sync waiting for its group timelines). */
+  public CompletableFuture<Response> routeAsync(String route, String store, String key, Request request,
+      AsyncLocalAnswer local) {
     long start = System.nanoTime();
     long deadline = start + TimeUnit.MILLISECONDS.toNanos(budgetMs(request));
-    CompletableFuture<Response> out = new CompletableFuture<>();
+    Attempts attempts = new Attempts(store, key, request, local, deadline);
     pending.incrementAndGet();
-    out.whenComplete((r, e) -> pending.decrementAndGet());
-    attempt(store, key, request, local, deadline, MIN_BACKOFF_MS, null, out);
-    return out.whenComplete((r, e) -> Timer.builder("im.inbox.requests")
+    attempts.out.whenComplete((r, e) -> {
+      pending.decrementAndGet();
+      attempts.releaseSlot();
+    });
+    attempts.attempt();
+    return attempts.out.whenComplete((r, e) -> Timer.builder("im.inbox.requests")
         .description("Inbox store queries by route and where they were answered")
         .tag("route", route).tag("served", e != null ? "unavailable" : served(r)).register(metrics)
         .record(System.nanoTime() - start, TimeUnit.NANOSECONDS))
@@ -110,99 +136,116 @@ public final class OwnerRouter {
     return r.headers().containsKey(SERVED_BY_OWNER) ? "forwarded" : r.status() == 503 ? "unavailable" : "local";
   }
 
-  /**
-   * The same, for a caller that must have the answer in hand (a sub-read inside a merged sync): runs the attempts
-   * on the calling thread, which it holds for at most the request's budget.
-   */
-  public Response routeNow(String route, String store, String key, Request request, LocalAnswer local) {
-    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(budgetMs(request));
-    long backoffMs = 5;
-    String why;
-    while (true) {
-      KeyQueryMetadata owner = metadata(store, key);
-      if (owner == null) {
-        why = "no instance owns the partition of '" + key + "' right now (rebalancing)";
-      } else {
-        try {
-          return local.answer(owner.partition());
-        } catch (NotServableException e) {
-          why = e.getMessage();
-          if (e.reason() == NotServableException.Reason.NOT_OWNER && !request.forwarded()
-              && !owner.activeHost().equals(self)) {
-            try {
-              Response remote = forward(owner.activeHost(), request, deadline)
-                  .get(Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())),
-                      TimeUnit.MILLISECONDS);
-              if (remote != null && remote.status() != 503) {
-                return remote;
-              }
-              why = "the owner could not answer";
-            } catch (ExecutionException | TimeoutException e2) {
-              why = "the owner did not answer";
-            } catch (InterruptedException e2) {
-              Thread.currentThread().interrupt();
-              throw HttpError.unavailable("interrupted", 1);
-            }
-          }
-        }
-      }
-      long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-      if (leftMs <= 0) {
-        throw unavailable(why);
-      }
-      try {
-        Thread.sleep(Math.min(backoffMs, leftMs)); // bounded backoff between attempts of a sub-read
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw HttpError.unavailable("interrupted", 1);
-      }
-      backoffMs = Math.min(MAX_BACKOFF_MS, backoffMs * 2);
-    }
+  /** Requests of {@code user} waiting here now (for tests and metrics). */
+  int waiting(String user) {
+    return waiting.waiting(user);
   }
 
-  private void attempt(String store, String key, Request request, LocalAnswer local, long deadline, long backoffMs,
-      String lastWhy, CompletableFuture<Response> out) {
+  /**
+   * The attempts of one request: answer here, forward to the owner, or wait (a timer, no thread) and try again
+   * until the deadline. A request that has to wait takes one of its user's waiting slots until it is answered.
+   */
+  private final class Attempts {
+    final String store;
+    final String key;
+    final Request request;
+    final AsyncLocalAnswer local;
+    final long deadline;
+    final CompletableFuture<Response> out = new CompletableFuture<>();
+    long backoffMs = MIN_BACKOFF_MS;
+    /** Why the last attempt could not answer: logged, never sent to the client. */
     String why;
-    boolean behind = false;
-    try {
-      KeyQueryMetadata owner = metadata(store, key);
-      if (owner == null) {
-        why = "no instance owns the partition of '" + key + "' right now (rebalancing)";
-      } else {
-        try {
-          out.complete(local.answer(owner.partition()));
-          return;
-        } catch (NotServableException e) {
-          why = e.getMessage();
-          behind = e.reason() == NotServableException.Reason.BEHIND;
-          if (e.reason() == NotServableException.Reason.NOT_OWNER && !request.forwarded()
-              && !owner.activeHost().equals(self)) {
-            forward(owner.activeHost(), request, deadline).whenComplete((remote, failure) -> {
-              if (remote != null && remote.status() != 503) {
-                out.complete(remote.withHeader(SERVED_BY_OWNER, "true"));
+    private final AtomicBoolean slot = new AtomicBoolean();
+
+    Attempts(String store, String key, Request request, AsyncLocalAnswer local, long deadline) {
+      this.store = store;
+      this.key = key;
+      this.request = request;
+      this.local = local;
+      this.deadline = deadline;
+    }
+
+    void attempt() {
+      boolean behind = false;
+      try {
+        KeyQueryMetadata owner = metadata(store, key);
+        if (owner == null) {
+          why = "no instance owns the partition of the key right now (rebalancing)";
+        } else {
+          try {
+            local.answer(owner.partition()).whenComplete((r, e) -> {
+              if (e != null) {
+                out.completeExceptionally(e);
               } else {
-                // Keep what the owner said last (its own 503 reason): a last attempt cut short by the deadline
-                // must not hide it.
-                String ownerWhy = remote != null ? "owner: " + errorText(remote)
-                    : lastWhy != null && lastWhy.startsWith("owner: ") ? lastWhy
-                    : "the owner of the partition did not answer";
-                retryLater(store, key, request, local, deadline, backoffMs, ownerWhy, out);
+                out.complete(r);
               }
             });
             return;
+          } catch (NotServableException e) {
+            why = e.getMessage();
+            behind = e.reason() == NotServableException.Reason.BEHIND;
+            if (e.reason() == NotServableException.Reason.NOT_OWNER && !request.forwarded()
+                && !owner.activeHost().equals(self)) {
+              forward(owner.activeHost(), request, deadline).whenComplete((remote, failure) -> {
+                if (remote != null && remote.status() != 503) {
+                  out.complete(remote.withHeader(SERVED_BY_OWNER, "true"));
+                } else {
+                  why = remote != null ? "owner " + owner.activeHost() + ": " + errorText(remote)
+                      : "the owner " + owner.activeHost() + " did not answer";
+                  retryLater(MAX_BACKOFF_MS);
+                }
+              });
+              return;
+            }
           }
         }
+      } catch (RuntimeException e) {
+        out.completeExceptionally(e);
+        return;
       }
-    } catch (RuntimeException e) {
-      out.completeExceptionally(e);
-      return;
+      if (behind) {
+        backoffMs = Math.max(backoffMs, BEHIND_MIN_BACKOFF_MS);
+        retryLater(BEHIND_MAX_BACKOFF_MS);
+      } else {
+        retryLater(MAX_BACKOFF_MS);
+      }
     }
-    if (behind) {
-      retryLater(store, key, request, local, deadline, Math.max(backoffMs, BEHIND_MIN_BACKOFF_MS), why, out,
-          BEHIND_MAX_BACKOFF_MS);
-    } else {
-      retryLater(store, key, request, local, deadline, backoffMs, why, out);
+
+    private void retryLater(long maxBackoffMs) {
+      long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+      if (leftMs <= 0) {
+        LOG.debug("{} {} not answered in time: {}", request.method(), request.path(), why);
+        out.completeExceptionally(unavailable());
+        return;
+      }
+      if (!slot.get()) {
+        if (!waiting.tryAcquire(user(request))) {
+          out.completeExceptionally(tooManyWaiting());
+          return;
+        }
+        slot.set(true);
+      }
+      long delay = Math.min(backoffMs, leftMs);
+      backoffMs = Math.min(maxBackoffMs, backoffMs * 2);
+      http.after(delay).thenRun(() -> http.onWorker(() -> {
+        attempt();
+        return CompletableFuture.completedFuture(null);
+      }).whenComplete((v, e) -> {
+        if (e != null) {
+          out.completeExceptionally(e);
+        }
+      }));
     }
+
+    void releaseSlot() {
+      if (slot.compareAndSet(true, false)) {
+        waiting.release(user(request));
+      }
+    }
+  }
+
+  private static String user(Request request) {
+    return request.principal() == null ? "" : request.principal().userId();
   }
 
   private static String errorText(Response response) {
@@ -213,30 +256,14 @@ public final class OwnerRouter {
     }
   }
 
-  private void retryLater(String store, String key, Request request, LocalAnswer local, long deadline,
-      long backoffMs, String why, CompletableFuture<Response> out) {
-    retryLater(store, key, request, local, deadline, backoffMs, why, out, MAX_BACKOFF_MS);
+  /** A 503 that says nothing of partitions, stores, offsets or hosts (those are logged). */
+  static HttpError unavailable() {
+    return new HttpError(503, "not ready, retry", Map.of("Retry-After", RETRY_AFTER_SECONDS));
   }
 
-  private void retryLater(String store, String key, Request request, LocalAnswer local, long deadline,
-      long backoffMs, String why, CompletableFuture<Response> out, long maxBackoffMs) {
-    long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-    if (leftMs <= 0) {
-      out.completeExceptionally(unavailable(why));
-      return;
-    }
-    http.after(Math.min(backoffMs, leftMs)).thenRun(() -> http.onWorker(() -> {
-      attempt(store, key, request, local, deadline, Math.min(maxBackoffMs, backoffMs * 2), why, out);
-      return CompletableFuture.completedFuture(null);
-    }).whenComplete((v, e) -> {
-      if (e != null) {
-        out.completeExceptionally(e);
-      }
-    }));
-  }
-
-  private static HttpError unavailable(String why) {
-    return new HttpError(503, "not available, retry: " + why, Map.of("Retry-After", RETRY_AFTER_SECONDS));
+  private HttpError tooManyWaiting() {
+    return new HttpError(429, "you have " + waiting.max() + " requests waiting already (minSeq, groupMinSeq); "
+        + "retry when one is answered", Map.of("Retry-After", RETRY_AFTER_SECONDS));
   }
 
   private KeyQueryMetadata metadata(String store, String key) {

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.ToLongFunction;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.KeyValue;
@@ -93,6 +94,21 @@ public final class InteractiveQueryView<V> implements StoreView<V> {
       throw notOwner(e);
     }
     return out;
+  }
+
+  @Override
+  public List<KeyValue<Bytes, V>> range(Bytes from, Bytes to, boolean descending, int max, ToLongFunction<V> size,
+      long maxBytes) {
+    checkBound();
+    try {
+      ReadOnlyKeyValueStore<Bytes, V> kv = local();
+      try (KeyValueIterator<Bytes, V> it = descending ? kv.reverseRange(from, to) : kv.range(from, to)) {
+        return StoreView.take(it, max, size, maxBytes);
+      }
+    } catch (InvalidStateStoreException e) {
+      // The store was closed under us (the task migrated mid-read): never hand out what was read so far.
+      throw notOwner(e);
+    }
   }
 
   @Override

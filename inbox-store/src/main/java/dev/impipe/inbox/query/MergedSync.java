@@ -72,6 +72,36 @@ public final class MergedSync {
    */
   public static SyncPage sync(StoreView<InboxEntry> inbox, StoreView<Long> cursors, StoreView<byte[]> largeGroups,
       String user, String device, SyncCursor after, int limit, GroupSource source) {
+    Plan plan = plan(inbox, cursors, largeGroups, user, device, after, limit);
+    return merge(plan, fetchAll(plan.timelinesToRead(), source, limit), limit, Long.MAX_VALUE);
+  }
+
+  /**
+   * What a sync page reads from the user's own partition, before any group timeline: the user's large groups with
+   * the device's positions (read first, see {@link SyncPage}) and the inbox page after the device's position.
+   *
+   * @param inboxCursor the inbox seq the page starts after
+   */
+  public record Plan(String user, Page<InboxEntry> inbox, long inboxCursor, List<Group> groups) {
+    public Plan {
+      groups = List.copyOf(groups);
+    }
+
+    /** The groups whose timelines the page merges: those the user has read intervals in. */
+    public List<Group> timelinesToRead() {
+      return groups.stream().filter(g -> !g.intervals().isEmpty()).toList();
+    }
+  }
+
+  /** Reads the {@link Plan} of a sync page from the stores of the user's partition (no group timeline read). */
+  public static Plan plan(StoreView<InboxEntry> inbox, StoreView<Long> cursors, StoreView<byte[]> largeGroups,
+      String user, String device, SyncCursor after, int limit) {
+    return plan(inbox, cursors, largeGroups, user, device, after, limit, Long.MAX_VALUE);
+  }
+
+  /** The same, reading at most {@code maxBytes} of inbox entries ({@link JsonSize#entry}, at least one). */
+  public static Plan plan(StoreView<InboxEntry> inbox, StoreView<Long> cursors, StoreView<byte[]> largeGroups,
+      String user, String device, SyncCursor after, int limit, long maxBytes) {
     long cursor = after != null ? after.inbox() : Timelines.cursor(cursors, user, device);
     List<Group> groups = new ArrayList<>();
     for (KeyValue<Bytes, byte[]> kv : largeGroups.range(StoreKeys.userGroupsFrom(user),
@@ -81,7 +111,7 @@ public final class MergedSync {
           : Timelines.groupPosition(cursors, user, device, group);
       groups.add(new Group(group, ReadIntervals.decode(kv.value), position));
     }
-    return merge(user, Timelines.after(inbox, user, cursor, limit), cursor, groups, source, limit);
+    return new Plan(user, Timelines.after(inbox, user, cursor, limit, JsonSize::entry, maxBytes), cursor, groups);
   }
 
   /**
@@ -90,15 +120,41 @@ public final class MergedSync {
    */
   public static SyncPage merge(String user, Page<InboxEntry> inbox, long inboxCursor, List<Group> groups,
       GroupSource source, int limit) {
-    List<Source> sources = new ArrayList<>();
+    Plan plan = new Plan(user, inbox, inboxCursor, groups);
+    return merge(plan, fetchAll(plan.timelinesToRead(), source, limit), limit, Long.MAX_VALUE);
+  }
+
+  private static Map<String, Page<InboxEntry>> fetchAll(List<Group> groups, GroupSource source, int limit) {
+    Map<String, Page<InboxEntry>> pages = new LinkedHashMap<>();
     for (Group g : groups) {
-      if (!g.intervals().isEmpty()) {
-        sources.add(new Source(user, g, source.fetch(g.groupId(), g.position(), g.intervals(), limit)));
+      pages.put(g.groupId(), source.fetch(g.groupId(), g.position(), g.intervals(), limit));
+    }
+    return pages;
+  }
+
+  /**
+   * Merges the plan's inbox page with the pages of its groups' timelines ({@code timelines}, by group id, one for
+   * each of {@link Plan#timelinesToRead()}, each read after the group's position with the same {@code limit}). The
+   * page holds at most {@code limit} entries and at most {@code maxBytes} of them ({@link JsonSize#entry}), at
+   * least one while something is pending; what is left says {@code hasMore}.
+   */
+  public static SyncPage merge(Plan plan, Map<String, Page<InboxEntry>> timelines, int limit, long maxBytes) {
+    String user = plan.user();
+    Page<InboxEntry> inbox = plan.inbox();
+    long inboxCursor = plan.inboxCursor();
+    List<Group> groups = plan.groups();
+    List<Source> sources = new ArrayList<>();
+    for (Group g : plan.timelinesToRead()) {
+      Page<InboxEntry> page = timelines.get(g.groupId());
+      if (page == null) {
+        throw new IllegalArgumentException("no timeline page for group " + g.groupId());
       }
+      sources.add(new Source(user, g, page));
     }
     List<Page.Entry<InboxEntry>> pending = inbox.entries();
     int nextInbox = 0;
     long inboxPosition = inboxCursor;
+    long bytes = 0;
     List<Entry> out = new ArrayList<>();
     while (out.size() < limit) {
       Page.Entry<InboxEntry> head = nextInbox < pending.size() ? pending.get(nextInbox) : null;
@@ -115,16 +171,23 @@ public final class MergedSync {
         }
       }
       boolean inboxEligible = head != null && sources.stream().noneMatch(s -> s.blocks(head.seq()));
-      if (inboxEligible && (best == null
-          || !head.value().getTimestamp().isAfter(best.head().value().getTimestamp()))) {
+      boolean fromInbox = inboxEligible && (best == null
+          || !head.value().getTimestamp().isAfter(best.head().value().getTimestamp()));
+      if (!fromInbox && best == null) {
+        break; // the rest waits for entries beyond this page
+      }
+      long size = JsonSize.entry(fromInbox ? head.value() : best.head().value());
+      if (!out.isEmpty() && bytes + size > maxBytes) {
+        break; // the byte budget is spent: the rest goes on the next page
+      }
+      bytes += size;
+      if (fromInbox) {
         out.add(new Entry(null, head.seq(), head.value()));
         inboxPosition = head.seq();
         nextInbox++;
-      } else if (best != null) {
+      } else {
         Page.Entry<InboxEntry> g = best.take();
         out.add(new Entry(best.group.groupId(), g.seq(), g.value()));
-      } else {
-        break; // the rest waits for entries beyond this page
       }
     }
     boolean more = nextInbox < pending.size() || inbox.hasMore()

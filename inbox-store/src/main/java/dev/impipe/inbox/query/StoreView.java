@@ -1,8 +1,10 @@
 package dev.impipe.inbox.query;
 
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.ToLongFunction;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.state.KeyValueIterator;
@@ -19,6 +21,30 @@ public interface StoreView<V> {
 
   Optional<V> get(Bytes key);
 
+  /**
+   * Like {@link #range(Bytes, Bytes, boolean, int)}, but stops early once the entries read weigh more than
+   * {@code maxBytes} by {@code size} and at least two are read: enough to cut a page within the budget and know that
+   * more lie beyond it (see {@link PageBytes}), without reading a whole {@code max} of fat entries.
+   */
+  default List<KeyValue<Bytes, V>> range(Bytes from, Bytes to, boolean descending, int max, ToLongFunction<V> size,
+      long maxBytes) {
+    return take(range(from, to, descending, max).iterator(), max, size, maxBytes);
+  }
+
+  /** At most {@code max} entries of {@code it}, stopping as {@link #range(Bytes, Bytes, boolean, int,
+   * ToLongFunction, long)} says. */
+  static <V> List<KeyValue<Bytes, V>> take(Iterator<KeyValue<Bytes, V>> it, int max, ToLongFunction<V> size,
+      long maxBytes) {
+    List<KeyValue<Bytes, V>> out = new ArrayList<>();
+    long bytes = 0;
+    while (it.hasNext() && out.size() < max && (bytes <= maxBytes || out.size() < 2)) {
+      KeyValue<Bytes, V> kv = it.next();
+      out.add(kv);
+      bytes += size.applyAsLong(kv.value);
+    }
+    return out;
+  }
+
   /** A view of a store the caller may read directly. */
   static <V> StoreView<V> of(ReadOnlyKeyValueStore<Bytes, V> store) {
     return new StoreView<>() {
@@ -31,6 +57,14 @@ public interface StoreView<V> {
           }
         }
         return out;
+      }
+
+      @Override
+      public List<KeyValue<Bytes, V>> range(Bytes from, Bytes to, boolean descending, int max,
+          ToLongFunction<V> size, long maxBytes) {
+        try (KeyValueIterator<Bytes, V> it = descending ? store.reverseRange(from, to) : store.range(from, to)) {
+          return take(it, max, size, maxBytes);
+        }
       }
 
       @Override

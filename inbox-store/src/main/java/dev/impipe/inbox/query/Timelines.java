@@ -5,6 +5,7 @@ import dev.impipe.inbox.internal.StoreKeys;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.function.ToLongFunction;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
 
@@ -20,13 +21,22 @@ public final class Timelines {
 
   /** Entries of {@code owner} with seq greater than {@code after}, ascending, at most {@code limit}. */
   public static <V> Page<V> after(StoreView<V> store, String owner, long after, int limit) {
+    return after(store, owner, after, limit, v -> 0, Long.MAX_VALUE);
+  }
+
+  /**
+   * The same, at most {@code maxBytes} of entries by {@code size} (at least one): the store is read only as far as
+   * the page needs.
+   */
+  public static <V> Page<V> after(StoreView<V> store, String owner, long after, int limit, ToLongFunction<V> size,
+      long maxBytes) {
     if (after == Long.MAX_VALUE) {
       return new Page<>(List.of(), after, false);
     }
     Bytes from = StoreKeys.entry(owner, Math.max(0, after + 1));
     Bytes to = StoreKeys.entry(owner, Long.MAX_VALUE);
-    List<KeyValue<Bytes, V>> read = store.range(from, to, false, limit + 1);
-    return page(read, limit, after);
+    List<KeyValue<Bytes, V>> read = store.range(from, to, false, limit + 1, size, maxBytes);
+    return PageBytes.cut(page(read, limit, after), size, maxBytes);
   }
 
   /**
@@ -37,7 +47,14 @@ public final class Timelines {
    */
   public static Page<InboxEntry> within(StoreView<InboxEntry> store, String owner, long after, List<long[]> ranges,
       int limit) {
+    return within(store, owner, after, ranges, limit, Long.MAX_VALUE);
+  }
+
+  /** The same, at most {@code maxBytes} of entries ({@link JsonSize#entry}, at least one). */
+  public static Page<InboxEntry> within(StoreView<InboxEntry> store, String owner, long after, List<long[]> ranges,
+      int limit, long maxBytes) {
     List<Page.Entry<InboxEntry>> out = new ArrayList<>();
+    long bytes = 0;
     long position = after;
     for (long[] range : ranges) {
       long start = seek(store, owner, Math.max(0, position + 1), range[0]);
@@ -54,9 +71,11 @@ public final class Timelines {
             break;
           }
           long seq = StoreKeys.entrySeq(kv.key);
-          if (out.size() == limit) {
+          long entryBytes = maxBytes == Long.MAX_VALUE ? 0 : JsonSize.entry(kv.value);
+          if (out.size() == limit || !out.isEmpty() && bytes + entryBytes > maxBytes) {
             return new Page<>(out, out.get(out.size() - 1).seq(), true);
           }
+          bytes += entryBytes;
           out.add(new Page.Entry<>(seq, kv.value));
           position = seq;
         }
@@ -131,13 +150,19 @@ public final class Timelines {
    * {@code hasMore} is false at the cut, so paging stops there.
    */
   public static <V> Page<V> before(StoreView<V> store, String owner, OptionalLong before, int limit, long fromSeq) {
+    return before(store, owner, before, limit, fromSeq, v -> 0, Long.MAX_VALUE);
+  }
+
+  /** The same, at most {@code maxBytes} of entries by {@code size} (at least one). */
+  public static <V> Page<V> before(StoreView<V> store, String owner, OptionalLong before, int limit, long fromSeq,
+      ToLongFunction<V> size, long maxBytes) {
     long from = Math.max(0, fromSeq);
     if (before.isPresent() && before.getAsLong() <= from) {
       return new Page<>(List.of(), before.getAsLong(), false);
     }
     Bytes to = StoreKeys.entry(owner, before.isPresent() ? before.getAsLong() - 1 : Long.MAX_VALUE);
-    List<KeyValue<Bytes, V>> read = store.range(StoreKeys.entry(owner, from), to, true, limit + 1);
-    return page(read, limit, before.isPresent() ? before.getAsLong() : null);
+    List<KeyValue<Bytes, V>> read = store.range(StoreKeys.entry(owner, from), to, true, limit + 1, size, maxBytes);
+    return PageBytes.cut(page(read, limit, before.isPresent() ? before.getAsLong() : null), size, maxBytes);
   }
 
   /**

@@ -14,16 +14,16 @@ class GroupMinSeqParameterTest {
 
   @Test
   void groupsAndOffsetsAreReadInOrder() {
-    assertThat(InboxRoutes.groupMinSeqs(sync(Map.of("groupMinSeq", "big:12,team.a@x:0"))))
+    assertThat(SyncRoute.groupMinSeqs(sync(Map.of("groupMinSeq", "big:12,team.a@x:0"))))
         .containsExactly(Map.entry("big", 12L), Map.entry("team.a@x", 0L));
-    assertThat(InboxRoutes.groupMinSeqs(sync(Map.of()))).isEmpty();
-    assertThat(InboxRoutes.groupMinSeqs(sync(Map.of("groupMinSeq", "")))).isEmpty();
+    assertThat(SyncRoute.groupMinSeqs(sync(Map.of()))).isEmpty();
+    assertThat(SyncRoute.groupMinSeqs(sync(Map.of("groupMinSeq", "")))).isEmpty();
   }
 
   @Test
   void anythingElseIsABadRequest() {
     for (String bad : new String[] {"big", "big:", ":3", "big:-1", "big:x", "b g:3", "big:3,"}) {
-      assertThatThrownBy(() -> InboxRoutes.groupMinSeqs(sync(Map.of("groupMinSeq", bad))))
+      assertThatThrownBy(() -> SyncRoute.groupMinSeqs(sync(Map.of("groupMinSeq", bad))))
           .as(bad).isInstanceOf(HttpError.class)
           .satisfies(e -> assertThat(((HttpError) e).status()).isEqualTo(400))
           .hasMessageContaining("groupMinSeq");

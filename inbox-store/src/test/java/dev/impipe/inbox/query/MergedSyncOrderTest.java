@@ -162,6 +162,35 @@ class MergedSyncOrderTest {
     assertThat(ids(MergedSync.sync(inbox, cursors, largeGroups, "bob", "tablet", 1, source))).containsExactly("i2");
   }
 
+  @Test
+  void aPageIsCutByBytesAcrossTheSourcesAndTheCursorCoversOnlyWhatWentOut() {
+    // Given two inbox entries and two group entries, interleaved in time, each about 1 KB in JSON
+    String kb = "x".repeat(1_000);
+    Page<InboxEntry> inbox = page(false, fat(inboxMessage(10, "i1", 1), kb), fat(inboxMessage(11, "i2", 3), kb));
+    List<Page.Entry<InboxEntry>> g = List.of(fat(groupMessage(100, "g", 0, "g1", 2), kb),
+        fat(groupMessage(101, "g", 1, "g2", 4), kb));
+    MergedSync.Plan plan = new MergedSync.Plan("bob", inbox, 9, List.of(new MergedSync.Group("g", JOINED_AT_2, -1)));
+    long one = JsonSize.entry(inbox.entries().get(0).value());
+
+    // When the page may hold two entries' bytes (and a little more)
+    MergedSync.SyncPage cut = MergedSync.merge(plan, Map.of("g", new Page<>(g, 101L, false)), 10, 2 * one + 100);
+
+    // Then the two oldest go out, the cursor covers exactly them, and hasMore says the rest
+    assertThat(ids(cut)).containsExactly("i1", "g1");
+    assertThat(cut.cursor()).isEqualTo(SyncCursor.of(10, Map.of("g", 100L)));
+    assertThat(cut.hasMore()).isTrue();
+
+    // and a budget smaller than one entry still lets one out
+    assertThat(ids(MergedSync.merge(plan, Map.of("g", new Page<>(g, 101L, false)), 10, 1))).containsExactly("i1");
+    // while an unlimited one takes everything
+    assertThat(ids(MergedSync.merge(plan, Map.of("g", new Page<>(g, 101L, false)), 10, Long.MAX_VALUE)))
+        .containsExactly("i1", "g1", "i2", "g2");
+  }
+
+  private static Page.Entry<InboxEntry> fat(Page.Entry<InboxEntry> e, String body) {
+    return new Page.Entry<>(e.seq(), InboxEntry.newBuilder(e.value()).setBody(body).build());
+  }
+
   private static MergedSync.GroupSource source(Map<String, List<Page.Entry<InboxEntry>>> timelines) {
     return (group, after, intervals, limit) -> {
       List<Page.Entry<InboxEntry>> out = timelines.getOrDefault(group, List.of()).stream()
