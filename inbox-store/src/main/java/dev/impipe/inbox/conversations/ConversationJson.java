@@ -1,0 +1,75 @@
+package dev.impipe.inbox.conversations;
+
+import dev.impipe.runtime.domain.Ids;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** The JSON of the conversation list (field names are the public API, see DESIGN "Conversations"). */
+public final class ConversationJson {
+
+  private ConversationJson() {}
+
+  /** {@code {"userId", "conversations": [...], "unreadTotal", "next"}}. */
+  public static Map<String, Object> list(String user, ConversationList.ListPage page) {
+    List<Object> conversations = new ArrayList<>(page.conversations().size());
+    for (ConversationList.Item item : page.conversations()) {
+      conversations.add(conversation(user, item.conversationId(), item.state()));
+    }
+    Map<String, Object> json = new LinkedHashMap<>();
+    json.put("userId", user);
+    json.put("conversations", conversations);
+    json.put("unreadTotal", page.unreadTotal());
+    json.put("next", page.next());
+    return json;
+  }
+
+  /** One conversation of {@code user}'s list. */
+  public static Map<String, Object> conversation(String user, String conversationId, ConversationState s) {
+    Map<String, Object> json = new LinkedHashMap<>();
+    json.put("conversationId", conversationId);
+    boolean direct = Ids.isDirect(conversationId);
+    json.put("type", direct ? "DIRECT" : "GROUP");
+    if (direct) {
+      json.put("peerId", peer(user, conversationId));
+    }
+    json.put("member", s.member());
+    json.put("last", last(s.last()));
+    json.put("unread", s.unread());
+    json.put("readUpToSeq", s.readUpToSeq());
+    json.put("muted", s.muted());
+    json.put("pinned", s.pinned());
+    json.put("updatedAt", s.updatedAt());
+    if (!direct) {
+      json.put("largeGroup", s.large());
+    }
+    return json;
+  }
+
+  private static Map<String, Object> last(ConversationState.Last last) {
+    if (last == null) {
+      return null;
+    }
+    Map<String, Object> json = new LinkedHashMap<>();
+    json.put("conversationSeq", last.conversationSeq());
+    json.put("messageId", last.messageId());
+    json.put("senderId", last.senderId());
+    json.put("type", last.type());
+    json.put("body", last.recalled() ? null : last.body());
+    json.put("timestamp", last.timestamp());
+    if (last.recalled()) {
+      json.put("recalled", true);
+    }
+    return json;
+  }
+
+  /** The other party of a direct conversation {@code d:<a>:<b>}; the user themselves for a chat with oneself. */
+  static String peer(String user, String conversationId) {
+    String[] parties = conversationId.split(":", -1);
+    if (parties.length != 3) {
+      return null;
+    }
+    return parties[1].equals(user) ? parties[2] : parties[1];
+  }
+}
