@@ -15,6 +15,7 @@ import dev.impipe.fanout.FanoutConfig;
 import dev.impipe.inbox.conversations.ConversationList;
 import dev.impipe.inbox.conversations.ConversationState;
 import dev.impipe.inbox.conversations.ConversationTopology;
+import dev.impipe.inbox.conversations.LargeGroupCounts;
 import dev.impipe.runtime.domain.Ids;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -215,6 +216,43 @@ class ConversationListTest {
   }
 
   @Test
+  void aLargeGroupIsCountedFromItsTimelineFromEachMembersJoin() {
+    // Given a fan-out that makes groups of 2 or more large, alice's group with bob
+    p.close();
+    p = new FanoutThenStore(stateDir.resolve("large"), FanoutConfig.defaults().withLargeGroupThreshold(2),
+        InboxStoreConfig.defaults());
+    p.change(ALICE, "g", ALICE, MembershipOp.JOIN);
+    p.change(ALICE, "g", BOB, MembershipOp.JOIN);
+    // When bob writes (a copy each), carol joins (the group turns large: from now on its messages go to the
+    // timeline #g only), and bob writes again
+    p.publish(timed(message(BOB, "g", "b1", "first")));
+    p.change(ALICE, "g", CAROL, MembershipOp.JOIN);
+    long second = p.publish(timed(message(BOB, "g", "b2", "second")));
+
+    // Then no member got a copy of the second, yet alice counts both (one copy, one from the timeline), carol
+    // only the one after her join, bob none of his own
+    assertThat(p.<InboxEntry>storeView(InboxStoreTopology.INBOX_STORE).range(
+        dev.impipe.inbox.internal.StoreKeys.entry(ALICE, 0),
+        dev.impipe.inbox.internal.StoreKeys.entry(ALICE, Long.MAX_VALUE), false, 100))
+        .noneMatch(kv -> "m-bob-b2".equals(kv.value.getMessageId()));
+    assertThat(listed(ALICE, "g").unread()).isEqualTo(2);
+    assertThat(listed(CAROL, "g").unread()).isEqualTo(1);
+    assertThat(listed(BOB, "g").unread()).isZero();
+    assertThat(listed(ALICE, "g").last().body()).isEqualTo("second");
+    assertThat(largePage(ALICE).unreadTotal()).isEqualTo(2);
+
+    // When alice reads up to the second message, and bob recalls it
+    p.publish(groupRead(ALICE, "g", "r1", second));
+    p.publish(timed(recall(BOB, "g", "b3", "m-bob-b2")));
+
+    // Then alice has nothing unread, carol's count drops by the recalled one, and the last body is gone
+    assertThat(listed(ALICE, "g").unread()).isZero();
+    assertThat(listed(CAROL, "g").unread()).isZero();
+    assertThat(listed(CAROL, "g").last().recalled()).isTrue();
+    assertThat(largePage(ALICE).unreadTotal()).isZero();
+  }
+
+  @Test
   void theListOutlivesTheInboxRetention() {
     // Given (now = T0) bob wrote alice once
     p.publish(timed(message(BOB, DIRECT, "b1", "a month ago")));
@@ -250,6 +288,28 @@ class ConversationListTest {
         .setConversationId(conversation).setConversationType(ConversationType.DIRECT).setType(MessageType.READ)
         .setSenderId(reader).setSenderDeviceId(device).setRecipientId(other).setReadUpToSeq(upTo)
         .setSentAt(T0).setAttributes(Map.of()).build();
+  }
+
+  /** The page as the route builds it, large groups read from their timelines (one partition here). */
+  private ConversationList.ListPage largePage(String user) {
+    LargeGroupCounts.Source timelines = (group, reader, ranges, readUpTo) -> LargeGroupCounts.read(
+        p.storeView(ConversationTopology.STATES_STORE), p.storeView(InboxStoreTopology.INBOX_STORE), group, reader,
+        ranges, readUpTo, 100);
+    return ConversationList.page(p.storeView(ConversationTopology.ORDER_STORE),
+        p.storeView(ConversationTopology.STATES_STORE), p.storeView(ConversationTopology.TOTALS_STORE),
+        p.storeView(InboxStoreTopology.LARGE_GROUPS_STORE), timelines, user, Optional.empty(), 100);
+  }
+
+  private ConversationState listed(String user, String conversation) {
+    return largePage(user).conversations().stream().filter(i -> i.conversationId().equals(conversation))
+        .findFirst().orElseThrow(() -> new AssertionError(conversation + " not listed for " + user)).state();
+  }
+
+  private static ChatMessage groupRead(String reader, String group, String clientMsgId, long upTo) {
+    return ChatMessage.newBuilder().setMessageId("m-" + reader + "-" + clientMsgId).setClientMsgId(clientMsgId)
+        .setConversationId(group).setConversationType(ConversationType.GROUP).setGroupId(group)
+        .setType(MessageType.READ).setSenderId(reader).setReadUpToSeq(upTo).setSentAt(T0)
+        .setAttributes(Map.of()).build();
   }
 
   private ConversationState state(String user, String conversation) {

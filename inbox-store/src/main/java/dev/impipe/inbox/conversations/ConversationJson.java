@@ -47,6 +47,37 @@ public final class ConversationJson {
     return json;
   }
 
+  /** A large group's summary, as the timeline's owner answers it to a member's list. */
+  public static Map<String, Object> summary(LargeGroupCounts.Summary s) {
+    Map<String, Object> json = new LinkedHashMap<>();
+    json.put("last", last(s.last()));
+    json.put("unread", s.unread());
+    json.put("capped", s.capped());
+    return json;
+  }
+
+  /** Reads what {@link #summary} wrote; {@link IllegalArgumentException} when it is not one. */
+  public static LargeGroupCounts.Summary summary(com.fasterxml.jackson.databind.JsonNode json) {
+    com.fasterxml.jackson.databind.JsonNode last = json.get("last");
+    com.fasterxml.jackson.databind.JsonNode unread = json.get("unread");
+    if (unread == null || !unread.canConvertToLong()) {
+      throw new IllegalArgumentException("not a large group summary");
+    }
+    ConversationState.Last l = null;
+    if (last != null && !last.isNull()) {
+      boolean recalled = last.path("recalled").asBoolean(false);
+      l = new ConversationState.Last(last.path("conversationSeq").asLong(), text(last, "messageId"),
+          text(last, "senderId"), text(last, "type"), recalled ? null : text(last, "body"),
+          last.path("timestamp").asLong(), recalled);
+    }
+    return new LargeGroupCounts.Summary(l, unread.asLong(), json.path("capped").asBoolean(false));
+  }
+
+  private static String text(com.fasterxml.jackson.databind.JsonNode json, String field) {
+    com.fasterxml.jackson.databind.JsonNode v = json.get(field);
+    return v == null || v.isNull() ? null : v.asText();
+  }
+
   private static Map<String, Object> last(ConversationState.Last last) {
     if (last == null) {
       return null;

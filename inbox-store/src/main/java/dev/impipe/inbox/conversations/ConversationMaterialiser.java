@@ -22,7 +22,7 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * the inbox: a quiet conversation stays listed.
  *
  * <p>Sees the same records as the inbox materialiser and ignores what that one rejects (no key, no value, a key that
- * is not the userId) and the timelines of large groups ({@code #groupId}).
+ * is not the userId). Of a large group's timeline ({@code #groupId}) it keeps only the last message.
  */
 public final class ConversationMaterialiser implements Processor<String, InboxEntry, Void, Void> {
 
@@ -53,8 +53,12 @@ public final class ConversationMaterialiser implements Processor<String, InboxEn
   public void process(Record<String, InboxEntry> record) {
     InboxEntry e = record.value();
     String user = record.key();
-    if (e == null || user == null || !user.equals(e.getUserId()) || Ids.isGroupTimeline(user)
-        || e.getType() == null || e.getConversationId() == null || e.getTimestamp() == null) {
+    if (e == null || user == null || !user.equals(e.getUserId()) || e.getType() == null
+        || e.getConversationId() == null || e.getTimestamp() == null) {
+      return;
+    }
+    if (Ids.isGroupTimeline(user)) {
+      timeline(user, e);
       return;
     }
     String conversation = e.getConversationId();
@@ -84,6 +88,21 @@ public final class ConversationMaterialiser implements Processor<String, InboxEn
         totals.put(totalKey, next);
       }
     }
+  }
+
+  /**
+   * A large group's timeline: only its last message is kept (once per group, under the timeline's key), no unread
+   * index, order or total: members count from the timeline itself (see {@link LargeGroupCounts}).
+   */
+  private void timeline(String timeline, InboxEntry e) {
+    if (e.getType() != dev.impipe.avro.InboxEntryType.MESSAGE
+        && e.getType() != dev.impipe.avro.InboxEntryType.RECALL) {
+      return;
+    }
+    Bytes key = ConversationKeys.state(timeline, e.getConversationId());
+    byte[] stored = states.get(key);
+    ConversationState before = stored == null ? null : ConversationState.decode(stored);
+    ConversationRules.apply(before, e, timeline).ifPresent(step -> states.put(key, step.state().encode()));
   }
 
   private ConversationState applyUnread(String user, String conversation, ConversationRules.Step step) {

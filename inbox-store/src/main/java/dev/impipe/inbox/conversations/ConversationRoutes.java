@@ -6,19 +6,25 @@ import dev.impipe.inbox.InboxStoreTopology;
 import dev.impipe.inbox.http.OwnerRouter;
 import dev.impipe.inbox.internal.StoreKeys;
 import dev.impipe.inbox.query.InteractiveQueryView;
+import dev.impipe.inbox.query.ReadIntervals;
 import dev.impipe.inbox.query.StoreView;
 import dev.impipe.runtime.app.ComponentContext;
 import dev.impipe.runtime.auth.Principal;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.http.HttpApi;
 import dev.impipe.runtime.http.HttpError;
+import dev.impipe.runtime.http.Json;
 import dev.impipe.runtime.http.Request;
 import dev.impipe.runtime.http.Response;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -80,6 +86,9 @@ public final class ConversationRoutes {
   /** {@code GET /v1/users/{userId}/conversations?limit&after&minSeq}: one page of the list. */
   CompletableFuture<Response> list(Request request) {
     String user = request.path("userId");
+    if (Ids.isGroupTimeline(user)) {
+      return largeGroupSummary(request, user);
+    }
     requireSelf(request.caller(), user, "read");
     int limit = (int) request.longQuery("limit", cfg.defaultLimit(), 1, cfg.maxLimit());
     Optional<String> after = request.query("after");
@@ -102,9 +111,83 @@ public final class ConversationRoutes {
       StoreView<byte[]> order = InteractiveQueryView.of(streams, ConversationTopology.ORDER_STORE, partition);
       StoreView<byte[]> states = InteractiveQueryView.of(streams, ConversationTopology.STATES_STORE, partition);
       StoreView<Long> totals = InteractiveQueryView.of(streams, ConversationTopology.TOTALS_STORE, partition);
-      return Response.json(200, ConversationJson.list(user, ConversationList.page(order, states, totals, user,
-          after, limit)));
+      StoreView<byte[]> largeGroups = InteractiveQueryView.of(streams, InboxStoreTopology.LARGE_GROUPS_STORE,
+          partition);
+      LargeGroupCounts.Source timelines = (group, reader, ranges, readUpTo) -> fetchSummary(request, group, reader,
+          ranges, readUpTo);
+      return Response.json(200, ConversationJson.list(user, ConversationList.page(order, states, totals,
+          largeGroups, timelines, user, after, limit)));
     });
+  }
+
+  /**
+   * A member's list asks the owner of a large group's timeline for its summary, as {@code GET
+   * /v1/users/%23groupId/conversations?reader&within&above} (routed like the merged sync's timeline reads: local
+   * when this instance owns the timeline's partition, else forwarded with the member's token, instance-signed).
+   */
+  private LargeGroupCounts.Summary fetchSummary(Request member, String group, String reader, List<long[]> ranges,
+      long readUpTo) {
+    String owner = Ids.groupTimeline(group);
+    String within = rangesText(ranges);
+    String path = "/v1/users/" + URLEncoder.encode(owner, StandardCharsets.UTF_8) + "/conversations";
+    String rawUri = path + "?reader=" + URLEncoder.encode(reader, StandardCharsets.UTF_8) + "&within="
+        + URLEncoder.encode(within, StandardCharsets.UTF_8) + "&above=" + readUpTo;
+    Request sub = new Request("GET", path, Map.of("userId", owner), Map.of("reader", reader, "within", within,
+        "above", Long.toString(readUpTo)), Map.of(), new byte[0], rawUri, member.caller(), OptionalLong.empty());
+    Response response = router.routeNow("conversations-large-group", ConversationTopology.STATES_STORE, owner, sub,
+        partition -> Response.json(200, ConversationJson.summary(summaryOn(partition, owner, group, reader, ranges,
+            readUpTo))));
+    if (response.status() != 200) {
+      throw new HttpError(503, "timeline of group " + group + " not available, retry", Map.of("Retry-After",
+          OwnerRouter.RETRY_AFTER_SECONDS));
+    }
+    try {
+      return ConversationJson.summary(Json.MAPPER.readTree(response.body()));
+    } catch (java.io.IOException | RuntimeException e) {
+      throw new HttpError(503, "unreadable summary of group " + group, Map.of("Retry-After",
+          OwnerRouter.RETRY_AFTER_SECONDS));
+    }
+  }
+
+  /** The owner of {@code #groupId}: answers a member's list, only to an instance-signed sub-read. */
+  private CompletableFuture<Response> largeGroupSummary(Request request, String owner) {
+    if (!request.forwarded()) {
+      throw HttpError.forbidden("a group timeline is read through your own conversation list only");
+    }
+    String group = owner.substring(Ids.GROUP_TIMELINE_PREFIX.length());
+    String reader = request.query("reader").orElseThrow(() -> HttpError.badRequest("'reader' is required"));
+    long above = request.longQuery("above", -1, -1, Long.MAX_VALUE);
+    List<long[]> ranges;
+    try {
+      ranges = ReadIntervals.parseRanges(request.query("within").orElse(""));
+    } catch (IllegalArgumentException e) {
+      throw HttpError.badRequest("query parameter 'within': " + e.getMessage());
+    }
+    return router.route("conversations-large-group", ConversationTopology.STATES_STORE, owner, request,
+        partition -> Response.json(200, ConversationJson.summary(summaryOn(partition, owner, group, reader, ranges,
+            above))));
+  }
+
+  private LargeGroupCounts.Summary summaryOn(int partition, String owner, String group, String reader,
+      List<long[]> ranges, long readUpTo) {
+    return LargeGroupCounts.read(InteractiveQueryView.of(streams, ConversationTopology.STATES_STORE, partition),
+        InteractiveQueryView.of(streams, InboxStoreTopology.INBOX_STORE, partition), group, reader, ranges, readUpTo,
+        cfg.largeUnreadMax());
+  }
+
+  /** {@code from-to,from-} as {@link ReadIntervals#ranges()} writes it. */
+  static String rangesText(List<long[]> ranges) {
+    StringBuilder sb = new StringBuilder();
+    for (long[] r : ranges) {
+      if (sb.length() > 0) {
+        sb.append(',');
+      }
+      sb.append(r[0]).append('-');
+      if (r[1] != Long.MAX_VALUE) {
+        sb.append(r[1]);
+      }
+    }
+    return sb.toString();
   }
 
   /** The body of {@code PUT .../settings}: each flag optional, at least one. */
