@@ -121,10 +121,12 @@ class ConversationListIT {
     }
 
     // When alice's tablet reads up to the second message
-    messages.send(new ProducerRecord<>(chat, ChatMessage.newBuilder().setMessageId("r-" + alice)
-        .setClientMsgId("r1").setConversationId(chat).setConversationType(ConversationType.DIRECT)
-        .setType(MessageType.READ).setSenderId(alice).setSenderDeviceId("tab").setRecipientId(bob)
-        .setReadUpToSeq(second2).setSentAt(Instant.now()).setAttributes(Map.of()).build())).get(30,
+    messages.send(new ProducerRecord<>(topics.messages().name(), chat,
+        ChatMessage.newBuilder().setMessageId("r-" + alice)
+            .setClientMsgId("r1").setConversationId(chat).setConversationType(ConversationType.DIRECT)
+            .setType(MessageType.READ).setSenderId(alice).setSenderDeviceId("tab").setRecipientId(bob)
+            .setReadUpToSeq(second2).setSentAt(Instant.now()).setAttributes(Map.of()).build()))
+        .get(30,
             TimeUnit.SECONDS);
 
     // Then the phone's list shows nothing unread, through either instance
@@ -181,10 +183,12 @@ class ConversationListIT {
 
   private static long send(String from, String to, String clientMsgId, String body) throws Exception {
     String chat = Ids.direct(from, to);
-    return messages.send(new ProducerRecord<>(chat, ChatMessage.newBuilder().setMessageId("m-" + from + clientMsgId)
-        .setClientMsgId(clientMsgId).setConversationId(chat).setConversationType(ConversationType.DIRECT)
-        .setType(MessageType.MESSAGE).setSenderId(from).setRecipientId(to).setBody(body).setSentAt(Instant.now())
-        .setAttributes(Map.of()).build())).get(30, TimeUnit.SECONDS).offset();
+    return messages.send(new ProducerRecord<>(topics.messages().name(), chat,
+        ChatMessage.newBuilder().setMessageId("m-" + from + clientMsgId)
+            .setClientMsgId(clientMsgId).setConversationId(chat).setConversationType(ConversationType.DIRECT)
+            .setType(MessageType.MESSAGE).setSenderId(from).setRecipientId(to).setBody(body).setSentAt(Instant.now())
+            .setAttributes(Map.of()).build()))
+        .get(30, TimeUnit.SECONDS).offset();
   }
 
   private static JsonNode get(PipelineRuntime instance, String user, String device, String path) throws Exception {
