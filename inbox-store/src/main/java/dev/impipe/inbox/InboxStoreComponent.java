@@ -1,8 +1,8 @@
 package dev.impipe.inbox;
 
 import dev.impipe.avro.DeviceCursor;
-import dev.impipe.inbox.conversations.ConversationRoutes;
 import dev.impipe.inbox.conversations.ConversationsConfig;
+import dev.impipe.inbox.http.ConversationRoutes;
 import dev.impipe.inbox.http.InboxRoutes;
 import dev.impipe.inbox.http.OwnerRouter;
 import dev.impipe.runtime.app.ComponentContext;

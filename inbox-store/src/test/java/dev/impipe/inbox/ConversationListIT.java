@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.ConversationType;
+import dev.impipe.avro.MembershipChange;
+import dev.impipe.avro.MembershipOp;
 import dev.impipe.avro.MessageType;
 import dev.impipe.fanout.FanoutComponent;
 import dev.impipe.runtime.app.PipelineRuntime;
@@ -43,7 +45,7 @@ import org.junit.jupiter.api.Timeout;
  * The conversation list on the real broker: the fan-out and two inbox-store instances. A read on one device of a
  * user clears the unread count the other device's list shows, through either instance (the list is routed to the
  * owner of the user's partition); settings reach the list; only the user reads it; a new instance that restores
- * the stores from their changelogs lists the same.
+ * the stores from their changelogs lists the same; a large group is counted from its timeline.
  */
 @Timeout(value = 10, unit = TimeUnit.MINUTES)
 class ConversationListIT {
@@ -58,6 +60,7 @@ class ConversationListIT {
   private static PipelineRuntime second;
   private static Path stateRoot;
   private static KafkaProducer<String, ChatMessage> messages;
+  private static KafkaProducer<String, MembershipChange> membership;
 
   @BeforeAll
   static void start() throws Exception {
@@ -65,7 +68,7 @@ class ConversationListIT {
     String prefix = ItEnvironment.unique("conversations") + ".";
     envMap = new HashMap<>(TestTokens.env());
     envMap.putAll(Map.of("IM_TOPIC_PREFIX", prefix, "IM_USER_PARTITIONS", "6", "IM_CONVERSATION_PARTITIONS", "2",
-        "IM_INBOX_QUERY_TIMEOUT", "5s"));
+        "IM_INBOX_QUERY_TIMEOUT", "5s", "IM_LARGE_GROUP_THRESHOLD", "2"));
     config = ImConfig.fromEnv(envMap).withEndpoints(env.bootstrapServers(), env.schemaRegistryUrl());
     TopicNames names = TopicNames.withPrefix(prefix);
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", env.bootstrapServers()))) {
@@ -78,14 +81,19 @@ class ConversationListIT {
     second = new PipelineRuntime(config.withHttpPort(0, stateRoot.resolve("second")), envMap, topics);
     second.start(List.of(new InboxStoreComponent()));
     await().atMost(Duration.ofSeconds(90)).until(() -> first.healthy() && second.healthy());
-    messages = new KafkaProducer<>(Map.of("bootstrap.servers", env.bootstrapServers(), "enable.idempotence", true,
-        "acks", "all"), topics.messages().keySerde().serializer(), topics.messages().valueSerde().serializer());
+    Map<String, Object> props = Map.of("bootstrap.servers", env.bootstrapServers(), "enable.idempotence", true,
+        "acks", "all");
+    messages = new KafkaProducer<>(props, topics.messages().keySerde().serializer(),
+        topics.messages().valueSerde().serializer());
+    membership = new KafkaProducer<>(props, topics.groupMembers().keySerde().serializer(),
+        topics.groupMembers().valueSerde().serializer());
   }
 
   @AfterAll
   static void stop() {
     if (messages != null) {
       messages.close();
+      membership.close();
     }
     if (second != null) {
       second.close();
@@ -100,6 +108,7 @@ class ConversationListIT {
   void aReadOnOneDeviceClearsTheOtherDevicesUnreadThroughEitherInstance() throws Exception {
     String alice = ItEnvironment.unique("alice");
     String bob = ItEnvironment.unique("bob");
+    String carol = ItEnvironment.unique("carol");
     String chat = Ids.direct(alice, bob);
     // Given bob writes alice twice
     send(bob, alice, "c1", "hello");
@@ -158,6 +167,28 @@ class ConversationListIT {
     assertThat(request("PUT", first, alice, "p", "/v1/users/" + alice + "/conversations/" + chat + "/settings",
         "{\"muted\":\"yes\"}").statusCode()).isEqualTo(400);
 
+    // When a large group (threshold 2) of alice, bob and carol gets two messages from bob
+    String group = ItEnvironment.unique("g");
+    for (String member : List.of(alice, bob, carol)) {
+      membership.send(new ProducerRecord<>(topics.groupMembers().name(), group, new MembershipChange(group, member,
+          MembershipOp.JOIN, Instant.now(), null, null))).get(30, TimeUnit.SECONDS);
+    }
+    sendToGroup(bob, group, "g1", "to the group");
+    sendToGroup(bob, group, "g2", "again");
+    // Then alice's list counts them from the group's timeline, through either instance (its owner may be the
+    // other one: a routed sub-read), and bob's own messages are not unread for him
+    for (PipelineRuntime instance : List.of(first, second)) {
+      await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+        JsonNode g = find(get(instance, alice, "phone", "/v1/users/" + alice + "/conversations"), group);
+        assertThat(g.get("unread").asLong()).isEqualTo(2);
+        assertThat(g.get("last").get("body").asText()).isEqualTo("again");
+        assertThat(find(get(instance, bob, "p", "/v1/users/" + bob + "/conversations"), group).get("unread")
+            .asLong()).isZero();
+      });
+    }
+    assertThat(find(get(first, alice, "phone", "/v1/users/" + alice + "/conversations"), group)
+        .get("largeGroup").asBoolean()).isTrue();
+
     // When a new instance takes over from both (its stores restored from the changelogs)
     second.close();
     second = null;
@@ -179,6 +210,23 @@ class ConversationListIT {
     } finally {
       third.close();
     }
+  }
+
+  private static JsonNode find(JsonNode list, String conversation) {
+    for (JsonNode c : list.get("conversations")) {
+      if (c.get("conversationId").asText().equals(conversation)) {
+        return c;
+      }
+    }
+    throw new AssertionError(conversation + " not in " + list);
+  }
+
+  private static void sendToGroup(String from, String group, String clientMsgId, String body) throws Exception {
+    messages.send(new ProducerRecord<>(topics.messages().name(), group, ChatMessage.newBuilder()
+        .setMessageId("m-" + from + clientMsgId).setClientMsgId(clientMsgId).setConversationId(group)
+        .setConversationType(ConversationType.GROUP).setGroupId(group).setType(MessageType.MESSAGE)
+        .setSenderId(from).setBody(body).setSentAt(Instant.now()).setAttributes(Map.of()).build()))
+        .get(30, TimeUnit.SECONDS);
   }
 
   private static long send(String from, String to, String clientMsgId, String body) throws Exception {

@@ -84,7 +84,7 @@ public final class ConversationKeys {
   }
 
   /** The position bytes of a cursor, checked; {@link IllegalArgumentException} when it is not one. */
-  static byte[] positionOf(String cursor) {
+  public static byte[] positionOf(String cursor) {
     byte[] bytes;
     try {
       bytes = Base64.getUrlDecoder().decode(cursor);

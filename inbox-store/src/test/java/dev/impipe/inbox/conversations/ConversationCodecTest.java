@@ -65,17 +65,6 @@ class ConversationCodecTest {
   }
 
   @Test
-  void settingsAreForTheUsersOwnConversationsOnly() {
-    assertThat(ConversationRoutes.invalidConversation("alice", "d:alice:bob")).isNull();
-    assertThat(ConversationRoutes.invalidConversation("alice", "team")).isNull();
-    assertThat(ConversationRoutes.invalidConversation("carol", "d:alice:bob")).contains("not a party");
-    assertThat(ConversationRoutes.invalidConversation("alice", "d:bob:alice")).contains("sorted");
-    assertThat(ConversationRoutes.invalidConversation("alice", "#team")).contains("not a conversation id");
-    assertThat(ConversationRoutes.rangesText(List.of(new long[] {1, 5}, new long[] {8, Long.MAX_VALUE})))
-        .isEqualTo("1-5,8-");
-  }
-
-  @Test
   void aLargeGroupCountsAboveTheMarkerWithinTheRangesAndMergesWithTheMembersCopies() {
     List<long[]> ranges = List.of(new long[] {2, 5}, new long[] {8, Long.MAX_VALUE});
     assertThat(LargeGroupCounts.above(ranges, 3)).containsExactly(new long[] {4, 5}, new long[] {8,

@@ -1,9 +1,14 @@
-package dev.impipe.inbox.conversations;
+package dev.impipe.inbox.http;
 
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.InboxEntryType;
 import dev.impipe.inbox.InboxStoreTopology;
-import dev.impipe.inbox.http.OwnerRouter;
+import dev.impipe.inbox.conversations.ConversationJson;
+import dev.impipe.inbox.conversations.ConversationKeys;
+import dev.impipe.inbox.conversations.ConversationList;
+import dev.impipe.inbox.conversations.ConversationTopology;
+import dev.impipe.inbox.conversations.ConversationsConfig;
+import dev.impipe.inbox.conversations.LargeGroupCounts;
 import dev.impipe.inbox.internal.StoreKeys;
 import dev.impipe.inbox.query.InteractiveQueryView;
 import dev.impipe.inbox.query.ReadIntervals;
@@ -176,7 +181,7 @@ public final class ConversationRoutes {
   }
 
   /** {@code from-to,from-} as {@link ReadIntervals#ranges()} writes it. */
-  static String rangesText(List<long[]> ranges) {
+  public static String rangesText(List<long[]> ranges) {
     StringBuilder sb = new StringBuilder();
     for (long[] r : ranges) {
       if (sb.length() > 0) {
@@ -239,7 +244,7 @@ public final class ConversationRoutes {
   }
 
   /** Why {@code conversation} cannot be one of {@code user}'s conversations, or null when it can. */
-  static String invalidConversation(String user, String conversation) {
+  public static String invalidConversation(String user, String conversation) {
     if (Ids.isDirect(conversation)) {
       String[] parties = conversation.split(":", -1);
       if (parties.length != 3 || !Ids.valid(parties[1]) || !Ids.valid(parties[2])
