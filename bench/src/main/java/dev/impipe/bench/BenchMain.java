@@ -84,6 +84,7 @@ public final class BenchMain {
       case "delay" -> new DelayScenario();
       case "scale" -> new ScaleScenario();
       case "push" -> new dev.impipe.bench.scenario.PushScenario();
+      case "conversations" -> new dev.impipe.bench.scenario.ConversationsScenario();
       default -> throw new IllegalArgumentException(options.scenario());
     };
     Result result = new Result(options.scenario(), options.command());

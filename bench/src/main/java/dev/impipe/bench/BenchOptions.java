@@ -104,6 +104,13 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
             new Setting("duration", "SECONDS", "each measured phase (20; 8 at --scale small)"),
             new Setting("warmup", "SECONDS", "warm-up before measuring (20; 0 at --scale small)"),
             new Setting("pending", "N", "pushes sent and not yet delivered at most, at full speed (20k, scales)"))));
+    m.put("conversations", new ScenarioSpec("one user with many conversations (one direct message from each of "
+        + "as many senders), then GET /v1/users/u0/conversations?limit=50: requests/s in a closed loop, p99 at "
+        + "half that rate (target <= 10 ms)",
+        List.of(new Setting("conversations", "N", "conversations of the user (1000)"),
+            new Setting("concurrency", "N", "threads of the closed loop (4)"),
+            new Setting("duration", "SECONDS", "each measured phase (20; 5 at --scale small)"),
+            new Setting("limit", "N", "conversations per page (50)"))));
     return java.util.Collections.unmodifiableMap(m);
   }
 
