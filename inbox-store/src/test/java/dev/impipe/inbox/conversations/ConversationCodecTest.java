@@ -65,6 +65,38 @@ class ConversationCodecTest {
   }
 
   @Test
+  void aPageIsTheUsersListWithItsTotalAndCursorAndARecalledLastIsMarked() {
+    ConversationState.Last recalled = new ConversationState.Last(3, "m3", "bob", "MESSAGE", null, 5, true);
+    ConversationList.ListPage page = new ConversationList.ListPage(List.of(new ConversationList.Item("team",
+        ConversationState.empty().withLast(recalled).withMembership(true, true, 2))), 4, "next-cursor");
+    Map<String, Object> json = ConversationJson.list("alice", page);
+    assertThat(json).containsEntry("userId", "alice").containsEntry("unreadTotal", 4L).containsEntry("next",
+        "next-cursor");
+    @SuppressWarnings("unchecked")
+    Map<String, Object> team = ((List<Map<String, Object>>) json.get("conversations")).get(0);
+    assertThat(team).containsEntry("largeGroup", true).containsEntry("type", "GROUP");
+    @SuppressWarnings("unchecked")
+    Map<String, Object> last = (Map<String, Object>) team.get("last");
+    assertThat(last).containsEntry("recalled", true).containsEntry("body", null).containsEntry("messageId", "m3");
+    Map<String, Object> plain = ConversationJson.conversation("alice", "d:alice:bob", ConversationState.empty()
+        .withLast(new ConversationState.Last(3, "m3", "bob", "MESSAGE", "hi", 5, false)));
+    @SuppressWarnings("unchecked")
+    Map<String, Object> plainLast = (Map<String, Object>) plain.get("last");
+    assertThat(plainLast).containsEntry("body", "hi").doesNotContainKey("recalled");
+    assertThat(ConversationJson.peer("alice", "d:alice")).isNull();
+    assertThat(ConversationJson.peer("alice", "d:alice:alice")).isEqualTo("alice");
+  }
+
+  @Test
+  void trackedIsWhatTheIndexHoldsAndAStoredValueWithTrailingBytesIsRefused() {
+    assertThat(ConversationState.empty().withUnread(5, 2, 9).tracked()).isEqualTo(3);
+    byte[] stored = ConversationState.empty().encode();
+    byte[] longer = java.util.Arrays.copyOf(stored, stored.length + 1);
+    assertThatThrownBy(() -> ConversationState.decode(longer)).isInstanceOf(
+        VersionedValue.MalformedValueException.class);
+  }
+
+  @Test
   void aLargeGroupCountsAboveTheMarkerWithinTheRangesAndMergesWithTheMembersCopies() {
     List<long[]> ranges = List.of(new long[] {2, 5}, new long[] {8, Long.MAX_VALUE});
     assertThat(LargeGroupCounts.above(ranges, 3)).containsExactly(new long[] {4, 5}, new long[] {8,
