@@ -18,6 +18,13 @@ export class Api {
     return r.status === 204 || r.headers.get('Content-Length') === '0' ? null : r.json();
   }
 
+  conversations(user, after) {
+    const a = after ? `&after=${enc(after)}` : '';
+    return this.call('GET', `/v1/users/${enc(user)}/conversations?limit=200${a}`);
+  }
+  settings(user, conversation, flags) {
+    return this.call('PUT', `/v1/users/${enc(user)}/conversations/${enc(conversation)}/settings`, flags);
+  }
   inbox(user, after = -1) { return this.call('GET', `/v1/users/${enc(user)}/inbox?after=${after}&limit=1000`); }
   history(conversation, before) {
     const b = before === undefined ? '' : `&before=${before}`;

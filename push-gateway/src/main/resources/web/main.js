@@ -1,13 +1,15 @@
 // The reference client: sign in, conversations, history with scroll-back, live entries over the WebSocket,
-// send, read receipts, recall, create/add/leave groups. State lives in memory; the server is the truth (the
-// inbox for the conversation list, history for messages, the socket for what happens next).
+// send, read receipts, recall, create/add/leave groups, unread badges, mute and pin. State lives in memory; the
+// server is the truth (the conversation list API for the list, history for messages, the socket for what happens
+// next).
 import { Api } from './api.js';
 import { Connection } from './connection.js';
 
 const $ = (id) => document.getElementById(id);
 const session = JSON.parse(sessionStorage.getItem('im-session') || 'null');
 let api, conn, me;
-const conversations = new Map(); // id -> { id, group, peer, messages: Map(messageId -> msg), oldest, readUpTo, unread }
+// id -> { id, group, peer, messages: Map(messageId -> msg), oldest, readUpTo, unread, muted, pinned, last, lastAt }
+const conversations = new Map();
 let current = null;
 
 $('login-form').onsubmit = async (ev) => {
@@ -33,10 +35,8 @@ async function start({ user, device, token }) {
   $('login').hidden = true;
   $('app').hidden = false;
   $('me').textContent = user;
-  // The conversation list from the inbox (what this user has been part of), then live updates.
-  const page = await api.inbox(user);
-  for (const e of page.entries) apply(e, false);
-  renderList();
+  // The conversation list from the server (last message, unread, mute/pin), then live updates.
+  await loadList();
   conn = new Connection(token, device, {
     entry: (e) => { apply(e, true); renderList(); if (current) renderMessages(); },
     status: (s) => { $('status').textContent = s; $('status').className = s === 'online' ? 'online' : ''; },
@@ -46,12 +46,40 @@ async function start({ user, device, token }) {
   conn.open();
 }
 
+// Every page of the list; the server's counts replace ours (a read on another device clears them there).
+async function loadList() {
+  try {
+    let after;
+    do {
+      const page = await api.conversations(me, after);
+      for (const item of page.conversations) {
+        const c = conversation(item.conversationId);
+        c.unread = c === current ? 0 : item.unread;
+        c.muted = item.muted;
+        c.pinned = item.pinned;
+        c.member = item.member;
+        c.last = item.last;
+        c.lastAt = item.last ? item.last.timestamp : item.updatedAt;
+      }
+      after = page.next;
+    } while (after);
+  } catch (e) {
+    $('conversation-error').textContent = e.message;
+  }
+  renderList();
+}
+
+let reloading = null;
+function reloadListSoon() {
+  if (!reloading) reloading = setTimeout(() => { reloading = null; loadList(); }, 300);
+}
+
 function conversation(id) {
   if (!conversations.has(id)) {
     const direct = id.startsWith('d:');
     const peer = direct ? id.split(':').slice(1).find((u) => u !== me) || me : null;
     conversations.set(id, { id, group: direct ? null : id, peer, messages: new Map(), oldest: undefined,
-      readUpTo: -1, unread: 0, member: true });
+      readUpTo: -1, unread: 0, member: true, muted: false, pinned: false, last: null, lastAt: 0 });
   }
   return conversations.get(id);
 }
@@ -65,6 +93,8 @@ function apply(e, live) {
       c.messages.set(e.messageId, { seq: e.conversationSeq, id: e.messageId, sender: e.senderId, body: e.body,
         at: e.timestamp, recalled: false });
       if (live && e.senderId !== me && c !== current) c.unread++;
+      c.last = { body: e.body, senderId: e.senderId, conversationSeq: e.conversationSeq };
+      c.lastAt = Math.max(c.lastAt, e.timestamp);
       if (live && c === current && e.senderId !== me) markRead(c);
       break;
     case 'RECALL': {
@@ -74,6 +104,11 @@ function apply(e, live) {
     }
     case 'READ':
       if (e.senderId !== me) c.readUpTo = Math.max(c.readUpTo, e.readUpToSeq);
+      else if (live) reloadListSoon(); // read on another device of mine: the server's count is the truth
+      break;
+    case 'CONVERSATION_SETTINGS':
+      if (e.muted !== undefined && e.muted !== null) c.muted = e.muted;
+      if (e.pinned !== undefined && e.pinned !== null) c.pinned = e.pinned;
       break;
     case 'CONVERSATION_JOINED': c.member = true; break;
     case 'CONVERSATION_LEFT': c.member = false; break;
@@ -87,15 +122,46 @@ function apply(e, live) {
 function renderList() {
   const ul = $('conversations');
   ul.replaceChildren();
-  for (const c of conversations.values()) {
+  // Pinned first, then the most recent activity (the server's order).
+  const sorted = [...conversations.values()].sort((a, b) => (b.pinned - a.pinned) || (b.lastAt - a.lastAt));
+  for (const c of sorted) {
     const li = document.createElement('li');
     li.dataset.id = c.id;
-    li.textContent = (c.group ? '# ' + c.group : c.peer) + (c.unread ? ` (${c.unread})` : '')
+    const name = document.createElement('span');
+    name.className = 'name';
+    name.textContent = (c.pinned ? '\u{1F4CC} ' : '') + (c.group ? '# ' + c.group : c.peer)
       + (c.member ? '' : ' (left)');
-    li.className = (c === current ? 'active ' : '') + (c.unread ? 'unread' : '');
+    li.append(name);
+    if (c.unread) {
+      const badge = document.createElement('span');
+      badge.className = 'badge' + (c.muted ? ' muted' : '');
+      badge.textContent = c.unread;
+      li.append(badge);
+    }
+    const preview = document.createElement('div');
+    preview.className = 'meta preview';
+    preview.textContent = c.last ? (c.last.body === null ? '(recalled)' : c.last.body) : '';
+    li.append(preview);
+    li.append(toggle(c, 'pinned', c.pinned ? 'unpin' : 'pin'), toggle(c, 'muted', c.muted ? 'unmute' : 'mute'));
+    li.className = (c === current ? 'active ' : '') + (c.unread && !c.muted ? 'unread ' : '')
+      + (c.muted ? 'muted' : '');
     li.onclick = () => open(c);
     ul.append(li);
   }
+}
+
+// A mute/pin switch: the server publishes it to all of this user's devices (CONVERSATION_SETTINGS).
+function toggle(c, flag, label) {
+  const b = document.createElement('button');
+  b.className = 'toggle ' + flag;
+  b.textContent = label;
+  b.onclick = (ev) => {
+    ev.stopPropagation();
+    c[flag] = !c[flag];
+    renderList();
+    api.settings(me, c.id, { [flag]: c[flag] }).catch((e) => { $('conversation-error').textContent = e.message; });
+  };
+  return b;
 }
 
 async function open(c) {

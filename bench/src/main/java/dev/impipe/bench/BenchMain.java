@@ -85,6 +85,7 @@ public final class BenchMain {
       case "scale" -> new ScaleScenario();
       case "push" -> new dev.impipe.bench.scenario.PushScenario();
       case "abuse" -> new dev.impipe.bench.scenario.AbuseScenario();
+      case "conversations" -> new dev.impipe.bench.scenario.ConversationsScenario();
       default -> throw new IllegalArgumentException(options.scenario());
     };
     Result result = new Result(options.scenario(), options.command());

@@ -117,6 +117,13 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
             new Setting("slow-readers", "N", "the attacker's HTTP connections that never read (20)"),
             new Setting("flood-rate", "N", "the attacker's sends per second (200)"),
             new Setting("fat", "N", "entries of 10,000 control characters in the attacker's inbox (300, scales)"))));
+    m.put("conversations", new ScenarioSpec("one user with many conversations (one direct message from each of "
+        + "as many senders), then GET /v1/users/u0/conversations?limit=50: requests/s in a closed loop, p99 at "
+        + "half that rate (target <= 10 ms)",
+        List.of(new Setting("conversations", "N", "conversations of the user (1000)"),
+            new Setting("concurrency", "N", "threads of the closed loop (4)"),
+            new Setting("duration", "SECONDS", "each measured phase (20; 5 at --scale small)"),
+            new Setting("limit", "N", "conversations per page (50)"))));
     return java.util.Collections.unmodifiableMap(m);
   }
 

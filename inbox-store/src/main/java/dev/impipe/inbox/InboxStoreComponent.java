@@ -1,6 +1,8 @@
 package dev.impipe.inbox;
 
 import dev.impipe.avro.DeviceCursor;
+import dev.impipe.inbox.conversations.ConversationsConfig;
+import dev.impipe.inbox.http.ConversationRoutes;
 import dev.impipe.inbox.http.InboxRoutes;
 import dev.impipe.inbox.http.OwnerRouter;
 import dev.impipe.runtime.app.ComponentContext;
@@ -31,7 +33,7 @@ public final class InboxStoreComponent implements PipelineComponent {
 
   @Override
   public List<ConfigTable> configTables() {
-    return List.of(InboxStoreConfig.TABLE);
+    return List.of(InboxStoreConfig.TABLE, ConversationsConfig.TABLE);
   }
 
   @Override
@@ -42,7 +44,7 @@ public final class InboxStoreComponent implements PipelineComponent {
     // restored from its changelog on another instance.
     overrides.put(StreamsConfig.InternalConfig.IQ_CONSISTENCY_OFFSET_VECTOR_ENABLED, true);
     KafkaStreams streams = context.startStreams(InboxStoreTopology.APP_NAME,
-        InboxStoreTopology.build(context.topics(), cfg), overrides);
+        InboxStoreTopology.build(context.topics(), cfg, ConversationsConfig.fromEnv(context.env())), overrides);
 
     Topic<String, DeviceCursor> cursors = context.topics().deviceCursors();
     Map<String, Object> producerProps = new HashMap<>(context.config().clientProperties());
@@ -59,5 +61,6 @@ public final class InboxStoreComponent implements PipelineComponent {
         cfg.queryTimeoutMs(), cfg.maxWaitingPerUser(), context.http(), context.metrics());
     new InboxRoutes(streams, context.topics().names(), router, context.http(), producer, cfg.queryTimeoutMs(),
         cfg.maxResponseBytes()).register(context.http());
+    ConversationRoutes.start(context, streams, router, cfg.queryTimeoutMs());
   }
 }

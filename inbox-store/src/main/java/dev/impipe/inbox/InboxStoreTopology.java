@@ -3,6 +3,8 @@ package dev.impipe.inbox;
 import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.DeviceCursor;
 import dev.impipe.avro.InboxEntry;
+import dev.impipe.inbox.conversations.ConversationTopology;
+import dev.impipe.inbox.conversations.ConversationsConfig;
 import dev.impipe.inbox.internal.CursorMaterialiser;
 import dev.impipe.inbox.internal.HistoryMaterialiser;
 import dev.impipe.inbox.internal.LargeGroupMaterialiser;
@@ -99,6 +101,11 @@ public final class InboxStoreTopology {
   private InboxStoreTopology() {}
 
   public static Topology build(ImTopics topics, InboxStoreConfig cfg) {
+    return build(topics, cfg, ConversationsConfig.defaults());
+  }
+
+  /** The topology, with the conversation list's settings. */
+  public static Topology build(ImTopics topics, InboxStoreConfig cfg, ConversationsConfig conversations) {
     Topic<String, InboxEntry> inbox = topics.inbox();
     Topic<String, DeviceCursor> cursors = topics.deviceCursors();
     Topic<String, ChatMessage> history = topics.history();
@@ -106,6 +113,8 @@ public final class InboxStoreTopology {
 
     topology.addSource(INBOX_SOURCE, inbox.keySerde().deserializer(), inbox.valueSerde().deserializer(),
         inbox.name());
+    // First child of the inbox source (see ConversationTopology#addTo).
+    ConversationTopology.addTo(topology, INBOX_SOURCE, conversations);
     TimelineMaterialiser.Spec<InboxEntry> inboxSpec = TimelineMaterialiser.Spec.<InboxEntry>builder()
         .entryStore(INBOX_STORE).timeIndexStore(INBOX_TIME_INDEX_STORE).countStore(INBOX_COUNT_STORE)
         .owner(InboxEntry::getUserId, "userId")

@@ -88,6 +88,9 @@ public final class JsonViews {
     putIfSet(json, "targetUserId", entry.getTargetUserId());
     putIfSet(json, "reasonCode", entry.getReasonCode());
     putIfSet(json, "reason", entry.getReason());
+    // CONVERSATION_SETTINGS: the flags that changed.
+    putIfSet(json, "muted", entry.getMuted());
+    putIfSet(json, "pinned", entry.getPinned());
     // A recalled MESSAGE: served without its body, marked.
     if (entry.getRecalledBy() != null) {
       json.put("recalled", true);
@@ -239,7 +242,7 @@ public final class JsonViews {
     return json;
   }
 
-  private static void putIfSet(Fields json, String field, String value) {
+  private static void putIfSet(Fields json, String field, Object value) {
     if (value != null) {
       json.put(field, value);
     }

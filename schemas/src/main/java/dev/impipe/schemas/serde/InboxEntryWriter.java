@@ -60,20 +60,15 @@ final class InboxEntryWriter implements DatumWriter<InboxEntry> {
     nullable(out, e.getReadUpToSeq());
     out.writeLong(required(e.getTimestamp(), "timestamp").toEpochMilli());
     nullable(out, e.getTimelineFromSeq());
-    Boolean readDiffusion = e.getReadDiffusion();
-    if (readDiffusion == null) {
-      out.writeIndex(0);
-      out.writeNull();
-    } else {
-      out.writeIndex(1);
-      out.writeBoolean(readDiffusion);
-    }
+    nullable(out, e.getReadDiffusion());
     nullable(out, e.getClientMsgId());
     nullable(out, e.getReason());
     nullable(out, e.getReasonCode());
     nullable(out, e.getRejectedOp());
     nullable(out, e.getTargetUserId());
     nullable(out, e.getRecalledBy());
+    nullable(out, e.getMuted());
+    nullable(out, e.getPinned());
   }
 
   /**
@@ -105,14 +100,14 @@ final class InboxEntryWriter implements DatumWriter<InboxEntry> {
           && v[6] == e.getReadUpToSeq() && v[7] == e.getTimestamp() && v[8] == e.getTimelineFromSeq()
           && v[9] == e.getReadDiffusion() && v[10] == e.getClientMsgId() && v[11] == e.getReason()
           && v[12] == e.getReasonCode() && v[13] == e.getRejectedOp() && v[14] == e.getTargetUserId()
-          && v[15] == e.getRecalledBy();
+          && v[15] == e.getRecalledBy() && v[16] == e.getMuted() && v[17] == e.getPinned();
     }
 
     private static Object[] values(InboxEntry e) {
       return new Object[] {e.getType(), e.getConversationId(), e.getMessageId(), e.getSenderId(), e.getBody(),
           e.getRefMessageId(), e.getReadUpToSeq(), e.getTimestamp(), e.getTimelineFromSeq(), e.getReadDiffusion(),
           e.getClientMsgId(), e.getReason(), e.getReasonCode(), e.getRejectedOp(), e.getTargetUserId(),
-          e.getRecalledBy()};
+          e.getRecalledBy(), e.getMuted(), e.getPinned()};
     }
   }
 
@@ -131,6 +126,17 @@ final class InboxEntryWriter implements DatumWriter<InboxEntry> {
     } else {
       out.writeIndex(1);
       out.writeString(value);
+    }
+  }
+
+  /** A {@code ["null", "boolean"]} union. */
+  private static void nullable(Encoder out, Boolean value) throws IOException {
+    if (value == null) {
+      out.writeIndex(0);
+      out.writeNull();
+    } else {
+      out.writeIndex(1);
+      out.writeBoolean(value);
     }
   }
 

@@ -29,7 +29,8 @@ class InboxEntryWriterTest {
       "senderId:[NULL, STRING]", "body:[NULL, STRING]", "refMessageId:[NULL, STRING]", "readUpToSeq:[NULL, LONG]",
       "timestamp:LONG", "timelineFromSeq:[NULL, LONG]", "readDiffusion:[NULL, BOOLEAN]",
       "clientMsgId:[NULL, STRING]", "reason:[NULL, STRING]", "reasonCode:[NULL, STRING]",
-      "rejectedOp:[NULL, STRING]", "targetUserId:[NULL, STRING]", "recalledBy:[NULL, STRING]");
+      "rejectedOp:[NULL, STRING]", "targetUserId:[NULL, STRING]", "recalledBy:[NULL, STRING]",
+      "muted:[NULL, BOOLEAN]", "pinned:[NULL, BOOLEAN]");
 
   @Test
   void theSchemaIsTheOneTheWriterWasWrittenFor() {
@@ -114,6 +115,9 @@ class InboxEntryWriterTest {
     boolean last = bit(mask, 11);
     e.setTargetUserId(last ? "t" + random.nextInt() : null);
     e.setRecalledBy(last && random.nextBoolean() ? "" : null);
+    // CONVERSATION_SETTINGS flags share the last bit too (2^12 combinations stay enough).
+    e.setMuted(last ? random.nextBoolean() : null);
+    e.setPinned(last && bit(mask, 0) ? random.nextBoolean() : null);
     return e;
   }
 

@@ -1,0 +1,51 @@
+package dev.impipe.inbox.conversations;
+
+import dev.impipe.runtime.config.ConfigTable;
+import dev.impipe.runtime.config.ConfigValues;
+import dev.impipe.runtime.config.Setting;
+import java.util.Map;
+
+/**
+ * Settings of the conversation list, parsed from the environment by {@link #fromEnv(Map)} (a pure function).
+ *
+ * @param unreadTracked unread messages indexed per user and conversation (so a recall or a read marker can take
+ *     them off the count); older unread ones stay counted without an index entry
+ * @param defaultLimit conversations per page when the request names no {@code limit}
+ * @param maxLimit most conversations per page ({@code limit} above it: 400)
+ * @param largeUnreadMax a large group's unread messages are counted from its timeline up to this many
+ */
+public record ConversationsConfig(int unreadTracked, int defaultLimit, int maxLimit, int largeUnreadMax) {
+
+  public static final Setting<Integer> UNREAD_TRACKED = Setting.integer("IM_CONVERSATION_UNREAD_TRACKED", 1_000, 1,
+      1_000_000, "unread messages indexed per user and conversation; older unread ones are still counted, but a "
+          + "recall of one no longer lowers the count");
+  public static final Setting<Integer> PAGE_DEFAULT = Setting.integer("IM_CONVERSATIONS_PAGE_DEFAULT", 50, 1,
+      10_000, "conversations per page of `GET /v1/users/{userId}/conversations` without `limit`");
+  public static final Setting<Integer> PAGE_MAX = Setting.integer("IM_CONVERSATIONS_PAGE_MAX", 500, 1, 10_000,
+      "most conversations per page (a larger `limit` is a `400`)");
+
+  public static final Setting<Integer> LARGE_UNREAD_MAX = Setting.integer("IM_CONVERSATION_LARGE_UNREAD_MAX", 100,
+      1, 100_000, "a large group's unread messages are counted from its timeline up to this many (each list "
+          + "request reads at most this many entries per large group of the user)");
+
+  public static final ConfigTable TABLE = ConfigTable.of("conversations", UNREAD_TRACKED, PAGE_DEFAULT, PAGE_MAX,
+      LARGE_UNREAD_MAX);
+
+  public ConversationsConfig {
+    if (unreadTracked < 1 || defaultLimit < 1 || maxLimit < defaultLimit || largeUnreadMax < 1) {
+      throw new IllegalArgumentException("tracked and page sizes must be positive, the maximum at least the default");
+    }
+  }
+
+  public static ConversationsConfig defaults() {
+    return fromEnv(Map.of());
+  }
+
+  /** Parses the settings; an invalid value throws {@code InvalidConfigException} naming the variable. */
+  public static ConversationsConfig fromEnv(Map<String, String> environment) {
+    ConfigValues values = TABLE.read(environment);
+    int max = values.get(PAGE_MAX);
+    return new ConversationsConfig(values.get(UNREAD_TRACKED), Math.min(values.get(PAGE_DEFAULT), max), max,
+        values.get(LARGE_UNREAD_MAX));
+  }
+}

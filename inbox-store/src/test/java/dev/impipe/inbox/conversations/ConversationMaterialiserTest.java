@@ -1,0 +1,161 @@
+package dev.impipe.inbox.conversations;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.impipe.avro.InboxEntry;
+import dev.impipe.avro.InboxEntryType;
+import dev.impipe.inbox.query.StoreView;
+import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.runtime.topics.ImTopics;
+import dev.impipe.runtime.topics.TopicNames;
+import dev.impipe.schemas.registry.InMemorySchemaRegistry;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.Map;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The list's processor alone on a TopologyTestDriver: the unread index cap, replays, timelines, bad records. */
+class ConversationMaterialiserTest {
+
+  private static final String REGISTRY = "mock://conversation-materialiser-test";
+  private static final Instant T = Instant.parse("2026-11-22T10:00:00Z");
+  private static final String CHAT = "d:alice:bob";
+
+  @TempDir
+  Path stateDir;
+
+  private ImTopics topics;
+  private TopologyTestDriver driver;
+  private TestInputTopic<String, InboxEntry> inbox;
+
+  @BeforeEach
+  void setUp() {
+    topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope(REGISTRY));
+    // At most 2 unread messages indexed per conversation
+    ConversationsConfig cfg = ConversationsConfig.fromEnv(Map.of("IM_CONVERSATION_UNREAD_TRACKED", "2"));
+    Topology topology = new Topology();
+    topology.addSource("inbox", topics.inbox().keySerde().deserializer(), topics.inbox().valueSerde().deserializer(),
+        topics.inbox().name());
+    ConversationTopology.addTo(topology, "inbox", cfg);
+    driver = new TopologyTestDriver(topology, StreamsTestConfig.forDriver("conversations", topics.names(), stateDir),
+        T);
+    inbox = driver.createInputTopic(topics.inbox().name(), topics.inbox().keySerde().serializer(),
+        topics.inbox().valueSerde().serializer());
+  }
+
+  @AfterEach
+  void tearDown() {
+    driver.close();
+    InMemorySchemaRegistry.drop(REGISTRY);
+  }
+
+  @Test
+  void beyondTheCapTheOldestUnreadStayCountedUntilTheMarkerPassesThem() {
+    // Given four unread messages from bob (seqs 1..4): the index keeps the newest two
+    for (long seq = 1; seq <= 4; seq++) {
+      inbox.pipeInput("alice", message(seq, "bob"));
+    }
+    assertThat(state().unread()).isEqualTo(4);
+    assertThat(state().untracked()).isEqualTo(2);
+    assertThat(unreadKeys()).isEqualTo(2);
+
+    // When alice reads up to 1: the untracked (up to seq 2) may still be unread, so they stay counted
+    inbox.pipeInput("alice", read(1));
+    assertThat(state().unread()).isEqualTo(4);
+
+    // When she reads up to 3: seq 3 leaves the index, the untracked are all read
+    inbox.pipeInput("alice", read(3));
+    assertThat(state().unread()).isEqualTo(1);
+    assertThat(state().untracked()).isZero();
+    assertThat(total()).isEqualTo(1);
+
+    // When she reads everything, the total key is gone
+    inbox.pipeInput("alice", read(4));
+    assertThat(state().unread()).isZero();
+    assertThat(total()).isZero();
+    assertThat(unreadKeys()).isZero();
+  }
+
+  @Test
+  void theSameMessageTwiceCountsOnceAndARecallOfAnUnknownMessageChangesNothing() {
+    inbox.pipeInput("alice", message(5, "bob"));
+    inbox.pipeInput("alice", message(5, "bob"));
+    inbox.pipeInput("alice", InboxEntry.newBuilder(message(6, "bob")).setType(InboxEntryType.RECALL)
+        .setMessageId("r").setRefMessageId("never-sent").setBody(null).build());
+    assertThat(state().unread()).isEqualTo(1);
+    assertThat(state().last().body()).isEqualTo("body 5");
+  }
+
+  @Test
+  void aTimelineKeepsOnlyItsLastMessageAndBadRecordsAreSkipped() {
+    // A large group's timeline: its last message under its own key, nothing else
+    inbox.pipeInput("#g", InboxEntry.newBuilder(message(7, "bob")).setUserId("#g").setConversationId("g").build());
+    inbox.pipeInput("#g", InboxEntry.newBuilder(message(8, "bob")).setUserId("#g").setConversationId("g")
+        .setType(InboxEntryType.READ).build());
+    ConversationState g = ConversationState.decode(states().get(ConversationKeys.state("#g", "g")));
+    assertThat(g.last().conversationSeq()).isEqualTo(7);
+    assertThat(g.unread()).isZero();
+    assertThat(unreadKeys()).isZero();
+    // A record keyed by another user, and one without a value, change nothing
+    inbox.pipeInput("mallory", message(9, "bob"));
+    inbox.pipeInput("alice", (InboxEntry) null);
+    assertThat(states().get(ConversationKeys.state("alice", CHAT))).isNull();
+    assertThat(states().get(ConversationKeys.state("mallory", CHAT))).isNull();
+  }
+
+  @Test
+  void invalidSettingsAreRefusedAtStartUp() {
+    assertThatThrownBy(() -> new ConversationsConfig(0, 50, 500, 100)).isInstanceOf(
+        IllegalArgumentException.class);
+    assertThatThrownBy(() -> new ConversationsConfig(1, 50, 10, 100)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> new ConversationsConfig(1, 50, 500, 0)).isInstanceOf(IllegalArgumentException.class);
+    assertThat(ConversationsConfig.defaults()).isEqualTo(new ConversationsConfig(1_000, 50, 500, 100));
+    assertThat(ConversationsConfig.fromEnv(Map.of("IM_CONVERSATIONS_PAGE_DEFAULT", "900")).defaultLimit())
+        .isEqualTo(500);
+  }
+
+  private ConversationState state() {
+    return ConversationState.decode(states().get(ConversationKeys.state("alice", CHAT)));
+  }
+
+  private KeyValueStore<org.apache.kafka.common.utils.Bytes, byte[]> states() {
+    return driver.getKeyValueStore(ConversationTopology.STATES_STORE);
+  }
+
+  private long total() {
+    StoreView<Long> totals = StoreView.of(driver.getKeyValueStore(ConversationTopology.TOTALS_STORE));
+    return totals.get(ConversationKeys.total("alice")).orElse(0L);
+  }
+
+  private long unreadKeys() {
+    KeyValueStore<org.apache.kafka.common.utils.Bytes, byte[]> unread = driver.getKeyValueStore(
+        ConversationTopology.UNREAD_STORE);
+    long n = 0;
+    try (var it = unread.all()) {
+      while (it.hasNext()) {
+        it.next();
+        n++;
+      }
+    }
+    return n;
+  }
+
+  private static InboxEntry message(long seq, String sender) {
+    return InboxEntry.newBuilder().setUserId("alice").setType(InboxEntryType.MESSAGE).setConversationId(CHAT)
+        .setConversationSeq(seq).setMessageId("m" + seq).setSenderId(sender).setBody("body " + seq)
+        .setTimestamp(T.plusSeconds(seq)).build();
+  }
+
+  private static InboxEntry read(long upTo) {
+    return InboxEntry.newBuilder().setUserId("alice").setType(InboxEntryType.READ).setConversationId(CHAT)
+        .setConversationSeq(100 + upTo).setSenderId("alice").setReadUpToSeq(upTo).setTimestamp(T).build();
+  }
+}
