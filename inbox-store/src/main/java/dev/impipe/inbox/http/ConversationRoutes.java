@@ -137,8 +137,9 @@ public final class ConversationRoutes {
             Map<String, LargeGroupCounts.Summary> summaries = new HashMap<>();
             reads.forEach((group, read) -> summaries.put(group, summary(read.join())));
             return CompletableFuture.completedFuture(Response.json(200, ConversationJson.list(user,
-                ConversationList.page(order, states, totals, largeGroups, (group, reader, ranges, readUpTo) ->
-                    summaries.getOrDefault(group, LargeGroupCounts.Summary.NONE), user, after, limit))));
+                ConversationList.page(order, states, totals, largeGroups,
+                    (group, reader, ranges, readUpTo) -> summaries.getOrDefault(group, LargeGroupCounts.Summary.NONE),
+                    user, after, limit))));
           }));
     });
   }
