@@ -191,6 +191,74 @@ class OpenApiContractIT {
   }
 
   @Test
+  void theDeviceConnectionsFramesAreTheOnesAsyncApiDescribes() throws Exception {
+    String gina = "gina" + S;
+    String hank = "hank" + S;
+    AsyncApiFrames frames = new AsyncApiFrames(AsyncApiFrames.DEFAULT);
+    // Given a message to gina in her inbox
+    expect(hank, "POST", "/v1/messages", "/v1/messages",
+        "{\"to\":\"" + gina + "\",\"body\":\"hi\",\"clientMsgId\":\"w0\"}", 202);
+    awaitAnswer(gina, "/v1/users/{userId}/inbox", "/v1/users/" + gina + "/inbox", p -> p.get("entries").size() == 1);
+
+    // When her tablet connects, Then the backlog's entry and "synced" arrive as documented
+    java.util.concurrent.BlockingQueue<JsonNode> received = new java.util.concurrent.LinkedBlockingQueue<>();
+    java.net.http.WebSocket socket = HTTP.newWebSocketBuilder().header("Authorization", "Bearer "
+        + TestTokens.token(gina)).buildAsync(URI.create(base.replace("http:", "ws:") + "/v1/ws?device=tablet"),
+            new java.net.http.WebSocket.Listener() {
+              private final StringBuilder text = new StringBuilder();
+
+              @Override
+              public java.util.concurrent.CompletionStage<?> onText(java.net.http.WebSocket ws, CharSequence data,
+                  boolean last) {
+                text.append(data);
+                if (last) {
+                  try {
+                    received.add(Json.MAPPER.readTree(text.toString()));
+                  } catch (java.io.IOException e) {
+                    received.add(Json.MAPPER.createObjectNode().put("type", "unparseable: " + text));
+                  }
+                  text.setLength(0);
+                }
+                ws.request(1);
+                return null;
+              }
+            })
+        .get(30, TimeUnit.SECONDS);
+    try {
+      JsonNode entry = nextFrame(received, frames);
+      assertThat(entry.path("type").asText()).isEqualTo("entry");
+      assertThat(entry.at("/entry/body").asText()).isEqualTo("hi");
+      assertThat(nextFrame(received, frames).path("type").asText()).isEqualTo("synced");
+
+      // and the device's ack, ping, send and a frame of no known type are answered as documented
+      for (String frame : List.of("{\"type\":\"ack\",\"cursor\":\"" + entry.path("cursor").asText() + "\"}",
+          "{\"type\":\"ping\"}",
+          "{\"type\":\"send\",\"to\":\"" + hank + "\",\"body\":\"back\",\"clientMsgId\":\"w1\"}")) {
+        assertThat(frames.check(Json.MAPPER.readTree(frame))).as(frame).isEmpty();
+        socket.sendText(frame, true).get(10, TimeUnit.SECONDS);
+      }
+      socket.sendText("{\"type\":\"shout\"}", true).get(10, TimeUnit.SECONDS);
+      // (her own message also reaches her devices as a live entry, in any order with the answers)
+      Set<String> answers = new TreeSet<>();
+      for (int i = 0; i < 10 && !answers.containsAll(List.of("pong", "sent", "error")); i++) {
+        answers.add(nextFrame(received, frames).path("type").asText());
+      }
+      assertThat(answers).contains("pong", "sent", "error");
+    } finally {
+      socket.abort();
+    }
+  }
+
+  /** The next frame from the server (waiting up to 30 s), checked against the document. */
+  private static JsonNode nextFrame(java.util.concurrent.BlockingQueue<JsonNode> received, AsyncApiFrames frames)
+      throws InterruptedException {
+    JsonNode frame = received.poll(30, TimeUnit.SECONDS);
+    assertThat(frame).as("a frame within 30 s").isNotNull();
+    assertThat(frames.check(frame)).as("%s", frame).isEmpty();
+    return frame;
+  }
+
+  @Test
   void everyPipelineMetricIsDocumentedAndPassesPromtool() throws Exception {
     // Given what /metrics serves once the main flows have run
     expect("frank" + S, "GET", "/v1/users/{userId}/inbox", "/v1/users/frank" + S + "/inbox", null, 200);
