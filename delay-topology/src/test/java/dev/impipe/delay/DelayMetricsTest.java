@@ -3,6 +3,8 @@ package dev.impipe.delay;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.junit.jupiter.api.Test;
 
 /** The meters the delay processor reports into, read back from a registry. */
@@ -31,6 +33,17 @@ class DelayMetricsTest {
     assertThat(drainRate()).isEqualTo(50.0);
     assertThat(meters.get("im.delay.punctuation.records").summary().count()).isEqualTo(4);
     assertThat(meters.get("im.delay.punctuation.records").summary().max()).isEqualTo(500);
+  }
+
+  @Test
+  void theDrainRateIsExportedUnderAPrometheusConventionalName() {
+    // Given the meters in a Prometheus registry, as /metrics serves them
+    PrometheusMeterRegistry prometheus = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    new DelayMetrics(prometheus).punctuated(10, 0);
+
+    // Then the gauge is im_delay_drain_rate: no abbreviated unit appended to its name (promtool check metrics)
+    String scrape = prometheus.scrape();
+    assertThat(scrape).contains("# TYPE im_delay_drain_rate gauge").doesNotContain("im_delay_drain_rate_");
   }
 
   @Test

@@ -211,6 +211,17 @@ public final class HttpApi implements AutoCloseable {
     return this;
   }
 
+  /**
+   * Every route registered so far, as {@code "METHOD /pattern"} in registration order; WebSocket paths as
+   * {@code "GET /path"} (what the API description is checked against).
+   */
+  public List<String> routes() {
+    List<String> out = new java.util.ArrayList<>();
+    routes.forEach(r -> out.add(r.method() + " /" + String.join("/", r.segments())));
+    socketRoutes.forEach(s -> out.add("GET " + s.path()));
+    return List.copyOf(out);
+  }
+
   private HttpApi add(String method, String pattern, AsyncHandler handler, Kind kind) {
     String[] segments = pattern.replaceAll("^/+", "").split("/");
     routes.add(new Route(method.toUpperCase(Locale.ROOT), segments, handler, kind));
