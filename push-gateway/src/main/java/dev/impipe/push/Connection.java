@@ -40,10 +40,12 @@ import org.slf4j.LoggerFactory;
  * holds that much). A leaver's feed stops at the leave and is dropped past it.
  *
  * <p>Memory per connection is bounded: {@code pending} and the pushed entries not yet ACKed (inbox and group) each
- * hold at most {@link PushConfig#queue()} entries, the socket's write queue {@link PushConfig#writeQueueBytes()};
- * a device that falls further behind is told to resync and closed, and reconnecting resumes from its committed
- * cursor. The backlog is read a page at a time and only while the window has room, so a slow device slows its own
- * reads.
+ * hold at most {@link PushConfig#queue()} entries (the unACKed ones as seqs and cursors, not frames: a redelivery
+ * reads the entry again), and every frame written (backlog, live, replies) draws from one {@link WriteBudget} of
+ * {@link PushConfig#writeBudget()} bytes until the network took it; a device that falls further behind is told to
+ * resync and closed, and reconnecting resumes from its committed cursor. The backlog is read a page at a time, only
+ * while the window has room and at most half the budget is held, and a page asks for no more entries than fit in
+ * the room ({@link PageSizer}), so a slow device slows its own reads.
  */
 final class Connection {
 
@@ -53,14 +55,15 @@ final class Connection {
   static final short CLOSE_OFFLINE = 4000;
   static final short CLOSE_UNAUTHORIZED = 4001;
   static final short CLOSE_RESYNC = 4008;
+  static final short CLOSE_FRAME_TOO_LARGE = 4009;
   static final short CLOSE_BACKLOG_FAILED = 4011;
+  static final short CLOSE_REPLACED = 4012;
+  static final short CLOSE_TOO_FAST = 4029;
 
   private enum Phase { BACKLOG, LIVE, CLOSED }
 
   /** A live entry from the reader: of the inbox ({@code group} null) or of a group's timeline. */
   private record Live(String group, long seq, InboxEntry entry) {}
-
-  private record Inflight(String frame, String messageId) {}
 
   final Principal principal;
   final String user;
@@ -68,6 +71,9 @@ final class Connection {
   final ServerWebSocket socket;
   private final Gateway gateway;
   private final PushConfig config;
+  private final WriteBudget budget;
+  private final PageSizer sizer;
+  final FrameLimiter limiter;
 
   private Phase phase = Phase.BACKLOG;
   private boolean firstPage = true;
@@ -83,22 +89,29 @@ final class Connection {
   /** Groups listened to since the last page was asked for: the next page waits for their timelines' offsets. */
   private final Map<String, Long> groupMinSeqs = new TreeMap<>();
   private long minSeq = -1;
+  /** The minSeq the page being read asked for: a higher {@code minSeq} since (a gap) needs another page. */
+  private long minSeqAsked = -1;
+  /** A backlog page waits for the write budget to drain to half. */
+  private volatile boolean waitingForDrain;
   private final Deque<Live> pending = new ArrayDeque<>();
-  private final TreeMap<Long, Inflight> inflight = new TreeMap<>();
-  /** Group entries pushed and not yet ACKed, per group (timeline seqs, ascending). */
-  private final Map<String, ArrayDeque<Long>> groupInflight = new HashMap<>();
-  private int groupUnacked;
+  private final DeliveryWindow window = new DeliveryWindow();
   private long committedInbox = -1;
   private final Map<String, Long> committedGroups = new HashMap<>();
   volatile long lastHeard = System.currentTimeMillis();
 
-  Connection(Principal principal, String device, ServerWebSocket socket, Gateway gateway, PushConfig config) {
+  final long openedAt = System.nanoTime();
+
+  Connection(Principal principal, String device, ServerWebSocket socket, Gateway gateway, PushConfig config,
+      WriteBudget budget) {
     this.principal = principal;
     this.user = principal.userId();
     this.device = device;
     this.socket = socket;
     this.gateway = gateway;
     this.config = config;
+    this.budget = budget;
+    this.sizer = new PageSizer(config.page(), budget.limit());
+    this.limiter = new FrameLimiter(config.limits(), System::nanoTime);
   }
 
   /** The inbox record offset every entry below which this connection's backlog must include. */
@@ -152,7 +165,7 @@ final class Connection {
     Map<String, Object> json = new LinkedHashMap<>();
     json.put("source", "inbox");
     json.putAll(JsonViews.inboxEntry(seq, entry));
-    push(seq, Json.MAPPER.valueToTree(json), entry.getMessageId());
+    push(seq, Json.MAPPER.valueToTree(json), entry.getMessageId(), false);
   }
 
   private void pushGroupLive(String group, long seq, InboxEntry entry) {
@@ -166,7 +179,7 @@ final class Connection {
           Map<String, Object> json = new LinkedHashMap<>();
           json.put("source", Ids.groupTimeline(group));
           json.putAll(JsonViews.inboxEntry(seq, entry));
-          pushGroupEntry(group, seq, Json.MAPPER.valueToTree(json));
+          pushGroupEntry(group, seq, Json.MAPPER.valueToTree(json), false);
         }
       }
       case BEYOND -> stopListening(group);
@@ -181,12 +194,8 @@ final class Connection {
       closed(); // closed by the peer; the close handler may not have run yet
       return false;
     }
-    if (inflight.size() + groupUnacked >= config.queue()) {
+    if (window.size() >= config.queue()) {
       resync("more than " + config.queue() + " entries not ACKed");
-      return false;
-    }
-    if (socket.writeQueueFull()) {
-      resync("the device does not read fast enough");
       return false;
     }
     return true;
@@ -233,29 +242,94 @@ final class Connection {
     }
   }
 
-  private void push(long seq, JsonNode entry, String messageId) {
+  /** An inbox entry; {@code backlog}: part of a page read to fit the budget (written even if it overshoots). */
+  private void push(long seq, JsonNode entry, String messageId, boolean backlog) {
     pushed = seq;
-    String frame = frame(entry);
-    inflight.put(seq, new Inflight(frame, messageId));
-    socket.writeTextMessage(frame);
+    String cursor = vector().encode();
+    if (!writeEntry(frame(entry, cursor), backlog)) {
+      return;
+    }
+    window.pushed(seq, messageId, cursor);
     gateway.pushed(this, seq, messageId, 1);
   }
 
   /** A group entry: no Delivery (the ACK wheel counts inbox seqs); the device's ACK commits the group position. */
-  private void pushGroupEntry(String group, long seq, JsonNode entry) {
+  private void pushGroupEntry(String group, long seq, JsonNode entry, boolean backlog) {
     groups.put(group, seq);
-    groupInflight.computeIfAbsent(group, g -> new ArrayDeque<>()).add(seq);
-    groupUnacked++;
-    socket.writeTextMessage(frame(entry));
+    if (!writeEntry(frame(entry, vector().encode()), backlog)) {
+      return;
+    }
+    window.pushedGroup(group, seq);
     gateway.pushed(this, -1, null, 0);
   }
 
-  private String frame(JsonNode entry) {
+  private boolean writeEntry(String frame, boolean backlog) {
+    if (backlog) {
+      sizer.seen(write(frame));
+      return true;
+    }
+    if (!tryWrite(frame)) {
+      resync("the device does not read fast enough");
+      return false;
+    }
+    return true;
+  }
+
+  private static String frame(JsonNode entry, String cursor) {
     ObjectNode frame = Json.MAPPER.createObjectNode();
     frame.put("type", "entry");
     frame.set("entry", entry);
-    frame.put("cursor", vector().encode());
+    frame.put("cursor", cursor);
     return frame.toString();
+  }
+
+  // ------------------------------------------------------------------------------------------------ writing
+
+  /** Writes {@code frame} if it fits in the write budget; false (nothing written) if it does not. */
+  private boolean tryWrite(String frame) {
+    int bytes = WriteBudget.utf8Length(frame);
+    if (!budget.tryTake(bytes)) {
+      return false;
+    }
+    send(frame, bytes);
+    return true;
+  }
+
+  /** Writes {@code frame} whatever the budget holds (a page already read to fit it, a closing word); its size. */
+  private int write(String frame) {
+    int bytes = WriteBudget.utf8Length(frame);
+    budget.take(bytes);
+    send(frame, bytes);
+    return bytes;
+  }
+
+  private void send(String frame, int bytes) {
+    socket.writeTextMessage(frame).onComplete(ar -> written(bytes));
+  }
+
+  /** A write completed (or failed: the socket is gone): its bytes are free; a waiting page may be read. */
+  private void written(int bytes) {
+    if (budget.give(bytes) && waitingForDrain) {
+      synchronized (this) {
+        if (waitingForDrain) {
+          waitingForDrain = false;
+          fetchNext();
+        }
+      }
+    }
+  }
+
+  /**
+   * A reply to the device ({@code pong}, {@code sent}, {@code error}): from the same budget as entries; a device
+   * that leaves the budget full is told to resync.
+   */
+  synchronized void reply(String frame) {
+    if (phase == Phase.CLOSED) {
+      return;
+    }
+    if (!tryWrite(frame)) {
+      resync("the device does not read fast enough");
+    }
   }
 
   private SyncCursor vector() {
@@ -268,21 +342,18 @@ final class Connection {
     if (phase != Phase.BACKLOG || fetching) {
       return;
     }
-    if (inflight.size() + groupUnacked + config.page() > config.queue()) {
+    if (window.size() + config.page() > config.queue()) {
       return; // the device ACKs first; its ACK continues the backlog
     }
-    if (socket.writeQueueFull()) {
-      socket.drainHandler(v -> {
-        synchronized (this) {
-          fetchNext();
-        }
-      });
+    if (!budget.roomForPage()) {
+      waitingForDrain = true; // the write that brings the budget to half continues the backlog
       return;
     }
     fetching = true;
+    minSeqAsked = minSeq;
     StringBuilder path = new StringBuilder("/v1/users/").append(URLEncoder.encode(user, StandardCharsets.UTF_8))
         .append("/devices/").append(URLEncoder.encode(device, StandardCharsets.UTF_8)).append("/sync?limit=")
-        .append(config.page());
+        .append(sizer.limit(budget.free()));
     if (!firstPage) {
       path.append("&after=").append(vector().encode());
     }
@@ -337,12 +408,12 @@ final class Connection {
           withSource.put("source", "inbox");
           withSource.setAll((ObjectNode) entry);
           applyMembership(seq, entry);
-          push(seq, withSource, entry.path("messageId").isTextual() ? entry.get("messageId").asText() : null);
+          push(seq, withSource, entry.path("messageId").isTextual() ? entry.get("messageId").asText() : null, true);
         }
       } else if (Ids.isGroupTimeline(source)) {
         String group = source.substring(1);
         if (seq > groups.getOrDefault(group, -1L)) {
-          pushGroupEntry(group, seq, entry);
+          pushGroupEntry(group, seq, entry, true);
         }
       }
     }
@@ -356,7 +427,7 @@ final class Connection {
       }
     }
     firstPage = false;
-    if (body.path("hasMore").asBoolean(false) || !groupMinSeqs.isEmpty()) {
+    if (body.path("hasMore").asBoolean(false) || !groupMinSeqs.isEmpty() || minSeq > minSeqAsked) {
       fetchNext();
       return;
     }
@@ -367,7 +438,7 @@ final class Connection {
       ObjectNode frame = Json.MAPPER.createObjectNode();
       frame.put("type", "synced");
       frame.put("cursor", vector().encode());
-      socket.writeTextMessage(frame.toString());
+      write(frame.toString());
     }
     while (!pending.isEmpty() && phase == Phase.LIVE) {
       Live live = pending.poll();
@@ -459,17 +530,13 @@ final class Connection {
         return;
       }
     }
-    inflight.headMap(cursor.inbox(), true).clear();
+    window.ackInbox(cursor.inbox());
     if (cursor.inbox() > committedInbox) {
       committedInbox = cursor.inbox();
       gateway.acked(this, cursor.inbox());
     }
     for (Map.Entry<String, Long> g : cursor.groups().entrySet()) {
-      ArrayDeque<Long> unacked = groupInflight.get(g.getKey());
-      while (unacked != null && !unacked.isEmpty() && unacked.peekFirst() <= g.getValue()) {
-        unacked.pollFirst();
-        groupUnacked--;
-      }
+      window.ackGroup(g.getKey(), g.getValue());
       if (g.getValue() > committedGroups.getOrDefault(g.getKey(), -1L)) {
         committedGroups.put(g.getKey(), g.getValue());
         gateway.groupPosition(this, SyncCursor.groupDevice(device, g.getKey()), g.getValue());
@@ -483,7 +550,7 @@ final class Connection {
     if (phase == Phase.CLOSED) {
       return;
     }
-    boolean ours = timeout.getSeqs().stream().anyMatch(inflight::containsKey);
+    boolean ours = timeout.getSeqs().stream().anyMatch(window::contains);
     if (!ours) {
       return; // for pushes of an earlier connection, or ACKed meanwhile
     }
@@ -492,13 +559,61 @@ final class Connection {
       close(CLOSE_OFFLINE, "ACK timeout: device marked offline, reconnect to resume");
       return;
     }
-    for (Long seq : timeout.getSeqs()) {
-      Inflight f = inflight.get(seq);
-      if (f != null) {
-        socket.writeTextMessage(f.frame());
-        gateway.pushed(this, seq, f.messageId(), timeout.getAttempts() + 1);
-      }
+    redeliver(window.unacked(timeout.getSeqs()), timeout.getAttempts() + 1);
+  }
+
+  /**
+   * Pushes again the unACKed entries of a retry: read again from the store (the window keeps their cursors, not
+   * their frames), each with the cursor it first went out with.
+   */
+  private void redeliver(TreeMap<Long, DeliveryWindow.Pushed> again, int attempt) {
+    if (again.isEmpty()) {
+      return;
     }
+    long first = again.firstKey();
+    int span = (int) Math.min(config.page(), again.lastKey() - first + 1);
+    String path = "/v1/users/" + URLEncoder.encode(user, StandardCharsets.UTF_8) + "/inbox?after=" + (first - 1)
+        + "&limit=" + span;
+    gateway.api().get(path, principal.token()).whenComplete((reply, failure) -> {
+      if (failure != null || reply.status() != 200) {
+        return; // the next retry AckTimeout tries again
+      }
+      synchronized (this) {
+        for (JsonNode entry : reply.body().path("entries")) {
+          long seq = entry.path("seq").asLong(-1);
+          DeliveryWindow.Pushed p = again.get(seq);
+          if (phase == Phase.CLOSED || p == null || !window.contains(seq)) {
+            continue;
+          }
+          ObjectNode withSource = Json.MAPPER.createObjectNode();
+          withSource.put("source", "inbox");
+          withSource.setAll((ObjectNode) entry);
+          if (!tryWrite(frame(withSource, p.cursor()))) {
+            resync("the device does not read fast enough");
+            return;
+          }
+          gateway.pushed(this, seq, p.messageId(), attempt);
+        }
+      }
+    });
+  }
+
+  /**
+   * The reader passed a record of this user's inbox ({@code group} null) or of a large group's timeline at
+   * {@code offset} and could not decode it: the connection reads on through the store (a page after what it pushed,
+   * waiting until the store holds that offset), so the device misses nothing the store has.
+   */
+  synchronized void gap(String group, long offset) {
+    if (phase == Phase.CLOSED) {
+      return;
+    }
+    if (group == null) {
+      minSeq = Math.max(minSeq, offset);
+    } else {
+      groupMinSeqs.merge(group, offset, Math::max);
+    }
+    phase = Phase.BACKLOG;
+    fetchNext();
   }
 
   void error(String clientMsgId, String message) {
@@ -508,7 +623,7 @@ final class Connection {
       frame.put("clientMsgId", clientMsgId);
     }
     frame.put("error", message);
-    socket.writeTextMessage(frame.toString());
+    reply(frame.toString());
   }
 
   // ------------------------------------------------------------------------------------------------ closing
@@ -521,7 +636,7 @@ final class Connection {
     if (committedInbox >= 0) {
       frame.put("cursor", SyncCursor.of(committedInbox, committedGroups).encode()); // what this connection committed
     }
-    socket.writeTextMessage(frame.toString());
+    write(frame.toString());
     close(CLOSE_RESYNC, "resync from your cursor");
   }
 
@@ -543,9 +658,8 @@ final class Connection {
 
   private void forget() {
     pending.clear();
-    inflight.clear();
-    groupInflight.clear();
-    groupUnacked = 0;
+    window.clear();
+    budget.clear();
     new ArrayList<>(feeds.keySet()).forEach(this::stopListening);
     gateway.unregister(this);
   }

@@ -5,6 +5,7 @@ import dev.impipe.avro.InboxEntry;
 import dev.impipe.runtime.auth.Principal;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.http.Json;
+import dev.impipe.runtime.streams.StoredValues;
 import dev.impipe.runtime.topics.ImTopics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -24,6 +25,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.LongAdder;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
@@ -76,6 +78,11 @@ final class Gateway implements AutoCloseable {
   private final Thread reader;
   private volatile AtomicLongArray seen = new AtomicLongArray(0);
   private volatile boolean running = true;
+  /** False once the reader stopped while it should run: {@code /health} says so (see {@link #readerAlive()}). */
+  private volatile boolean readerAlive = true;
+  /** Bytes held by every socket's write budget. */
+  private final LongAdder budgeted = new LongAdder();
+  private final Counter quarantined;
   private final Counter pushes;
   private final Counter acks;
   private final Counter resyncs;
@@ -120,6 +127,10 @@ final class Gateway implements AutoCloseable {
         .register(metrics);
     this.retries = Counter.builder("im.push.redeliveries").description("pushes repeated on a retry AckTimeout")
         .register(metrics);
+    this.quarantined = Counter.builder("im.push.quarantined")
+        .description("records the reader could not decode, written to the rejected topic").register(metrics);
+    Gauge.builder("im.push.write-budget-bytes", budgeted, LongAdder::sum)
+        .description("bytes of frames written to device sockets and not yet flushed, all sockets").register(metrics);
   }
 
   /** Assigns every partition of the inbox and the timeouts at their end, then starts reading. */
@@ -153,20 +164,34 @@ final class Gateway implements AutoCloseable {
     return api;
   }
 
-  /** Registers a new socket and starts sending its backlog. */
+  /**
+   * Registers a new socket and starts sending its backlog. A user at {@link PushConfig#maxSocketsPerUser()} sockets
+   * on this instance loses the oldest (close {@link Connection#CLOSE_REPLACED}): the newest is the one a person is
+   * looking at (a reopened tab, a restarted app whose old socket has not timed out yet), so a user is never locked
+   * out by their own stale sockets, and one token still holds a bounded number.
+   */
   void open(Principal principal, String device, ServerWebSocket socket) {
-    Connection c = new Connection(principal, device, socket, this, config);
-    socket.setWriteQueueMaxSize(config.writeQueueBytes());
+    Connection c = new Connection(principal, device, socket, this, config,
+        new WriteBudget(config.writeBudget(), budgeted));
     socket.closeHandler(v -> c.closed());
     socket.exceptionHandler(e -> LOG.debug("{}: {}", c, e.toString()));
     socket.pongHandler(b -> c.lastHeard = System.currentTimeMillis());
     socket.textMessageHandler(text -> onFrame(c, text));
+    List<Connection> replaced = new ArrayList<>();
     byUser.compute(principal.userId(), (u, l) -> {
       List<Connection> list = l == null ? new CopyOnWriteArrayList<>() : l;
+      List<Connection> evicted = SocketCap.oldestBeyond(list, config.maxSocketsPerUser() - 1);
+      list.removeAll(evicted);
+      replaced.addAll(evicted);
       list.add(c);
       return list;
     });
     open.incrementAndGet();
+    open.addAndGet(-replaced.size());
+    for (Connection old : replaced) {
+      old.close(Connection.CLOSE_REPLACED, "more than " + config.maxSocketsPerUser()
+          + " sockets for this user: the oldest is closed");
+    }
     // Read after registering: an entry the reader passes from now on reaches this connection, and the backlog
     // read waits until the store holds everything the reader passed before (see read()).
     c.startBacklog(seen.get(partition(principal.userId())));
@@ -216,6 +241,19 @@ final class Gateway implements AutoCloseable {
 
   private void onFrame(Connection c, String text) {
     c.lastHeard = System.currentTimeMillis();
+    switch (c.limiter.frame(WriteBudget.utf8Length(text))) {
+      case TOO_LARGE -> {
+        c.close(Connection.CLOSE_FRAME_TOO_LARGE, "frames are at most " + c.limiter.limits().maxFrameBytes()
+            + " bytes");
+        return;
+      }
+      case TOO_FAST -> {
+        c.close(Connection.CLOSE_TOO_FAST, "more than " + c.limiter.limits().framesPerSecond() + " frames a second");
+        return;
+      }
+      case ACCEPT -> {
+      }
+    }
     com.fasterxml.jackson.databind.JsonNode frame;
     try {
       frame = Json.MAPPER.readTree(text);
@@ -226,7 +264,7 @@ final class Gateway implements AutoCloseable {
     switch (frame.path("type").asText("")) {
       case "ack" -> c.ack(frame);
       case "send" -> send(c, (com.fasterxml.jackson.databind.node.ObjectNode) frame);
-      case "ping" -> c.socket.writeTextMessage("{\"type\":\"pong\"}");
+      case "ping" -> c.reply("{\"type\":\"pong\"}");
       default -> c.error(frame.path("clientMsgId").asText(null), "unknown frame type '"
           + frame.path("type").asText("") + "' (ack, send)");
     }
@@ -236,11 +274,22 @@ final class Gateway implements AutoCloseable {
   private void send(Connection c, com.fasterxml.jackson.databind.node.ObjectNode frame) {
     frame.remove("type");
     String clientMsgId = frame.path("clientMsgId").asText(null);
+    if (!c.limiter.startSend()) {
+      com.fasterxml.jackson.databind.node.ObjectNode err = Json.MAPPER.createObjectNode();
+      err.put("type", "error");
+      err.put("clientMsgId", clientMsgId);
+      err.put("status", 429);
+      err.put("error", "more than " + c.limiter.limits().maxInflightSends()
+          + " sends waiting for their answer: retry with the same clientMsgId once one is answered");
+      c.reply(err.toString());
+      return;
+    }
     if (!frame.has("senderDeviceId")) {
       frame.put("senderDeviceId", c.device);
     }
     api.post("/v1/messages", c.principal.token(), frame.toString().getBytes(StandardCharsets.UTF_8))
         .whenComplete((reply, e) -> {
+          c.limiter.endSend();
           if (e != null) {
             c.error(clientMsgId, "not sent, retry with the same clientMsgId");
           } else if (reply.status() / 100 != 2) {
@@ -249,13 +298,13 @@ final class Gateway implements AutoCloseable {
             err.put("clientMsgId", clientMsgId);
             err.put("status", reply.status());
             err.put("error", reply.error());
-            c.socket.writeTextMessage(err.toString());
+            c.reply(err.toString());
           } else {
             com.fasterxml.jackson.databind.node.ObjectNode sent = Json.MAPPER.createObjectNode();
             sent.put("type", "sent");
             sent.put("clientMsgId", clientMsgId);
             sent.setAll((com.fasterxml.jackson.databind.node.ObjectNode) reply.body());
-            c.socket.writeTextMessage(sent.toString());
+            c.reply(sent.toString());
           }
         });
   }
@@ -301,49 +350,12 @@ final class Gateway implements AutoCloseable {
   // ------------------------------------------------------------------------------------------------ reader
 
   private void read() {
-    String inbox = topics.inbox().name();
     try {
       while (running) {
         ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(100));
         for (ConsumerRecord<String, byte[]> r : records) {
-          if (r.key() == null || r.value() == null) {
-            continue;
-          }
-          if (r.topic().equals(inbox)) {
-            // Published before the lookup: a connection registering concurrently either is found here, or reads
-            // its backlog with minSeq >= this offset (so the store holds this record when it reads).
-            seen.set(r.partition(), r.offset());
-            if (Ids.isGroupTimeline(r.key())) {
-              // A large group's timeline: to the connections of its readers (each decides what is theirs).
-              String group = r.key().substring(1);
-              List<Connection> conns = byGroup.get(group);
-              if (conns != null) {
-                InboxEntry entry = entries.deserialize(r.topic(), r.headers(), r.value());
-                for (Connection c : conns) {
-                  deliver(c, () -> c.offerGroup(group, r.offset(), entry));
-                }
-              }
-              continue;
-            }
-            List<Connection> conns = byUser.get(r.key());
-            if (conns != null) {
-              InboxEntry entry = entries.deserialize(r.topic(), r.headers(), r.value());
-              for (Connection c : conns) {
-                deliver(c, () -> c.offer(r.offset(), entry));
-              }
-            }
-          } else {
-            List<Connection> conns = byUser.get(r.key());
-            if (conns != null) {
-              AckTimeout timeout = timeouts.deserialize(r.topic(), r.headers(), r.value());
-              Header h = r.headers().lastHeader(FINAL_HEADER);
-              boolean last = h == null || !"false".equals(new String(h.value(), StandardCharsets.UTF_8));
-              for (Connection c : conns) {
-                if (c.device.equals(timeout.getDeviceId())) {
-                  deliver(c, () -> c.ackTimeout(timeout, last));
-                }
-              }
-            }
+          if (r.key() != null && r.value() != null) {
+            route(r);
           }
         }
       }
@@ -351,11 +363,75 @@ final class Gateway implements AutoCloseable {
       if (running) {
         LOG.error("Push gateway reader woken up unexpectedly", e);
       }
-    } catch (RuntimeException e) {
-      LOG.error("Push gateway reader stopped", e);
+    } catch (RuntimeException | Error e) {
+      LOG.error("Push gateway reader stopped: live pushes stopped, /health says so", e);
     } finally {
+      readerAlive = !running;
       consumer.close();
     }
+  }
+
+  /** One record of the inbox or the timeouts to the connections it is for; one it cannot decode is quarantined. */
+  private void route(ConsumerRecord<String, byte[]> r) {
+    if (!r.topic().equals(topics.inbox().name())) {
+      List<Connection> conns = byUser.get(r.key());
+      if (conns != null) {
+        AckTimeout timeout = decode(r, timeouts, null);
+        if (timeout == null) {
+          return; // a lost timeout: the wheel's next one (or the device's own ACK) settles the entries
+        }
+        Header h = r.headers().lastHeader(FINAL_HEADER);
+        boolean last = h == null || !"false".equals(new String(h.value(), StandardCharsets.UTF_8));
+        for (Connection c : conns) {
+          if (c.device.equals(timeout.getDeviceId())) {
+            deliver(c, () -> c.ackTimeout(timeout, last));
+          }
+        }
+      }
+      return;
+    }
+    // Published before the lookup: a connection registering concurrently either is found here, or reads its
+    // backlog with minSeq >= this offset (so the store holds this record when it reads).
+    seen.set(r.partition(), r.offset());
+    // A large group's timeline goes to the connections of its readers (each decides what is theirs).
+    String group = Ids.isGroupTimeline(r.key()) ? r.key().substring(1) : null;
+    List<Connection> conns = group != null ? byGroup.get(group) : byUser.get(r.key());
+    if (conns == null) {
+      return;
+    }
+    InboxEntry entry = decode(r, entries, conns);
+    if (entry == null) {
+      return;
+    }
+    for (Connection c : conns) {
+      deliver(c, group != null ? () -> c.offerGroup(group, r.offset(), entry) : () -> c.offer(r.offset(), entry));
+    }
+  }
+
+  /**
+   * The value of {@code r}, or null when it cannot be decoded (a corrupt record, the registry away): the raw record
+   * goes to the rejected topic with the reason and the connections it was for read on through the store.
+   */
+  private <T> T decode(ConsumerRecord<String, byte[]> r, Deserializer<T> deserializer, List<Connection> gapped) {
+    try {
+      return deserializer.deserialize(r.topic(), r.headers(), r.value());
+    } catch (RuntimeException e) {
+      quarantined.increment();
+      LOG.warn("{}-{}@{} not decodable, quarantined: {}", r.topic(), r.partition(), r.offset(), e.toString());
+      output.rejected(r, StoredValues.UNDECODABLE, "push gateway could not decode the value: " + e);
+      if (gapped != null) {
+        String group = Ids.isGroupTimeline(r.key()) ? r.key().substring(1) : null;
+        for (Connection c : gapped) {
+          deliver(c, () -> c.gap(group, r.offset() - 1));
+        }
+      }
+      return null;
+    }
+  }
+
+  /** False once the reader stopped with an error: live pushes have stopped, the instance is not ready. */
+  boolean readerAlive() {
+    return readerAlive;
   }
 
   /**
