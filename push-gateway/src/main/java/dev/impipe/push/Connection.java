@@ -71,7 +71,7 @@ final class Connection {
   final ServerWebSocket socket;
   private final Gateway gateway;
   private final PushConfig config;
-  private final WriteBudget budget;
+  private final SocketWriter writer;
   private final PageSizer sizer;
   final FrameLimiter limiter;
 
@@ -91,8 +91,6 @@ final class Connection {
   private long minSeq = -1;
   /** The minSeq the page being read asked for: a higher {@code minSeq} since (a gap) needs another page. */
   private long minSeqAsked = -1;
-  /** A backlog page waits for the write budget to drain to half. */
-  private volatile boolean waitingForDrain;
   private final Deque<Live> pending = new ArrayDeque<>();
   private final DeliveryWindow window = new DeliveryWindow();
   private long committedInbox = -1;
@@ -109,7 +107,7 @@ final class Connection {
     this.socket = socket;
     this.gateway = gateway;
     this.config = config;
-    this.budget = budget;
+    this.writer = new SocketWriter(socket::writeTextMessage, budget);
     this.sizer = new PageSizer(config.page(), budget.limit());
     this.limiter = new FrameLimiter(config.limits(), System::nanoTime);
   }
@@ -265,10 +263,10 @@ final class Connection {
 
   private boolean writeEntry(String frame, boolean backlog) {
     if (backlog) {
-      sizer.seen(write(frame));
+      sizer.seen(writer.write(frame));
       return true;
     }
-    if (!tryWrite(frame)) {
+    if (!writer.tryWrite(frame)) {
       resync("the device does not read fast enough");
       return false;
     }
@@ -283,42 +281,6 @@ final class Connection {
     return frame.toString();
   }
 
-  // ------------------------------------------------------------------------------------------------ writing
-
-  /** Writes {@code frame} if it fits in the write budget; false (nothing written) if it does not. */
-  private boolean tryWrite(String frame) {
-    int bytes = WriteBudget.utf8Length(frame);
-    if (!budget.tryTake(bytes)) {
-      return false;
-    }
-    send(frame, bytes);
-    return true;
-  }
-
-  /** Writes {@code frame} whatever the budget holds (a page already read to fit it, a closing word); its size. */
-  private int write(String frame) {
-    int bytes = WriteBudget.utf8Length(frame);
-    budget.take(bytes);
-    send(frame, bytes);
-    return bytes;
-  }
-
-  private void send(String frame, int bytes) {
-    socket.writeTextMessage(frame).onComplete(ar -> written(bytes));
-  }
-
-  /** A write completed (or failed: the socket is gone): its bytes are free; a waiting page may be read. */
-  private void written(int bytes) {
-    if (budget.give(bytes) && waitingForDrain) {
-      synchronized (this) {
-        if (waitingForDrain) {
-          waitingForDrain = false;
-          fetchNext();
-        }
-      }
-    }
-  }
-
   /**
    * A reply to the device ({@code pong}, {@code sent}, {@code error}): from the same budget as entries; a device
    * that leaves the budget full is told to resync.
@@ -327,7 +289,7 @@ final class Connection {
     if (phase == Phase.CLOSED) {
       return;
     }
-    if (!tryWrite(frame)) {
+    if (!writer.tryWrite(frame)) {
       resync("the device does not read fast enough");
     }
   }
@@ -345,15 +307,20 @@ final class Connection {
     if (window.size() + config.page() > config.queue()) {
       return; // the device ACKs first; its ACK continues the backlog
     }
-    if (!budget.roomForPage()) {
-      waitingForDrain = true; // the write that brings the budget to half continues the backlog
+    if (!writer.roomForPage()) {
+      // The write that brings the budget back to half continues the backlog.
+      writer.whenHalfFree(() -> {
+        synchronized (this) {
+          fetchNext();
+        }
+      });
       return;
     }
     fetching = true;
     minSeqAsked = minSeq;
     StringBuilder path = new StringBuilder("/v1/users/").append(URLEncoder.encode(user, StandardCharsets.UTF_8))
         .append("/devices/").append(URLEncoder.encode(device, StandardCharsets.UTF_8)).append("/sync?limit=")
-        .append(sizer.limit(budget.free()));
+        .append(sizer.limit(writer.free()));
     if (!firstPage) {
       path.append("&after=").append(vector().encode());
     }
@@ -438,7 +405,7 @@ final class Connection {
       ObjectNode frame = Json.MAPPER.createObjectNode();
       frame.put("type", "synced");
       frame.put("cursor", vector().encode());
-      write(frame.toString());
+      writer.write(frame.toString());
     }
     while (!pending.isEmpty() && phase == Phase.LIVE) {
       Live live = pending.poll();
@@ -588,7 +555,7 @@ final class Connection {
           ObjectNode withSource = Json.MAPPER.createObjectNode();
           withSource.put("source", "inbox");
           withSource.setAll((ObjectNode) entry);
-          if (!tryWrite(frame(withSource, p.cursor()))) {
+          if (!writer.tryWrite(frame(withSource, p.cursor()))) {
             resync("the device does not read fast enough");
             return;
           }
@@ -636,7 +603,7 @@ final class Connection {
     if (committedInbox >= 0) {
       frame.put("cursor", SyncCursor.of(committedInbox, committedGroups).encode()); // what this connection committed
     }
-    write(frame.toString());
+    writer.write(frame.toString());
     close(CLOSE_RESYNC, "resync from your cursor");
   }
 
@@ -659,7 +626,7 @@ final class Connection {
   private void forget() {
     pending.clear();
     window.clear();
-    budget.clear();
+    writer.clear();
     new ArrayList<>(feeds.keySet()).forEach(this::stopListening);
     gateway.unregister(this);
   }
