@@ -93,6 +93,9 @@ final class Connection {
   private long minSeqAsked = -1;
   private final Deque<Live> pending = new ArrayDeque<>();
   private final DeliveryWindow window = new DeliveryWindow();
+  /** The backlog page being written (null: none), and its entries not written yet (waiting for the budget). */
+  private JsonNode page;
+  private final Deque<JsonNode> pageRest = new ArrayDeque<>();
   private long committedInbox = -1;
   private final Map<String, Long> committedGroups = new HashMap<>();
   volatile long lastHeard = System.currentTimeMillis();
@@ -163,7 +166,9 @@ final class Connection {
     Map<String, Object> json = new LinkedHashMap<>();
     json.put("source", "inbox");
     json.putAll(JsonViews.inboxEntry(seq, entry));
-    push(seq, Json.MAPPER.valueToTree(json), entry.getMessageId(), false);
+    if (!push(seq, Json.MAPPER.valueToTree(json), entry.getMessageId())) {
+      resync("the device does not read fast enough");
+    }
   }
 
   private void pushGroupLive(String group, long seq, InboxEntry entry) {
@@ -177,7 +182,9 @@ final class Connection {
           Map<String, Object> json = new LinkedHashMap<>();
           json.put("source", Ids.groupTimeline(group));
           json.putAll(JsonViews.inboxEntry(seq, entry));
-          pushGroupEntry(group, seq, Json.MAPPER.valueToTree(json), false);
+          if (!pushGroupEntry(group, seq, Json.MAPPER.valueToTree(json))) {
+            resync("the device does not read fast enough");
+          }
         }
       }
       case BEYOND -> stopListening(group);
@@ -240,36 +247,38 @@ final class Connection {
     }
   }
 
-  /** An inbox entry; {@code backlog}: part of a page read to fit the budget (written even if it overshoots). */
-  private void push(long seq, JsonNode entry, String messageId, boolean backlog) {
-    pushed = seq;
-    String cursor = vector().encode();
-    if (!writeEntry(frame(entry, cursor), backlog)) {
-      return;
-    }
-    window.pushed(seq, messageId, cursor);
-    gateway.pushed(this, seq, messageId, 1);
-  }
-
-  /** A group entry: no Delivery (the ACK wheel counts inbox seqs); the device's ACK commits the group position. */
-  private void pushGroupEntry(String group, long seq, JsonNode entry, boolean backlog) {
-    groups.put(group, seq);
-    if (!writeEntry(frame(entry, vector().encode()), backlog)) {
-      return;
-    }
-    window.pushedGroup(group, seq);
-    gateway.pushed(this, -1, null, 0);
-  }
-
-  private boolean writeEntry(String frame, boolean backlog) {
-    if (backlog) {
-      sizer.seen(writer.write(frame));
-      return true;
-    }
-    if (!writer.tryWrite(frame)) {
-      resync("the device does not read fast enough");
+  /** Pushes an inbox entry if its frame fits in the write budget; false, nothing changed, if it does not. */
+  private boolean push(long seq, JsonNode entry, String messageId) {
+    String cursor = SyncCursor.of(seq, groups).encode();
+    int bytes = writer.tryWrite(frame(entry, cursor));
+    if (bytes < 0) {
       return false;
     }
+    sizer.seen(bytes);
+    pushed = seq;
+    window.pushed(seq, messageId, cursor);
+    gateway.pushed(this, seq, messageId, 1);
+    return true;
+  }
+
+  /**
+   * A group entry, if its frame fits (false, nothing changed, if not): no Delivery (the ACK wheel counts inbox
+   * seqs); the device's ACK commits the group position.
+   */
+  private boolean pushGroupEntry(String group, long seq, JsonNode entry) {
+    Long before = groups.put(group, seq);
+    int bytes = writer.tryWrite(frame(entry, vector().encode()));
+    if (bytes < 0) {
+      if (before == null) {
+        groups.remove(group);
+      } else {
+        groups.put(group, before);
+      }
+      return false;
+    }
+    sizer.seen(bytes);
+    window.pushedGroup(group, seq);
+    gateway.pushed(this, -1, null, 0);
     return true;
   }
 
@@ -289,7 +298,7 @@ final class Connection {
     if (phase == Phase.CLOSED) {
       return;
     }
-    if (!writer.tryWrite(frame)) {
+    if (writer.tryWrite(frame) < 0) {
       resync("the device does not read fast enough");
     }
   }
@@ -343,9 +352,12 @@ final class Connection {
   }
 
   private synchronized void onPage(ApiClient.Reply reply, Throwable failure) {
-    fetching = false;
     if (phase == Phase.CLOSED) {
+      fetching = false;
       return;
+    }
+    if (failure != null || reply.status() != 200) {
+      fetching = false;
     }
     if (failure != null || reply.status() == 503) {
       gateway.later(500, () -> {
@@ -364,26 +376,67 @@ final class Connection {
       close(CLOSE_BACKLOG_FAILED, "backlog unavailable, reconnect");
       return;
     }
-    JsonNode body = reply.body();
-    readLargeGroups(body.path("largeGroups"));
-    for (JsonNode entry : body.path("entries")) {
-      String source = entry.path("source").asText("inbox");
-      long seq = entry.path("seq").asLong();
-      if (source.equals("inbox")) {
-        if (seq > pushed) {
-          ObjectNode withSource = Json.MAPPER.createObjectNode();
-          withSource.put("source", "inbox");
-          withSource.setAll((ObjectNode) entry);
-          applyMembership(seq, entry);
-          push(seq, withSource, entry.path("messageId").isTextual() ? entry.get("messageId").asText() : null, true);
+    page = reply.body();
+    readLargeGroups(page.path("largeGroups"));
+    pageRest.clear();
+    page.path("entries").forEach(pageRest::add);
+    writePage();
+  }
+
+  /**
+   * Writes the page's entries while they fit in the write budget; the rest waits until the budget is half free
+   * again, so a socket never holds more than its budget (one frame more when it held nothing).
+   */
+  private void writePage() {
+    while (!pageRest.isEmpty()) {
+      if (phase == Phase.CLOSED) {
+        return;
+      }
+      if (!writeBacklogEntry(pageRest.peek())) {
+        writer.whenHalfFree(() -> {
+          synchronized (this) {
+            if (page != null) {
+              writePage();
+            }
+          }
+        });
+        return;
+      }
+      pageRest.poll();
+    }
+    JsonNode body = page;
+    page = null;
+    fetching = false;
+    if (phase != Phase.CLOSED) {
+      endPage(body);
+    }
+  }
+
+  /** One entry of a backlog page: false if its frame does not fit in the budget now. */
+  private boolean writeBacklogEntry(JsonNode entry) {
+    String source = entry.path("source").asText("inbox");
+    long seq = entry.path("seq").asLong();
+    if (source.equals("inbox")) {
+      if (seq > pushed) {
+        ObjectNode withSource = Json.MAPPER.createObjectNode();
+        withSource.put("source", "inbox");
+        withSource.setAll((ObjectNode) entry);
+        if (!push(seq, withSource, entry.path("messageId").isTextual() ? entry.get("messageId").asText() : null)) {
+          return false;
         }
-      } else if (Ids.isGroupTimeline(source)) {
-        String group = source.substring(1);
-        if (seq > groups.getOrDefault(group, -1L)) {
-          pushGroupEntry(group, seq, entry, true);
-        }
+        applyMembership(seq, entry);
+      }
+    } else if (Ids.isGroupTimeline(source)) {
+      String group = source.substring(1);
+      if (seq > groups.getOrDefault(group, -1L)) {
+        return pushGroupEntry(group, seq, entry);
       }
     }
+    return true;
+  }
+
+  /** The whole page is written: where the store says the device is, and the next page or live. */
+  private void endPage(JsonNode body) {
     pushed = Math.max(pushed, body.path("next").asLong(pushed));
     if (body.path("cursor").isTextual()) {
       try {
@@ -555,7 +608,7 @@ final class Connection {
           ObjectNode withSource = Json.MAPPER.createObjectNode();
           withSource.put("source", "inbox");
           withSource.setAll((ObjectNode) entry);
-          if (!writer.tryWrite(frame(withSource, p.cursor()))) {
+          if (writer.tryWrite(frame(withSource, p.cursor())) < 0) {
             resync("the device does not read fast enough");
             return;
           }
@@ -625,6 +678,8 @@ final class Connection {
 
   private void forget() {
     pending.clear();
+    pageRest.clear();
+    page = null;
     window.clear();
     writer.clear();
     new ArrayList<>(feeds.keySet()).forEach(this::stopListening);

@@ -5,8 +5,8 @@ import java.util.function.Function;
 
 /**
  * Writes a socket's frames against its {@link WriteBudget}: each frame takes its size until its write completes.
- * Live entries and replies are written only if they fit; a backlog page (already sized to fit) and a closing frame
- * are written regardless. A backlog page that has to wait is continued by the write that brings the budget back to
+ * Entries and replies are written only if they fit; small control frames ({@code synced}, {@code resync}) are
+ * written regardless. A backlog page that has to wait is continued by the write that brings the budget back to
  * half ({@link #whenHalfFree(Runnable)}).
  */
 final class SocketWriter {
@@ -21,14 +21,14 @@ final class SocketWriter {
     this.budget = budget;
   }
 
-  /** Writes {@code frame} if it fits in the budget; false (nothing written) if it does not. */
-  boolean tryWrite(String frame) {
+  /** Writes {@code frame} if it fits in the budget: its size in bytes; -1 (nothing written) if it does not. */
+  int tryWrite(String frame) {
     int bytes = WriteBudget.utf8Length(frame);
     if (!budget.tryTake(bytes)) {
-      return false;
+      return -1;
     }
     send(frame, bytes);
-    return true;
+    return bytes;
   }
 
   /** Writes {@code frame} whatever the budget holds; returns its size in bytes. */

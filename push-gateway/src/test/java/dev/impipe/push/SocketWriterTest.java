@@ -28,15 +28,15 @@ class SocketWriterTest {
   void aFrameThatDoesNotFitIsNotWrittenUntilEarlierWritesComplete() {
     // Given a 10-byte budget holding an unflushed 8-byte frame
     SocketWriter writer = new SocketWriter(this::sink, new WriteBudget(10, total));
-    assertThat(writer.tryWrite("12345678")).isTrue();
+    assertThat(writer.tryWrite("12345678")).isEqualTo(8);
 
     // Then a 3-byte reply does not fit and is not written
-    assertThat(writer.tryWrite("abc")).isFalse();
+    assertThat(writer.tryWrite("abc")).isEqualTo(-1);
     assertThat(frames).containsExactly("12345678");
 
     // When the network took the first frame, it fits
     writes.get(0).complete();
-    assertThat(writer.tryWrite("abc")).isTrue();
+    assertThat(writer.tryWrite("abc")).isEqualTo(3);
     assertThat(frames).containsExactly("12345678", "abc");
     assertThat(total.sum()).isEqualTo(3);
   }
