@@ -1,7 +1,6 @@
 package dev.impipe.push;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.impipe.avro.AckTimeout;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.InboxEntryType;
@@ -11,8 +10,6 @@ import dev.impipe.runtime.auth.Principal;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.http.Json;
 import io.vertx.core.http.ServerWebSocket;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -250,7 +247,7 @@ final class Connection {
   /** Pushes an inbox entry if its frame fits in the write budget; false, nothing changed, if it does not. */
   private boolean push(long seq, JsonNode entry, String messageId) {
     String cursor = SyncCursor.of(seq, groups).encode();
-    int bytes = writer.tryWrite(frame(entry, cursor));
+    int bytes = writer.tryWrite(Frames.entry(entry, cursor));
     if (bytes < 0) {
       return false;
     }
@@ -267,7 +264,7 @@ final class Connection {
    */
   private boolean pushGroupEntry(String group, long seq, JsonNode entry) {
     Long before = groups.put(group, seq);
-    int bytes = writer.tryWrite(frame(entry, vector().encode()));
+    int bytes = writer.tryWrite(Frames.entry(entry, vector().encode()));
     if (bytes < 0) {
       if (before == null) {
         groups.remove(group);
@@ -280,14 +277,6 @@ final class Connection {
     window.pushedGroup(group, seq);
     gateway.pushed(this, -1, null, 0);
     return true;
-  }
-
-  private static String frame(JsonNode entry, String cursor) {
-    ObjectNode frame = Json.MAPPER.createObjectNode();
-    frame.put("type", "entry");
-    frame.set("entry", entry);
-    frame.put("cursor", cursor);
-    return frame.toString();
   }
 
   /**
@@ -327,28 +316,10 @@ final class Connection {
     }
     fetching = true;
     minSeqAsked = minSeq;
-    StringBuilder path = new StringBuilder("/v1/users/").append(URLEncoder.encode(user, StandardCharsets.UTF_8))
-        .append("/devices/").append(URLEncoder.encode(device, StandardCharsets.UTF_8)).append("/sync?limit=")
-        .append(sizer.limit(writer.free()));
-    if (!firstPage) {
-      path.append("&after=").append(vector().encode());
-    }
-    if (minSeq >= 0) {
-      path.append("&minSeq=").append(minSeq);
-    }
-    if (!groupMinSeqs.isEmpty()) {
-      StringBuilder g = new StringBuilder();
-      groupMinSeqs.forEach((group, offset) -> {
-        if (offset >= 0) {
-          g.append(g.length() == 0 ? "" : ",").append(group).append(':').append(offset);
-        }
-      });
-      groupMinSeqs.clear();
-      if (g.length() > 0) {
-        path.append("&groupMinSeq=").append(URLEncoder.encode(g.toString(), StandardCharsets.UTF_8));
-      }
-    }
-    gateway.api().get(path.toString(), principal.token()).whenComplete(this::onPage);
+    String path = Frames.syncPath(user, device, sizer.limit(writer.free()), firstPage ? null : vector().encode(),
+        minSeq, groupMinSeqs);
+    groupMinSeqs.clear();
+    gateway.api().get(path, principal.token()).whenComplete(this::onPage);
   }
 
   private synchronized void onPage(ApiClient.Reply reply, Throwable failure) {
@@ -418,10 +389,8 @@ final class Connection {
     long seq = entry.path("seq").asLong();
     if (source.equals("inbox")) {
       if (seq > pushed) {
-        ObjectNode withSource = Json.MAPPER.createObjectNode();
-        withSource.put("source", "inbox");
-        withSource.setAll((ObjectNode) entry);
-        if (!push(seq, withSource, entry.path("messageId").isTextual() ? entry.get("messageId").asText() : null)) {
+        String messageId = entry.path("messageId").isTextual() ? entry.get("messageId").asText() : null;
+        if (!push(seq, Frames.inboxEntry(entry), messageId)) {
           return false;
         }
         applyMembership(seq, entry);
@@ -455,10 +424,7 @@ final class Connection {
     if (!synced) {
       // Once per connection: everything up to the committed cursor's end is on its way; live entries follow.
       synced = true;
-      ObjectNode frame = Json.MAPPER.createObjectNode();
-      frame.put("type", "synced");
-      frame.put("cursor", vector().encode());
-      writer.write(frame.toString());
+      writer.write(Frames.synced(vector().encode()));
     }
     while (!pending.isEmpty() && phase == Phase.LIVE) {
       Live live = pending.poll();
@@ -592,9 +558,7 @@ final class Connection {
     }
     long first = again.firstKey();
     int span = (int) Math.min(config.page(), again.lastKey() - first + 1);
-    String path = "/v1/users/" + URLEncoder.encode(user, StandardCharsets.UTF_8) + "/inbox?after=" + (first - 1)
-        + "&limit=" + span;
-    gateway.api().get(path, principal.token()).whenComplete((reply, failure) -> {
+    gateway.api().get(Frames.inboxPath(user, first, span), principal.token()).whenComplete((reply, failure) -> {
       if (failure != null || reply.status() != 200) {
         return; // the next retry AckTimeout tries again
       }
@@ -605,10 +569,7 @@ final class Connection {
           if (phase == Phase.CLOSED || p == null || !window.contains(seq)) {
             continue;
           }
-          ObjectNode withSource = Json.MAPPER.createObjectNode();
-          withSource.put("source", "inbox");
-          withSource.setAll((ObjectNode) entry);
-          if (writer.tryWrite(frame(withSource, p.cursor())) < 0) {
+          if (writer.tryWrite(Frames.entry(Frames.inboxEntry(entry), p.cursor())) < 0) {
             resync("the device does not read fast enough");
             return;
           }
@@ -637,26 +598,15 @@ final class Connection {
   }
 
   void error(String clientMsgId, String message) {
-    ObjectNode frame = Json.MAPPER.createObjectNode();
-    frame.put("type", "error");
-    if (clientMsgId != null) {
-      frame.put("clientMsgId", clientMsgId);
-    }
-    frame.put("error", message);
-    reply(frame.toString());
+    reply(Frames.error(clientMsgId, 0, message));
   }
 
   // ------------------------------------------------------------------------------------------------ closing
 
   private void resync(String reason) {
     gateway.resynced(this);
-    ObjectNode frame = Json.MAPPER.createObjectNode();
-    frame.put("type", "resync");
-    frame.put("reason", reason);
-    if (committedInbox >= 0) {
-      frame.put("cursor", SyncCursor.of(committedInbox, committedGroups).encode()); // what this connection committed
-    }
-    writer.write(frame.toString());
+    writer.write(Frames.resync(reason,
+        committedInbox >= 0 ? SyncCursor.of(committedInbox, committedGroups).encode() : null));
     close(CLOSE_RESYNC, "resync from your cursor");
   }
 

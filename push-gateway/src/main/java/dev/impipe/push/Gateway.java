@@ -1,11 +1,7 @@
 package dev.impipe.push;
 
-import dev.impipe.avro.AckTimeout;
-import dev.impipe.avro.InboxEntry;
 import dev.impipe.runtime.auth.Principal;
-import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.http.Json;
-import dev.impipe.runtime.streams.StoredValues;
 import dev.impipe.runtime.topics.ImTopics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -13,9 +9,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.ServerWebSocket;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -24,20 +18,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.ConsumerRecords;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.PartitionInfo;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.Deserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.utils.Utils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,23 +47,15 @@ final class Gateway implements AutoCloseable {
   private final PushConfig config;
   private final ApiClient api;
   private final PushOutput output;
+  private final InboxReader reader;
   private final Map<String, List<Connection>> byUser = new ConcurrentHashMap<>();
   /** Per large group id: the connections listening to its timeline {@code #groupId}. */
   private final Map<String, List<Connection>> byGroup = new ConcurrentHashMap<>();
   private final AtomicInteger open = new AtomicInteger();
   private final AtomicInteger listened = new AtomicInteger();
-  private final KafkaConsumer<String, byte[]> consumer;
-  private final Deserializer<InboxEntry> entries;
-  private final Deserializer<AckTimeout> timeouts;
   private final ScheduledExecutorService timer;
-  private final Thread reader;
-  private volatile AtomicLongArray seen = new AtomicLongArray(0);
-  private volatile boolean running = true;
-  /** False once the reader stopped while it should run: {@code /health} says so (see {@link #readerAlive()}). */
-  private volatile boolean readerAlive = true;
   /** Bytes held by every socket's write budget. */
   private final LongAdder budgeted = new LongAdder();
-  private final Counter quarantined;
   private final Counter pushes;
   private final Counter acks;
   private final Counter resyncs;
@@ -95,26 +68,14 @@ final class Gateway implements AutoCloseable {
     this.config = config;
     this.api = api;
     this.output = new PushOutput(topics, clientProperties);
-    Map<String, Object> props = new HashMap<>();
-    clientProperties.forEach((k, v) -> {
-      if (ConsumerConfig.configNames().contains(k) || k.startsWith("sasl.") || k.startsWith("ssl.")) {
-        props.put(k, v);
-      }
-    });
-    props.remove(ConsumerConfig.GROUP_ID_CONFIG);
-    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest");
-    this.consumer = new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer());
-    this.entries = topics.inbox().valueSerde().deserializer();
-    this.timeouts = topics.ackTimeouts().valueSerde().deserializer();
     this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "push-gateway-timer");
       t.setDaemon(true);
       return t;
     });
-    this.reader = new Thread(this::read, "push-gateway-reader");
-    this.reader.setDaemon(true);
+    Counter quarantined = Counter.builder("im.push.quarantined")
+        .description("records the reader could not decode, written to the rejected topic").register(metrics);
+    this.reader = new InboxReader(topics, clientProperties, byUser::get, byGroup::get, output, quarantined);
     Gauge.builder("im.push.connections", open, AtomicInteger::get).description("open device WebSockets")
         .register(metrics);
     Gauge.builder("im.push.group-feeds", listened, AtomicInteger::get)
@@ -127,37 +88,16 @@ final class Gateway implements AutoCloseable {
         .register(metrics);
     this.retries = Counter.builder("im.push.redeliveries").description("pushes repeated on a retry AckTimeout")
         .register(metrics);
-    this.quarantined = Counter.builder("im.push.quarantined")
-        .description("records the reader could not decode, written to the rejected topic").register(metrics);
     Gauge.builder("im.push.write-budget-bytes", budgeted, LongAdder::sum)
         .description("bytes of frames written to device sockets and not yet flushed, all sockets").register(metrics);
   }
 
-  /** Assigns every partition of the inbox and the timeouts at their end, then starts reading. */
+  /** Starts the reader (from the end of the inbox and the timeouts) and the pings. */
   Gateway start() {
-    List<TopicPartition> assigned = new ArrayList<>();
-    int inboxPartitions = partitions(topics.inbox().name(), assigned);
-    partitions(topics.ackTimeouts().name(), assigned);
-    consumer.assign(assigned);
-    consumer.seekToEnd(assigned);
-    AtomicLongArray positions = new AtomicLongArray(inboxPartitions);
-    for (int p = 0; p < inboxPartitions; p++) {
-      consumer.position(new TopicPartition(topics.inbox().name(), p));
-      positions.set(p, -1);
-    }
-    seen = positions;
     reader.start();
     long ping = config.ping().toMillis();
     timer.scheduleAtFixedRate(this::pingAll, ping, ping, TimeUnit.MILLISECONDS);
     return this;
-  }
-
-  private int partitions(String topic, List<TopicPartition> into) {
-    List<PartitionInfo> infos = consumer.partitionsFor(topic, Duration.ofSeconds(30));
-    for (PartitionInfo info : infos) {
-      into.add(new TopicPartition(topic, info.partition()));
-    }
-    return infos.size();
   }
 
   ApiClient api() {
@@ -194,17 +134,17 @@ final class Gateway implements AutoCloseable {
     }
     // Read after registering: an entry the reader passes from now on reaches this connection, and the backlog
     // read waits until the store holds everything the reader passed before (see read()).
-    c.startBacklog(seen.get(partition(principal.userId())));
+    c.startBacklog(reader.seen(principal.userId()));
   }
 
-  private int partition(String key) {
-    AtomicLongArray s = seen;
-    return Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8))) % s.length();
-  }
-
-  /** The offset of the last record of {@code key}'s inbox partition this reader has passed (-1: none yet). */
+  /** The offset of the last record of {@code key}'s inbox partition the reader has passed (-1: none yet). */
   long seen(String key) {
-    return seen.get(partition(key));
+    return reader.seen(key);
+  }
+
+  /** False once the reader stopped with an error: live pushes have stopped, the instance is not ready. */
+  boolean readerAlive() {
+    return reader.alive();
   }
 
   void unregister(Connection c) {
@@ -264,7 +204,7 @@ final class Gateway implements AutoCloseable {
     switch (frame.path("type").asText("")) {
       case "ack" -> c.ack(frame);
       case "send" -> send(c, (com.fasterxml.jackson.databind.node.ObjectNode) frame);
-      case "ping" -> c.reply("{\"type\":\"pong\"}");
+      case "ping" -> c.reply(Frames.PONG);
       default -> c.error(frame.path("clientMsgId").asText(null), "unknown frame type '"
           + frame.path("type").asText("") + "' (ack, send)");
     }
@@ -275,13 +215,8 @@ final class Gateway implements AutoCloseable {
     frame.remove("type");
     String clientMsgId = frame.path("clientMsgId").asText(null);
     if (!c.limiter.startSend()) {
-      com.fasterxml.jackson.databind.node.ObjectNode err = Json.MAPPER.createObjectNode();
-      err.put("type", "error");
-      err.put("clientMsgId", clientMsgId);
-      err.put("status", 429);
-      err.put("error", "more than " + c.limiter.limits().maxInflightSends()
-          + " sends waiting for their answer: retry with the same clientMsgId once one is answered");
-      c.reply(err.toString());
+      c.reply(Frames.error(clientMsgId, 429, "more than " + c.limiter.limits().maxInflightSends()
+          + " sends waiting for their answer: retry with the same clientMsgId once one is answered"));
       return;
     }
     if (!frame.has("senderDeviceId")) {
@@ -293,17 +228,14 @@ final class Gateway implements AutoCloseable {
           if (e != null) {
             c.error(clientMsgId, "not sent, retry with the same clientMsgId");
           } else if (reply.status() / 100 != 2) {
-            com.fasterxml.jackson.databind.node.ObjectNode err = Json.MAPPER.createObjectNode();
-            err.put("type", "error");
-            err.put("clientMsgId", clientMsgId);
-            err.put("status", reply.status());
-            err.put("error", reply.error());
-            c.reply(err.toString());
+            c.reply(Frames.error(clientMsgId, reply.status(), reply.error()));
           } else {
             com.fasterxml.jackson.databind.node.ObjectNode sent = Json.MAPPER.createObjectNode();
             sent.put("type", "sent");
             sent.put("clientMsgId", clientMsgId);
-            sent.setAll((com.fasterxml.jackson.databind.node.ObjectNode) reply.body());
+            if (reply.body() instanceof com.fasterxml.jackson.databind.node.ObjectNode body) {
+              sent.setAll(body);
+            }
             c.reply(sent.toString());
           }
         });
@@ -347,110 +279,6 @@ final class Gateway implements AutoCloseable {
     return open.get();
   }
 
-  // ------------------------------------------------------------------------------------------------ reader
-
-  private void read() {
-    try {
-      while (running) {
-        ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(100));
-        for (ConsumerRecord<String, byte[]> r : records) {
-          if (r.key() != null && r.value() != null) {
-            route(r);
-          }
-        }
-      }
-    } catch (WakeupException e) {
-      if (running) {
-        LOG.error("Push gateway reader woken up unexpectedly", e);
-      }
-    } catch (RuntimeException | Error e) {
-      LOG.error("Push gateway reader stopped: live pushes stopped, /health says so", e);
-    } finally {
-      readerAlive = !running;
-      consumer.close();
-    }
-  }
-
-  /** One record of the inbox or the timeouts to the connections it is for; one it cannot decode is quarantined. */
-  private void route(ConsumerRecord<String, byte[]> r) {
-    if (!r.topic().equals(topics.inbox().name())) {
-      List<Connection> conns = byUser.get(r.key());
-      if (conns != null) {
-        AckTimeout timeout = decode(r, timeouts, null);
-        if (timeout == null) {
-          return; // a lost timeout: the wheel's next one (or the device's own ACK) settles the entries
-        }
-        Header h = r.headers().lastHeader(FINAL_HEADER);
-        boolean last = h == null || !"false".equals(new String(h.value(), StandardCharsets.UTF_8));
-        for (Connection c : conns) {
-          if (c.device.equals(timeout.getDeviceId())) {
-            deliver(c, () -> c.ackTimeout(timeout, last));
-          }
-        }
-      }
-      return;
-    }
-    // Published before the lookup: a connection registering concurrently either is found here, or reads its
-    // backlog with minSeq >= this offset (so the store holds this record when it reads).
-    seen.set(r.partition(), r.offset());
-    // A large group's timeline goes to the connections of its readers (each decides what is theirs).
-    String group = Ids.isGroupTimeline(r.key()) ? r.key().substring(1) : null;
-    List<Connection> conns = group != null ? byGroup.get(group) : byUser.get(r.key());
-    if (conns == null) {
-      return;
-    }
-    InboxEntry entry = decode(r, entries, conns);
-    if (entry == null) {
-      return;
-    }
-    for (Connection c : conns) {
-      deliver(c, group != null ? () -> c.offerGroup(group, r.offset(), entry) : () -> c.offer(r.offset(), entry));
-    }
-  }
-
-  /**
-   * The value of {@code r}, or null when it cannot be decoded (a corrupt record, the registry away): the raw record
-   * goes to the rejected topic with the reason and the connections it was for read on through the store.
-   */
-  private <T> T decode(ConsumerRecord<String, byte[]> r, Deserializer<T> deserializer, List<Connection> gapped) {
-    try {
-      return deserializer.deserialize(r.topic(), r.headers(), r.value());
-    } catch (RuntimeException e) {
-      quarantined.increment();
-      LOG.warn("{}-{}@{} not decodable, quarantined: {}", r.topic(), r.partition(), r.offset(), e.toString());
-      output.rejected(r, StoredValues.UNDECODABLE, "push gateway could not decode the value: " + e);
-      if (gapped != null) {
-        String group = Ids.isGroupTimeline(r.key()) ? r.key().substring(1) : null;
-        for (Connection c : gapped) {
-          deliver(c, () -> c.gap(group, r.offset() - 1));
-        }
-      }
-      return null;
-    }
-  }
-
-  /** False once the reader stopped with an error: live pushes have stopped, the instance is not ready. */
-  boolean readerAlive() {
-    return readerAlive;
-  }
-
-  /**
-   * Hands a record to one connection: whatever goes wrong there (a socket closed under it) closes that connection,
-   * never the reader every other connection depends on.
-   */
-  private static void deliver(Connection c, Runnable offer) {
-    try {
-      offer.run();
-    } catch (RuntimeException e) {
-      LOG.warn("{} closed: {}", c, e.toString());
-      try {
-        c.close((short) 1011, "server error, reconnect");
-      } catch (RuntimeException closing) {
-        LOG.debug("{}: {}", c, closing.toString());
-      }
-    }
-  }
-
   /** Pings every socket; one silent for two intervals (or whose token expired) is closed. */
   private void pingAll() {
     long now = System.currentTimeMillis();
@@ -474,13 +302,7 @@ final class Gateway implements AutoCloseable {
 
   @Override
   public void close() {
-    running = false;
-    consumer.wakeup();
-    try {
-      reader.join(10_000);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    reader.close();
     timer.shutdownNow();
     for (List<Connection> list : byUser.values()) {
       for (Connection c : list) {
