@@ -117,6 +117,8 @@ final class Gateway implements AutoCloseable {
     socket.exceptionHandler(e -> LOG.debug("{}: {}", c, e.toString()));
     socket.pongHandler(b -> c.lastHeard = System.currentTimeMillis());
     socket.textMessageHandler(text -> onFrame(c, text));
+    // The protocol is JSON text: a binary message is refused (1003, unsupported data) rather than read and ignored.
+    socket.binaryMessageHandler(b -> c.close((short) 1003, "frames are JSON text"));
     List<Connection> replaced = new ArrayList<>();
     byUser.compute(principal.userId(), (u, l) -> {
       List<Connection> list = l == null ? new CopyOnWriteArrayList<>() : l;
