@@ -3,7 +3,6 @@ package dev.impipe.push;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.impipe.avro.AckTimeout;
 import dev.impipe.avro.InboxEntry;
-import dev.impipe.avro.InboxEntryType;
 import dev.impipe.inbox.http.JsonViews;
 import dev.impipe.inbox.query.SyncCursor;
 import dev.impipe.runtime.auth.Principal;
@@ -11,7 +10,6 @@ import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.http.Json;
 import io.vertx.core.http.ServerWebSocket;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -82,9 +80,7 @@ final class Connection {
   /** Per large group: timeline seq of the last entry pushed (or the position a page reported). */
   private final TreeMap<String, Long> groups = new TreeMap<>();
   /** The large groups whose timelines this connection listens to. */
-  private final Map<String, GroupFeed> feeds = new HashMap<>();
-  /** Groups listened to since the last page was asked for: the next page waits for their timelines' offsets. */
-  private final Map<String, Long> groupMinSeqs = new TreeMap<>();
+  private final GroupListening listening;
   private long minSeq = -1;
   /** The minSeq the page being read asked for: a higher {@code minSeq} since (a gap) needs another page. */
   private long minSeqAsked = -1;
@@ -110,6 +106,22 @@ final class Connection {
     this.writer = new SocketWriter(socket::writeTextMessage, budget);
     this.sizer = new PageSizer(config.page(), budget.limit());
     this.limiter = new FrameLimiter(config.limits(), System::nanoTime);
+    this.listening = new GroupListening(new GroupListening.Subscriptions() {
+      @Override
+      public void subscribe(String group) {
+        gateway.subscribe(group, Connection.this);
+      }
+
+      @Override
+      public void unsubscribe(String group) {
+        gateway.unsubscribe(group, Connection.this);
+      }
+
+      @Override
+      public long seen(String group) {
+        return gateway.seen(Ids.groupTimeline(group));
+      }
+    }, this::toString);
   }
 
   /** The inbox record offset every entry below which this connection's backlog must include. */
@@ -153,7 +165,7 @@ final class Connection {
   }
 
   private void pushLive(long seq, InboxEntry entry) {
-    if (interrupts(entry)) {
+    if (listening.interrupts(entry)) {
       catchUp(seq, entry);
       return;
     }
@@ -169,7 +181,7 @@ final class Connection {
   }
 
   private void pushGroupLive(String group, long seq, InboxEntry entry) {
-    GroupFeed feed = feeds.get(group);
+    GroupFeed feed = listening.feed(group);
     if (feed == null || seq <= groups.getOrDefault(group, -1L)) {
       return;
     }
@@ -184,7 +196,7 @@ final class Connection {
           }
         }
       }
-      case BEYOND -> stopListening(group);
+      case BEYOND -> listening.stop(group);
       case SKIP -> {
       }
     }
@@ -203,17 +215,6 @@ final class Connection {
     return true;
   }
 
-  /** A JOINED / LEFT / MODE entry of a group the user reads, or starts to read, from its timeline. */
-  private boolean interrupts(InboxEntry e) {
-    return isMembership(e.getType()) && e.getTimelineFromSeq() != null && !Ids.isDirect(e.getConversationId())
-        && (Boolean.TRUE.equals(e.getReadDiffusion()) || feeds.containsKey(e.getConversationId()));
-  }
-
-  private static boolean isMembership(InboxEntryType type) {
-    return type == InboxEntryType.CONVERSATION_JOINED || type == InboxEntryType.CONVERSATION_LEFT
-        || type == InboxEntryType.CONVERSATION_MODE;
-  }
-
   /**
    * Live push pauses at {@code entry} (a membership change of a large group): the next pages, read after what was
    * pushed, bring it in the merged order; a group being opened is listened to first, and the page waits until its
@@ -225,23 +226,9 @@ final class Connection {
     minSeq = Math.max(minSeq, seq);
     String group = entry.getConversationId();
     if (Boolean.TRUE.equals(entry.getReadDiffusion())) {
-      listen(group, feeds.containsKey(group) ? feeds.get(group) : GroupFeed.none());
+      listening.listenKeeping(group);
     }
     fetchNext();
-  }
-
-  private void listen(String group, GroupFeed feed) {
-    if (feeds.put(group, feed) == null) {
-      gateway.subscribe(group, this);
-    }
-    // After subscribing: from here on the reader offers this group's entries; the store holds those it passed.
-    groupMinSeqs.put(group, gateway.seen(Ids.groupTimeline(group)));
-  }
-
-  private void stopListening(String group) {
-    if (feeds.remove(group) != null) {
-      gateway.unsubscribe(group, this);
-    }
   }
 
   /** Pushes an inbox entry if its frame fits in the write budget; false, nothing changed, if it does not. */
@@ -317,8 +304,7 @@ final class Connection {
     fetching = true;
     minSeqAsked = minSeq;
     String path = Frames.syncPath(user, device, sizer.limit(writer.free()), firstPage ? null : vector().encode(),
-        minSeq, groupMinSeqs);
-    groupMinSeqs.clear();
+        minSeq, listening.takeMinSeqs());
     gateway.api().get(path, principal.token()).whenComplete(this::onPage);
   }
 
@@ -348,7 +334,7 @@ final class Connection {
       return;
     }
     page = reply.body();
-    readLargeGroups(page.path("largeGroups"));
+    listening.readLargeGroups(page.path("largeGroups"));
     pageRest.clear();
     page.path("entries").forEach(pageRest::add);
     writePage();
@@ -393,7 +379,7 @@ final class Connection {
         if (!push(seq, Frames.inboxEntry(entry), messageId)) {
           return false;
         }
-        applyMembership(seq, entry);
+        listening.applyMembership(seq, entry);
       }
     } else if (Ids.isGroupTimeline(source)) {
       String group = source.substring(1);
@@ -416,7 +402,7 @@ final class Connection {
       }
     }
     firstPage = false;
-    if (body.path("hasMore").asBoolean(false) || !groupMinSeqs.isEmpty() || minSeq > minSeqAsked) {
+    if (body.path("hasMore").asBoolean(false) || listening.waiting() || minSeq > minSeqAsked) {
       fetchNext();
       return;
     }
@@ -434,58 +420,6 @@ final class Connection {
         pushLive(live.seq(), live.entry());
       }
     }
-  }
-
-  /**
-   * The user's large groups as the store answered this page: listens to new ones (the next page then reads what
-   * the reader passed in them before), drops those the user no longer reads at all.
-   */
-  private void readLargeGroups(JsonNode largeGroups) {
-    Map<String, JsonNode> now = new HashMap<>();
-    largeGroups.forEach(g -> now.put(g.path("groupId").asText(""), g));
-    for (String group : new ArrayList<>(feeds.keySet())) {
-      if (!now.containsKey(group)) {
-        stopListening(group);
-      }
-    }
-    now.forEach((group, g) -> {
-      String ranges = g.path("ranges").asText("");
-      long through = g.path("through").asLong(-1);
-      try {
-        GroupFeed known = feeds.get(group);
-        if (known == null) {
-          listen(group, GroupFeed.of(ranges, through));
-        } else {
-          known.replace(ranges, through);
-        }
-      } catch (IllegalArgumentException e) {
-        LOG.warn("unreadable intervals of group {} for {}: {}", group, this, e.toString());
-      }
-    });
-  }
-
-  /** A membership entry on a page, newer than the intervals the page came with: applied to the group's feed. */
-  private void applyMembership(long seq, JsonNode entry) {
-    InboxEntryType type;
-    try {
-      type = InboxEntryType.valueOf(entry.path("type").asText(""));
-    } catch (IllegalArgumentException e) {
-      return;
-    }
-    String group = entry.path("conversationId").asText("");
-    if (!isMembership(type) || !entry.path("timelineFromSeq").canConvertToLong() || Ids.isDirect(group)) {
-      return;
-    }
-    boolean readDiffusion = entry.path("readDiffusion").asBoolean(false);
-    GroupFeed feed = feeds.get(group);
-    if (feed == null && !readDiffusion) {
-      return;
-    }
-    if (feed == null) {
-      feed = GroupFeed.none();
-      listen(group, feed);
-    }
-    feed.apply(seq, type, entry.get("timelineFromSeq").asLong(), readDiffusion);
   }
 
   // ------------------------------------------------------------------------------------------------ from the device
@@ -591,7 +525,7 @@ final class Connection {
     if (group == null) {
       minSeq = Math.max(minSeq, offset);
     } else {
-      groupMinSeqs.merge(group, offset, Math::max);
+      listening.waitFor(group, offset);
     }
     phase = Phase.BACKLOG;
     fetchNext();
@@ -632,7 +566,7 @@ final class Connection {
     page = null;
     window.clear();
     writer.clear();
-    new ArrayList<>(feeds.keySet()).forEach(this::stopListening);
+    listening.stopAll();
     gateway.unregister(this);
   }
 
