@@ -37,9 +37,9 @@ public interface ComponentContext {
 
   /**
    * Adds a readiness check: {@code /health} answers 503 (and names {@code name}) while {@code ready} is false, e.g.
-   * a component's own reader thread that died.
+   * a component's own reader thread that died. A context without a {@code /health} ignores it.
    */
-  void readiness(String name, java.util.function.BooleanSupplier ready);
+  default void readiness(String name, java.util.function.BooleanSupplier ready) {}
 
   /** Closes {@code resource} when the process stops, in reverse order of registration. */
   <T extends AutoCloseable> T closeOnShutdown(T resource);
