@@ -71,6 +71,9 @@ class PushAbuseIT {
   private static final HttpClient HTTP = HttpClient.newHttpClient();
   private static PipelineRuntime first;
   private static PipelineRuntime second;
+  /** A gateway whose API never answers: every send it makes stays in flight. */
+  private static PipelineRuntime stalled;
+  private static java.net.ServerSocket silentApi;
   private static ImTopics topics;
   private static ImConfig config;
   private static Path state;
@@ -102,7 +105,24 @@ class PushAbuseIT {
         "IM_PUSH_MAX_SOCKETS_PER_USER", "2", "IM_PUSH_MAX_FRAME_BYTES", "1024", "IM_PUSH_FRAME_RATE", "5"));
     second = new PipelineRuntime(config.withHttpPort(0, state.resolve("second")), secondEnv, topics);
     second.start(List.of(new PushGatewayComponent()));
-    await().atMost(Duration.ofSeconds(120)).until(() -> first.healthy() && second.healthy());
+    silentApi = new java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress());
+    Thread accepting = new Thread(() -> {
+      while (!silentApi.isClosed()) {
+        try {
+          OPEN.add(silentApi.accept()); // accepted, never answered
+        } catch (java.io.IOException e) {
+          return;
+        }
+      }
+    }, "silent-api");
+    accepting.setDaemon(true);
+    accepting.start();
+    Map<String, String> stalledEnv = new HashMap<>(envMap);
+    stalledEnv.putAll(Map.of("IM_PUSH_API_URL", "http://127.0.0.1:" + silentApi.getLocalPort(),
+        "IM_PUSH_MAX_INFLIGHT_SENDS", "2"));
+    stalled = new PipelineRuntime(config.withHttpPort(0, state.resolve("stalled")), stalledEnv, topics);
+    stalled.start(List.of(new PushGatewayComponent()));
+    await().atMost(Duration.ofSeconds(120)).until(() -> first.healthy() && second.healthy() && stalled.healthy());
     devices = DeviceClient.factory();
     Map<String, Object> props = new HashMap<>(config.clientProperties());
     props.put("acks", "all");
@@ -121,6 +141,12 @@ class PushAbuseIT {
     if (entries != null) {
       entries.close();
       raw.close();
+    }
+    if (stalled != null) {
+      stalled.close();
+    }
+    if (silentApi != null) {
+      silentApi.close();
     }
     if (second != null) {
       second.close();
@@ -230,6 +256,26 @@ class PushAbuseIT {
   }
 
   @Test
+  void aSendBeyondTheInFlightBoundIsAnsweredWith429AndTheSocketStaysOpen() throws Exception {
+    // Given a gateway allowing 2 sends in flight, whose API does not answer (so both stay in flight)
+    Closing socket = jdkSocket(stalled, "chatty", "phone");
+
+    // When the device sends three messages
+    for (int i = 1; i <= 3; i++) {
+      socket.ws.sendText("{\"type\":\"send\",\"to\":\"zed\",\"body\":\"hi\",\"clientMsgId\":\"c" + i + "\"}", true)
+          .get(10, TimeUnit.SECONDS);
+    }
+
+    // Then the third is answered with an error frame, status 429, and the socket stays open
+    await().atMost(Duration.ofSeconds(10)).until(() -> !socket.frames.isEmpty());
+    com.fasterxml.jackson.databind.JsonNode error = dev.impipe.runtime.http.Json.MAPPER.readTree(socket.frames.get(0));
+    assertThat(error.path("type").asText()).isEqualTo("error");
+    assertThat(error.path("clientMsgId").asText()).isEqualTo("c3");
+    assertThat(error.path("status").asInt()).isEqualTo(429);
+    assertThat(socket.code).isNotDone();
+  }
+
+  @Test
   void anUndecodableInboxRecordIsQuarantinedAndTheNextEntryIsStillPushed() throws Exception {
     // Given a device connected
     Device d = connect(first, "quarry", "phone");
@@ -322,14 +368,22 @@ class PushAbuseIT {
     return s;
   }
 
-  /** A JDK WebSocket (frames written as given) and the close code the server sends it. */
-  private record Closing(WebSocket ws, CompletableFuture<Integer> code) {}
+  /** A JDK WebSocket (frames written as given), the text frames it received and the close code it got. */
+  private record Closing(WebSocket ws, List<String> frames, CompletableFuture<Integer> code) {}
 
   private static Closing jdkSocket(PipelineRuntime instance, String user, String device) throws Exception {
     CompletableFuture<Integer> code = new CompletableFuture<>();
+    List<String> frames = new CopyOnWriteArrayList<>();
     WebSocket ws = HTTP.newWebSocketBuilder().header("Authorization", TestTokens.bearer(user))
         .buildAsync(URI.create("ws://127.0.0.1:" + instance.http().port() + "/v1/ws?device=" + device),
             new WebSocket.Listener() {
+              @Override
+              public CompletionStage<?> onText(WebSocket w, CharSequence data, boolean last) {
+                frames.add(data.toString());
+                w.request(1);
+                return null;
+              }
+
               @Override
               public CompletionStage<?> onClose(WebSocket w, int status, String reason) {
                 code.complete(status);
@@ -343,7 +397,7 @@ class PushAbuseIT {
             })
         .get(30, TimeUnit.SECONDS);
     OPEN.add(() -> ws.abort());
-    return new Closing(ws, code);
+    return new Closing(ws, frames, code);
   }
 
   private static Device connect(PipelineRuntime instance, String user, String device) throws Exception {
