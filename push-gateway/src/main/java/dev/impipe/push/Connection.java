@@ -491,7 +491,9 @@ final class Connection {
       return;
     }
     long first = again.firstKey();
-    int span = (int) Math.min(config.page(), again.lastKey() - first + 1);
+    // Inbox seqs are partition offsets: the user's entries between the first and last are at most that many. The
+    // read is sized to the write budget like a backlog page; what it leaves out, the next retry brings.
+    int span = (int) Math.min(sizer.limit(writer.free()), again.lastKey() - first + 1);
     gateway.api().get(Frames.inboxPath(user, first, span), principal.token()).whenComplete((reply, failure) -> {
       if (failure != null || reply.status() != 200) {
         return; // the next retry AckTimeout tries again
