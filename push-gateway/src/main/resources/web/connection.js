@@ -1,5 +1,6 @@
 // The device connection: GET /v1/ws with ?access_token= (browsers cannot set headers on an upgrade).
-// Every entry is ACKed with its cursor once shown; after any close it reconnects with backoff and the gateway
+// Every entry is ACKed with its cursor once shown; after a close it reconnects with backoff (except 4012: replaced
+// by a newer socket of the same user) and the gateway
 // resumes after the last ACK. Entries are deduplicated by (source, seq), so an entry pushed again after a
 // reconnect (received but not yet ACKed) is shown once.
 export class Connection {
@@ -22,7 +23,9 @@ export class Connection {
     ws.onmessage = (ev) => this.frame(JSON.parse(ev.data));
     ws.onclose = (ev) => {
       this.handlers.status(`offline (${ev.code}${ev.reason ? ': ' + ev.reason : ''})`);
-      if (!this.stopped) {
+      // 4012: this user opened more sockets than the gateway allows and this one was the oldest: reconnecting
+      // would close another of the user's tabs in turn, so this one stays closed until the page is reloaded.
+      if (!this.stopped && ev.code !== 4012) {
         setTimeout(() => this.open(), this.backoff);
         this.backoff = Math.min(this.backoff * 2, 10000);
       }

@@ -1,20 +1,15 @@
 package dev.impipe.push;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.impipe.avro.AckTimeout;
 import dev.impipe.avro.InboxEntry;
-import dev.impipe.avro.InboxEntryType;
 import dev.impipe.inbox.http.JsonViews;
 import dev.impipe.inbox.query.SyncCursor;
 import dev.impipe.runtime.auth.Principal;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.http.Json;
 import io.vertx.core.http.ServerWebSocket;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -40,10 +35,12 @@ import org.slf4j.LoggerFactory;
  * holds that much). A leaver's feed stops at the leave and is dropped past it.
  *
  * <p>Memory per connection is bounded: {@code pending} and the pushed entries not yet ACKed (inbox and group) each
- * hold at most {@link PushConfig#queue()} entries, the socket's write queue {@link PushConfig#writeQueueBytes()};
- * a device that falls further behind is told to resync and closed, and reconnecting resumes from its committed
- * cursor. The backlog is read a page at a time and only while the window has room, so a slow device slows its own
- * reads.
+ * hold at most {@link PushConfig#queue()} entries (the unACKed ones as seqs and cursors, not frames: a redelivery
+ * reads the entry again), and every frame written (backlog, live, replies) draws from one {@link WriteBudget} of
+ * {@link PushConfig#writeBudget()} bytes until the network took it; a device that falls further behind is told to
+ * resync and closed, and reconnecting resumes from its committed cursor. The backlog is read a page at a time, only
+ * while the window has room and at most half the budget is held, and a page asks for no more entries than fit in
+ * the room ({@link PageSizer}), so a slow device slows its own reads.
  */
 final class Connection {
 
@@ -53,14 +50,15 @@ final class Connection {
   static final short CLOSE_OFFLINE = 4000;
   static final short CLOSE_UNAUTHORIZED = 4001;
   static final short CLOSE_RESYNC = 4008;
+  static final short CLOSE_FRAME_TOO_LARGE = 4009;
   static final short CLOSE_BACKLOG_FAILED = 4011;
+  static final short CLOSE_REPLACED = 4012;
+  static final short CLOSE_TOO_FAST = 4029;
 
   private enum Phase { BACKLOG, LIVE, CLOSED }
 
   /** A live entry from the reader: of the inbox ({@code group} null) or of a group's timeline. */
   private record Live(String group, long seq, InboxEntry entry) {}
-
-  private record Inflight(String frame, String messageId) {}
 
   final Principal principal;
   final String user;
@@ -68,6 +66,9 @@ final class Connection {
   final ServerWebSocket socket;
   private final Gateway gateway;
   private final PushConfig config;
+  private final SocketWriter writer;
+  private final PageSizer sizer;
+  final FrameLimiter limiter;
 
   private Phase phase = Phase.BACKLOG;
   private boolean firstPage = true;
@@ -79,26 +80,48 @@ final class Connection {
   /** Per large group: timeline seq of the last entry pushed (or the position a page reported). */
   private final TreeMap<String, Long> groups = new TreeMap<>();
   /** The large groups whose timelines this connection listens to. */
-  private final Map<String, GroupFeed> feeds = new HashMap<>();
-  /** Groups listened to since the last page was asked for: the next page waits for their timelines' offsets. */
-  private final Map<String, Long> groupMinSeqs = new TreeMap<>();
+  private final GroupListening listening;
   private long minSeq = -1;
+  /** The minSeq the page being read asked for: a higher {@code minSeq} since (a gap) needs another page. */
+  private long minSeqAsked = -1;
   private final Deque<Live> pending = new ArrayDeque<>();
-  private final TreeMap<Long, Inflight> inflight = new TreeMap<>();
-  /** Group entries pushed and not yet ACKed, per group (timeline seqs, ascending). */
-  private final Map<String, ArrayDeque<Long>> groupInflight = new HashMap<>();
-  private int groupUnacked;
+  private final DeliveryWindow window = new DeliveryWindow();
+  /** The backlog page being written (null: none), and its entries not written yet (waiting for the budget). */
+  private JsonNode page;
+  private final Deque<JsonNode> pageRest = new ArrayDeque<>();
   private long committedInbox = -1;
   private final Map<String, Long> committedGroups = new HashMap<>();
   volatile long lastHeard = System.currentTimeMillis();
 
-  Connection(Principal principal, String device, ServerWebSocket socket, Gateway gateway, PushConfig config) {
+  final long openedAt = System.nanoTime();
+
+  Connection(Principal principal, String device, ServerWebSocket socket, Gateway gateway, PushConfig config,
+      WriteBudget budget) {
     this.principal = principal;
     this.user = principal.userId();
     this.device = device;
     this.socket = socket;
     this.gateway = gateway;
     this.config = config;
+    this.writer = new SocketWriter(socket::writeTextMessage, budget);
+    this.sizer = new PageSizer(config.page(), budget.limit());
+    this.limiter = new FrameLimiter(config.limits(), System::nanoTime);
+    this.listening = new GroupListening(new GroupListening.Subscriptions() {
+      @Override
+      public void subscribe(String group) {
+        gateway.subscribe(group, Connection.this);
+      }
+
+      @Override
+      public void unsubscribe(String group) {
+        gateway.unsubscribe(group, Connection.this);
+      }
+
+      @Override
+      public long seen(String group) {
+        return gateway.seen(Ids.groupTimeline(group));
+      }
+    }, this::toString);
   }
 
   /** The inbox record offset every entry below which this connection's backlog must include. */
@@ -142,7 +165,7 @@ final class Connection {
   }
 
   private void pushLive(long seq, InboxEntry entry) {
-    if (interrupts(entry)) {
+    if (listening.interrupts(entry)) {
       catchUp(seq, entry);
       return;
     }
@@ -152,11 +175,13 @@ final class Connection {
     Map<String, Object> json = new LinkedHashMap<>();
     json.put("source", "inbox");
     json.putAll(JsonViews.inboxEntry(seq, entry));
-    push(seq, Json.MAPPER.valueToTree(json), entry.getMessageId());
+    if (!push(seq, Json.MAPPER.valueToTree(json), entry.getMessageId())) {
+      resync("the device does not read fast enough");
+    }
   }
 
   private void pushGroupLive(String group, long seq, InboxEntry entry) {
-    GroupFeed feed = feeds.get(group);
+    GroupFeed feed = listening.feed(group);
     if (feed == null || seq <= groups.getOrDefault(group, -1L)) {
       return;
     }
@@ -166,10 +191,12 @@ final class Connection {
           Map<String, Object> json = new LinkedHashMap<>();
           json.put("source", Ids.groupTimeline(group));
           json.putAll(JsonViews.inboxEntry(seq, entry));
-          pushGroupEntry(group, seq, Json.MAPPER.valueToTree(json));
+          if (!pushGroupEntry(group, seq, Json.MAPPER.valueToTree(json))) {
+            resync("the device does not read fast enough");
+          }
         }
       }
-      case BEYOND -> stopListening(group);
+      case BEYOND -> listening.stop(group);
       case SKIP -> {
       }
     }
@@ -181,26 +208,11 @@ final class Connection {
       closed(); // closed by the peer; the close handler may not have run yet
       return false;
     }
-    if (inflight.size() + groupUnacked >= config.queue()) {
+    if (window.size() >= config.queue()) {
       resync("more than " + config.queue() + " entries not ACKed");
       return false;
     }
-    if (socket.writeQueueFull()) {
-      resync("the device does not read fast enough");
-      return false;
-    }
     return true;
-  }
-
-  /** A JOINED / LEFT / MODE entry of a group the user reads, or starts to read, from its timeline. */
-  private boolean interrupts(InboxEntry e) {
-    return isMembership(e.getType()) && e.getTimelineFromSeq() != null && !Ids.isDirect(e.getConversationId())
-        && (Boolean.TRUE.equals(e.getReadDiffusion()) || feeds.containsKey(e.getConversationId()));
-  }
-
-  private static boolean isMembership(InboxEntryType type) {
-    return type == InboxEntryType.CONVERSATION_JOINED || type == InboxEntryType.CONVERSATION_LEFT
-        || type == InboxEntryType.CONVERSATION_MODE;
   }
 
   /**
@@ -214,48 +226,57 @@ final class Connection {
     minSeq = Math.max(minSeq, seq);
     String group = entry.getConversationId();
     if (Boolean.TRUE.equals(entry.getReadDiffusion())) {
-      listen(group, feeds.containsKey(group) ? feeds.get(group) : GroupFeed.none());
+      listening.listenKeeping(group);
     }
     fetchNext();
   }
 
-  private void listen(String group, GroupFeed feed) {
-    if (feeds.put(group, feed) == null) {
-      gateway.subscribe(group, this);
+  /** Pushes an inbox entry if its frame fits in the write budget; false, nothing changed, if it does not. */
+  private boolean push(long seq, JsonNode entry, String messageId) {
+    String cursor = SyncCursor.of(seq, groups).encode();
+    int bytes = writer.tryWrite(Frames.entry(entry, cursor));
+    if (bytes < 0) {
+      return false;
     }
-    // After subscribing: from here on the reader offers this group's entries; the store holds those it passed.
-    groupMinSeqs.put(group, gateway.seen(Ids.groupTimeline(group)));
-  }
-
-  private void stopListening(String group) {
-    if (feeds.remove(group) != null) {
-      gateway.unsubscribe(group, this);
-    }
-  }
-
-  private void push(long seq, JsonNode entry, String messageId) {
+    sizer.seen(bytes);
     pushed = seq;
-    String frame = frame(entry);
-    inflight.put(seq, new Inflight(frame, messageId));
-    socket.writeTextMessage(frame);
+    window.pushed(seq, messageId, cursor);
     gateway.pushed(this, seq, messageId, 1);
+    return true;
   }
 
-  /** A group entry: no Delivery (the ACK wheel counts inbox seqs); the device's ACK commits the group position. */
-  private void pushGroupEntry(String group, long seq, JsonNode entry) {
-    groups.put(group, seq);
-    groupInflight.computeIfAbsent(group, g -> new ArrayDeque<>()).add(seq);
-    groupUnacked++;
-    socket.writeTextMessage(frame(entry));
+  /**
+   * A group entry, if its frame fits (false, nothing changed, if not): no Delivery (the ACK wheel counts inbox
+   * seqs); the device's ACK commits the group position.
+   */
+  private boolean pushGroupEntry(String group, long seq, JsonNode entry) {
+    Long before = groups.put(group, seq);
+    int bytes = writer.tryWrite(Frames.entry(entry, vector().encode()));
+    if (bytes < 0) {
+      if (before == null) {
+        groups.remove(group);
+      } else {
+        groups.put(group, before);
+      }
+      return false;
+    }
+    sizer.seen(bytes);
+    window.pushedGroup(group, seq);
     gateway.pushed(this, -1, null, 0);
+    return true;
   }
 
-  private String frame(JsonNode entry) {
-    ObjectNode frame = Json.MAPPER.createObjectNode();
-    frame.put("type", "entry");
-    frame.set("entry", entry);
-    frame.put("cursor", vector().encode());
-    return frame.toString();
+  /**
+   * A reply to the device ({@code pong}, {@code sent}, {@code error}): from the same budget as entries; a device
+   * that leaves the budget full is told to resync.
+   */
+  synchronized void reply(String frame) {
+    if (phase == Phase.CLOSED) {
+      return;
+    }
+    if (writer.tryWrite(frame) < 0) {
+      resync("the device does not read fast enough");
+    }
   }
 
   private SyncCursor vector() {
@@ -268,11 +289,12 @@ final class Connection {
     if (phase != Phase.BACKLOG || fetching) {
       return;
     }
-    if (inflight.size() + groupUnacked + config.page() > config.queue()) {
+    if (window.size() + config.page() > config.queue()) {
       return; // the device ACKs first; its ACK continues the backlog
     }
-    if (socket.writeQueueFull()) {
-      socket.drainHandler(v -> {
+    if (!writer.roomForPage()) {
+      // The write that brings the budget back to half continues the backlog.
+      writer.whenHalfFree(() -> {
         synchronized (this) {
           fetchNext();
         }
@@ -280,34 +302,19 @@ final class Connection {
       return;
     }
     fetching = true;
-    StringBuilder path = new StringBuilder("/v1/users/").append(URLEncoder.encode(user, StandardCharsets.UTF_8))
-        .append("/devices/").append(URLEncoder.encode(device, StandardCharsets.UTF_8)).append("/sync?limit=")
-        .append(config.page());
-    if (!firstPage) {
-      path.append("&after=").append(vector().encode());
-    }
-    if (minSeq >= 0) {
-      path.append("&minSeq=").append(minSeq);
-    }
-    if (!groupMinSeqs.isEmpty()) {
-      StringBuilder g = new StringBuilder();
-      groupMinSeqs.forEach((group, offset) -> {
-        if (offset >= 0) {
-          g.append(g.length() == 0 ? "" : ",").append(group).append(':').append(offset);
-        }
-      });
-      groupMinSeqs.clear();
-      if (g.length() > 0) {
-        path.append("&groupMinSeq=").append(URLEncoder.encode(g.toString(), StandardCharsets.UTF_8));
-      }
-    }
-    gateway.api().get(path.toString(), principal.token()).whenComplete(this::onPage);
+    minSeqAsked = minSeq;
+    String path = Frames.syncPath(user, device, sizer.limit(writer.free()), firstPage ? null : vector().encode(),
+        minSeq, listening.takeMinSeqs());
+    gateway.api().get(path, principal.token()).whenComplete(this::onPage);
   }
 
   private synchronized void onPage(ApiClient.Reply reply, Throwable failure) {
-    fetching = false;
     if (phase == Phase.CLOSED) {
+      fetching = false;
       return;
+    }
+    if (failure != null || reply.status() != 200) {
+      fetching = false;
     }
     if (failure != null || reply.status() == 503) {
       gateway.later(500, () -> {
@@ -326,26 +333,65 @@ final class Connection {
       close(CLOSE_BACKLOG_FAILED, "backlog unavailable, reconnect");
       return;
     }
-    JsonNode body = reply.body();
-    readLargeGroups(body.path("largeGroups"));
-    for (JsonNode entry : body.path("entries")) {
-      String source = entry.path("source").asText("inbox");
-      long seq = entry.path("seq").asLong();
-      if (source.equals("inbox")) {
-        if (seq > pushed) {
-          ObjectNode withSource = Json.MAPPER.createObjectNode();
-          withSource.put("source", "inbox");
-          withSource.setAll((ObjectNode) entry);
-          applyMembership(seq, entry);
-          push(seq, withSource, entry.path("messageId").isTextual() ? entry.get("messageId").asText() : null);
+    page = reply.body();
+    listening.readLargeGroups(page.path("largeGroups"));
+    pageRest.clear();
+    page.path("entries").forEach(pageRest::add);
+    writePage();
+  }
+
+  /**
+   * Writes the page's entries while they fit in the write budget; the rest waits until the budget is half free
+   * again, so a socket never holds more than its budget (one frame more when it held nothing).
+   */
+  private void writePage() {
+    while (!pageRest.isEmpty()) {
+      if (phase == Phase.CLOSED) {
+        return;
+      }
+      if (!writeBacklogEntry(pageRest.peek())) {
+        writer.whenHalfFree(() -> {
+          synchronized (this) {
+            if (page != null) {
+              writePage();
+            }
+          }
+        });
+        return;
+      }
+      pageRest.poll();
+    }
+    JsonNode body = page;
+    page = null;
+    fetching = false;
+    if (phase != Phase.CLOSED) {
+      endPage(body);
+    }
+  }
+
+  /** One entry of a backlog page: false if its frame does not fit in the budget now. */
+  private boolean writeBacklogEntry(JsonNode entry) {
+    String source = entry.path("source").asText("inbox");
+    long seq = entry.path("seq").asLong();
+    if (source.equals("inbox")) {
+      if (seq > pushed) {
+        String messageId = entry.path("messageId").isTextual() ? entry.get("messageId").asText() : null;
+        if (!push(seq, Frames.inboxEntry(entry), messageId)) {
+          return false;
         }
-      } else if (Ids.isGroupTimeline(source)) {
-        String group = source.substring(1);
-        if (seq > groups.getOrDefault(group, -1L)) {
-          pushGroupEntry(group, seq, entry);
-        }
+        listening.applyMembership(seq, entry);
+      }
+    } else if (Ids.isGroupTimeline(source)) {
+      String group = source.substring(1);
+      if (seq > groups.getOrDefault(group, -1L)) {
+        return pushGroupEntry(group, seq, entry);
       }
     }
+    return true;
+  }
+
+  /** The whole page is written: where the store says the device is, and the next page or live. */
+  private void endPage(JsonNode body) {
     pushed = Math.max(pushed, body.path("next").asLong(pushed));
     if (body.path("cursor").isTextual()) {
       try {
@@ -356,7 +402,7 @@ final class Connection {
       }
     }
     firstPage = false;
-    if (body.path("hasMore").asBoolean(false) || !groupMinSeqs.isEmpty()) {
+    if (body.path("hasMore").asBoolean(false) || listening.waiting() || minSeq > minSeqAsked) {
       fetchNext();
       return;
     }
@@ -364,10 +410,7 @@ final class Connection {
     if (!synced) {
       // Once per connection: everything up to the committed cursor's end is on its way; live entries follow.
       synced = true;
-      ObjectNode frame = Json.MAPPER.createObjectNode();
-      frame.put("type", "synced");
-      frame.put("cursor", vector().encode());
-      socket.writeTextMessage(frame.toString());
+      writer.write(Frames.synced(vector().encode()));
     }
     while (!pending.isEmpty() && phase == Phase.LIVE) {
       Live live = pending.poll();
@@ -377,58 +420,6 @@ final class Connection {
         pushLive(live.seq(), live.entry());
       }
     }
-  }
-
-  /**
-   * The user's large groups as the store answered this page: listens to new ones (the next page then reads what
-   * the reader passed in them before), drops those the user no longer reads at all.
-   */
-  private void readLargeGroups(JsonNode largeGroups) {
-    Map<String, JsonNode> now = new HashMap<>();
-    largeGroups.forEach(g -> now.put(g.path("groupId").asText(""), g));
-    for (String group : new ArrayList<>(feeds.keySet())) {
-      if (!now.containsKey(group)) {
-        stopListening(group);
-      }
-    }
-    now.forEach((group, g) -> {
-      String ranges = g.path("ranges").asText("");
-      long through = g.path("through").asLong(-1);
-      try {
-        GroupFeed known = feeds.get(group);
-        if (known == null) {
-          listen(group, GroupFeed.of(ranges, through));
-        } else {
-          known.replace(ranges, through);
-        }
-      } catch (IllegalArgumentException e) {
-        LOG.warn("unreadable intervals of group {} for {}: {}", group, this, e.toString());
-      }
-    });
-  }
-
-  /** A membership entry on a page, newer than the intervals the page came with: applied to the group's feed. */
-  private void applyMembership(long seq, JsonNode entry) {
-    InboxEntryType type;
-    try {
-      type = InboxEntryType.valueOf(entry.path("type").asText(""));
-    } catch (IllegalArgumentException e) {
-      return;
-    }
-    String group = entry.path("conversationId").asText("");
-    if (!isMembership(type) || !entry.path("timelineFromSeq").canConvertToLong() || Ids.isDirect(group)) {
-      return;
-    }
-    boolean readDiffusion = entry.path("readDiffusion").asBoolean(false);
-    GroupFeed feed = feeds.get(group);
-    if (feed == null && !readDiffusion) {
-      return;
-    }
-    if (feed == null) {
-      feed = GroupFeed.none();
-      listen(group, feed);
-    }
-    feed.apply(seq, type, entry.get("timelineFromSeq").asLong(), readDiffusion);
   }
 
   // ------------------------------------------------------------------------------------------------ from the device
@@ -459,17 +450,13 @@ final class Connection {
         return;
       }
     }
-    inflight.headMap(cursor.inbox(), true).clear();
+    window.ackInbox(cursor.inbox());
     if (cursor.inbox() > committedInbox) {
       committedInbox = cursor.inbox();
       gateway.acked(this, cursor.inbox());
     }
     for (Map.Entry<String, Long> g : cursor.groups().entrySet()) {
-      ArrayDeque<Long> unacked = groupInflight.get(g.getKey());
-      while (unacked != null && !unacked.isEmpty() && unacked.peekFirst() <= g.getValue()) {
-        unacked.pollFirst();
-        groupUnacked--;
-      }
+      window.ackGroup(g.getKey(), g.getValue());
       if (g.getValue() > committedGroups.getOrDefault(g.getKey(), -1L)) {
         committedGroups.put(g.getKey(), g.getValue());
         gateway.groupPosition(this, SyncCursor.groupDevice(device, g.getKey()), g.getValue());
@@ -483,7 +470,7 @@ final class Connection {
     if (phase == Phase.CLOSED) {
       return;
     }
-    boolean ours = timeout.getSeqs().stream().anyMatch(inflight::containsKey);
+    boolean ours = timeout.getSeqs().stream().anyMatch(window::contains);
     if (!ours) {
       return; // for pushes of an earlier connection, or ACKed meanwhile
     }
@@ -492,36 +479,70 @@ final class Connection {
       close(CLOSE_OFFLINE, "ACK timeout: device marked offline, reconnect to resume");
       return;
     }
-    for (Long seq : timeout.getSeqs()) {
-      Inflight f = inflight.get(seq);
-      if (f != null) {
-        socket.writeTextMessage(f.frame());
-        gateway.pushed(this, seq, f.messageId(), timeout.getAttempts() + 1);
-      }
+    redeliver(window.unacked(timeout.getSeqs()), timeout.getAttempts() + 1);
+  }
+
+  /**
+   * Pushes again the unACKed entries of a retry: read again from the store (the window keeps their cursors, not
+   * their frames), each with the cursor it first went out with.
+   */
+  private void redeliver(TreeMap<Long, DeliveryWindow.Pushed> again, int attempt) {
+    if (again.isEmpty()) {
+      return;
     }
+    long first = again.firstKey();
+    // Inbox seqs are partition offsets: the user's entries between the first and last are at most that many. The
+    // read is sized to the write budget like a backlog page; what it leaves out, the next retry brings.
+    int span = (int) Math.min(sizer.limit(writer.free()), again.lastKey() - first + 1);
+    gateway.api().get(Frames.inboxPath(user, first, span), principal.token()).whenComplete((reply, failure) -> {
+      if (failure != null || reply.status() != 200) {
+        return; // the next retry AckTimeout tries again
+      }
+      synchronized (this) {
+        for (JsonNode entry : reply.body().path("entries")) {
+          long seq = entry.path("seq").asLong(-1);
+          DeliveryWindow.Pushed p = again.get(seq);
+          if (phase == Phase.CLOSED || p == null || !window.contains(seq)) {
+            continue;
+          }
+          if (writer.tryWrite(Frames.entry(Frames.inboxEntry(entry), p.cursor())) < 0) {
+            resync("the device does not read fast enough");
+            return;
+          }
+          gateway.pushed(this, seq, p.messageId(), attempt);
+        }
+      }
+    });
+  }
+
+  /**
+   * The reader passed a record of this user's inbox ({@code group} null) or of a large group's timeline at
+   * {@code offset} and could not decode it: the connection reads on through the store (a page after what it pushed,
+   * waiting until the store holds that offset), so the device misses nothing the store has.
+   */
+  synchronized void gap(String group, long offset) {
+    if (phase == Phase.CLOSED) {
+      return;
+    }
+    if (group == null) {
+      minSeq = Math.max(minSeq, offset);
+    } else {
+      listening.waitFor(group, offset);
+    }
+    phase = Phase.BACKLOG;
+    fetchNext();
   }
 
   void error(String clientMsgId, String message) {
-    ObjectNode frame = Json.MAPPER.createObjectNode();
-    frame.put("type", "error");
-    if (clientMsgId != null) {
-      frame.put("clientMsgId", clientMsgId);
-    }
-    frame.put("error", message);
-    socket.writeTextMessage(frame.toString());
+    reply(Frames.error(clientMsgId, 0, message));
   }
 
   // ------------------------------------------------------------------------------------------------ closing
 
   private void resync(String reason) {
     gateway.resynced(this);
-    ObjectNode frame = Json.MAPPER.createObjectNode();
-    frame.put("type", "resync");
-    frame.put("reason", reason);
-    if (committedInbox >= 0) {
-      frame.put("cursor", SyncCursor.of(committedInbox, committedGroups).encode()); // what this connection committed
-    }
-    socket.writeTextMessage(frame.toString());
+    writer.write(Frames.resync(reason,
+        committedInbox >= 0 ? SyncCursor.of(committedInbox, committedGroups).encode() : null));
     close(CLOSE_RESYNC, "resync from your cursor");
   }
 
@@ -543,10 +564,11 @@ final class Connection {
 
   private void forget() {
     pending.clear();
-    inflight.clear();
-    groupInflight.clear();
-    groupUnacked = 0;
-    new ArrayList<>(feeds.keySet()).forEach(this::stopListening);
+    pageRest.clear();
+    page = null;
+    window.clear();
+    writer.clear();
+    listening.stopAll();
     gateway.unregister(this);
   }
 

@@ -1,9 +1,6 @@
 package dev.impipe.push;
 
-import dev.impipe.avro.AckTimeout;
-import dev.impipe.avro.InboxEntry;
 import dev.impipe.runtime.auth.Principal;
-import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.http.Json;
 import dev.impipe.runtime.topics.ImTopics;
 import io.micrometer.core.instrument.Counter;
@@ -12,9 +9,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.ServerWebSocket;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -23,19 +18,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLongArray;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.ConsumerRecords;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.PartitionInfo;
-import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.Deserializer;
-import org.apache.kafka.common.serialization.StringDeserializer;
-import org.apache.kafka.common.utils.Utils;
+import java.util.concurrent.atomic.LongAdder;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -64,18 +47,15 @@ final class Gateway implements AutoCloseable {
   private final PushConfig config;
   private final ApiClient api;
   private final PushOutput output;
+  private final InboxReader reader;
   private final Map<String, List<Connection>> byUser = new ConcurrentHashMap<>();
   /** Per large group id: the connections listening to its timeline {@code #groupId}. */
   private final Map<String, List<Connection>> byGroup = new ConcurrentHashMap<>();
   private final AtomicInteger open = new AtomicInteger();
   private final AtomicInteger listened = new AtomicInteger();
-  private final KafkaConsumer<String, byte[]> consumer;
-  private final Deserializer<InboxEntry> entries;
-  private final Deserializer<AckTimeout> timeouts;
   private final ScheduledExecutorService timer;
-  private final Thread reader;
-  private volatile AtomicLongArray seen = new AtomicLongArray(0);
-  private volatile boolean running = true;
+  /** Bytes held by every socket's write budget. */
+  private final LongAdder budgeted = new LongAdder();
   private final Counter pushes;
   private final Counter acks;
   private final Counter resyncs;
@@ -88,26 +68,14 @@ final class Gateway implements AutoCloseable {
     this.config = config;
     this.api = api;
     this.output = new PushOutput(topics, clientProperties);
-    Map<String, Object> props = new HashMap<>();
-    clientProperties.forEach((k, v) -> {
-      if (ConsumerConfig.configNames().contains(k) || k.startsWith("sasl.") || k.startsWith("ssl.")) {
-        props.put(k, v);
-      }
-    });
-    props.remove(ConsumerConfig.GROUP_ID_CONFIG);
-    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "latest");
-    this.consumer = new KafkaConsumer<>(props, new StringDeserializer(), new ByteArrayDeserializer());
-    this.entries = topics.inbox().valueSerde().deserializer();
-    this.timeouts = topics.ackTimeouts().valueSerde().deserializer();
     this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "push-gateway-timer");
       t.setDaemon(true);
       return t;
     });
-    this.reader = new Thread(this::read, "push-gateway-reader");
-    this.reader.setDaemon(true);
+    Counter quarantined = Counter.builder("im.push.quarantined")
+        .description("records the reader could not decode, written to the rejected topic").register(metrics);
+    this.reader = new InboxReader(topics, clientProperties, byUser::get, byGroup::get, output, quarantined);
     Gauge.builder("im.push.connections", open, AtomicInteger::get).description("open device WebSockets")
         .register(metrics);
     Gauge.builder("im.push.group-feeds", listened, AtomicInteger::get)
@@ -120,66 +88,65 @@ final class Gateway implements AutoCloseable {
         .register(metrics);
     this.retries = Counter.builder("im.push.redeliveries").description("pushes repeated on a retry AckTimeout")
         .register(metrics);
+    Gauge.builder("im.push.write-budget-bytes", budgeted, LongAdder::sum)
+        .description("bytes of frames written to device sockets and not yet flushed, all sockets").register(metrics);
   }
 
-  /** Assigns every partition of the inbox and the timeouts at their end, then starts reading. */
+  /** Starts the reader (from the end of the inbox and the timeouts) and the pings. */
   Gateway start() {
-    List<TopicPartition> assigned = new ArrayList<>();
-    int inboxPartitions = partitions(topics.inbox().name(), assigned);
-    partitions(topics.ackTimeouts().name(), assigned);
-    consumer.assign(assigned);
-    consumer.seekToEnd(assigned);
-    AtomicLongArray positions = new AtomicLongArray(inboxPartitions);
-    for (int p = 0; p < inboxPartitions; p++) {
-      consumer.position(new TopicPartition(topics.inbox().name(), p));
-      positions.set(p, -1);
-    }
-    seen = positions;
     reader.start();
     long ping = config.ping().toMillis();
     timer.scheduleAtFixedRate(this::pingAll, ping, ping, TimeUnit.MILLISECONDS);
     return this;
   }
 
-  private int partitions(String topic, List<TopicPartition> into) {
-    List<PartitionInfo> infos = consumer.partitionsFor(topic, Duration.ofSeconds(30));
-    for (PartitionInfo info : infos) {
-      into.add(new TopicPartition(topic, info.partition()));
-    }
-    return infos.size();
-  }
-
   ApiClient api() {
     return api;
   }
 
-  /** Registers a new socket and starts sending its backlog. */
+  /**
+   * Registers a new socket and starts sending its backlog. A user at {@link PushConfig#maxSocketsPerUser()} sockets
+   * on this instance loses the oldest (close {@link Connection#CLOSE_REPLACED}): the newest is the one a person is
+   * looking at (a reopened tab, a restarted app whose old socket has not timed out yet), so a user is never locked
+   * out by their own stale sockets, and one token still holds a bounded number.
+   */
   void open(Principal principal, String device, ServerWebSocket socket) {
-    Connection c = new Connection(principal, device, socket, this, config);
-    socket.setWriteQueueMaxSize(config.writeQueueBytes());
+    Connection c = new Connection(principal, device, socket, this, config,
+        new WriteBudget(config.writeBudget(), budgeted));
     socket.closeHandler(v -> c.closed());
     socket.exceptionHandler(e -> LOG.debug("{}: {}", c, e.toString()));
     socket.pongHandler(b -> c.lastHeard = System.currentTimeMillis());
     socket.textMessageHandler(text -> onFrame(c, text));
+    // The protocol is JSON text: a binary message is refused (1003, unsupported data) rather than read and ignored.
+    socket.binaryMessageHandler(b -> c.close((short) 1003, "frames are JSON text"));
+    List<Connection> replaced = new ArrayList<>();
     byUser.compute(principal.userId(), (u, l) -> {
       List<Connection> list = l == null ? new CopyOnWriteArrayList<>() : l;
+      List<Connection> evicted = SocketCap.oldestBeyond(list, config.maxSocketsPerUser() - 1);
+      list.removeAll(evicted);
+      replaced.addAll(evicted);
       list.add(c);
       return list;
     });
     open.incrementAndGet();
+    open.addAndGet(-replaced.size());
+    for (Connection old : replaced) {
+      old.close(Connection.CLOSE_REPLACED, "more than " + config.maxSocketsPerUser()
+          + " sockets for this user: the oldest is closed");
+    }
     // Read after registering: an entry the reader passes from now on reaches this connection, and the backlog
     // read waits until the store holds everything the reader passed before (see read()).
-    c.startBacklog(seen.get(partition(principal.userId())));
+    c.startBacklog(reader.seen(principal.userId()));
   }
 
-  private int partition(String key) {
-    AtomicLongArray s = seen;
-    return Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8))) % s.length();
-  }
-
-  /** The offset of the last record of {@code key}'s inbox partition this reader has passed (-1: none yet). */
+  /** The offset of the last record of {@code key}'s inbox partition the reader has passed (-1: none yet). */
   long seen(String key) {
-    return seen.get(partition(key));
+    return reader.seen(key);
+  }
+
+  /** False once the reader stopped with an error: live pushes have stopped, the instance is not ready. */
+  boolean readerAlive() {
+    return reader.alive();
   }
 
   void unregister(Connection c) {
@@ -216,6 +183,19 @@ final class Gateway implements AutoCloseable {
 
   private void onFrame(Connection c, String text) {
     c.lastHeard = System.currentTimeMillis();
+    switch (c.limiter.frame(WriteBudget.utf8Length(text))) {
+      case TOO_LARGE -> {
+        c.close(Connection.CLOSE_FRAME_TOO_LARGE, "frames are at most " + c.limiter.limits().maxFrameBytes()
+            + " bytes");
+        return;
+      }
+      case TOO_FAST -> {
+        c.close(Connection.CLOSE_TOO_FAST, "more than " + c.limiter.limits().framesPerSecond() + " frames a second");
+        return;
+      }
+      case ACCEPT -> {
+      }
+    }
     com.fasterxml.jackson.databind.JsonNode frame;
     try {
       frame = Json.MAPPER.readTree(text);
@@ -226,7 +206,7 @@ final class Gateway implements AutoCloseable {
     switch (frame.path("type").asText("")) {
       case "ack" -> c.ack(frame);
       case "send" -> send(c, (com.fasterxml.jackson.databind.node.ObjectNode) frame);
-      case "ping" -> c.socket.writeTextMessage("{\"type\":\"pong\"}");
+      case "ping" -> c.reply(Frames.PONG);
       default -> c.error(frame.path("clientMsgId").asText(null), "unknown frame type '"
           + frame.path("type").asText("") + "' (ack, send)");
     }
@@ -236,26 +216,29 @@ final class Gateway implements AutoCloseable {
   private void send(Connection c, com.fasterxml.jackson.databind.node.ObjectNode frame) {
     frame.remove("type");
     String clientMsgId = frame.path("clientMsgId").asText(null);
+    if (!c.limiter.startSend()) {
+      c.reply(Frames.error(clientMsgId, 429, "more than " + c.limiter.limits().maxInflightSends()
+          + " sends waiting for their answer: retry with the same clientMsgId once one is answered"));
+      return;
+    }
     if (!frame.has("senderDeviceId")) {
       frame.put("senderDeviceId", c.device);
     }
     api.post("/v1/messages", c.principal.token(), frame.toString().getBytes(StandardCharsets.UTF_8))
         .whenComplete((reply, e) -> {
+          c.limiter.endSend();
           if (e != null) {
             c.error(clientMsgId, "not sent, retry with the same clientMsgId");
           } else if (reply.status() / 100 != 2) {
-            com.fasterxml.jackson.databind.node.ObjectNode err = Json.MAPPER.createObjectNode();
-            err.put("type", "error");
-            err.put("clientMsgId", clientMsgId);
-            err.put("status", reply.status());
-            err.put("error", reply.error());
-            c.socket.writeTextMessage(err.toString());
+            c.reply(Frames.error(clientMsgId, reply.status(), reply.error()));
           } else {
             com.fasterxml.jackson.databind.node.ObjectNode sent = Json.MAPPER.createObjectNode();
             sent.put("type", "sent");
             sent.put("clientMsgId", clientMsgId);
-            sent.setAll((com.fasterxml.jackson.databind.node.ObjectNode) reply.body());
-            c.socket.writeTextMessage(sent.toString());
+            if (reply.body() instanceof com.fasterxml.jackson.databind.node.ObjectNode body) {
+              sent.setAll(body);
+            }
+            c.reply(sent.toString());
           }
         });
   }
@@ -298,83 +281,6 @@ final class Gateway implements AutoCloseable {
     return open.get();
   }
 
-  // ------------------------------------------------------------------------------------------------ reader
-
-  private void read() {
-    String inbox = topics.inbox().name();
-    try {
-      while (running) {
-        ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(100));
-        for (ConsumerRecord<String, byte[]> r : records) {
-          if (r.key() == null || r.value() == null) {
-            continue;
-          }
-          if (r.topic().equals(inbox)) {
-            // Published before the lookup: a connection registering concurrently either is found here, or reads
-            // its backlog with minSeq >= this offset (so the store holds this record when it reads).
-            seen.set(r.partition(), r.offset());
-            if (Ids.isGroupTimeline(r.key())) {
-              // A large group's timeline: to the connections of its readers (each decides what is theirs).
-              String group = r.key().substring(1);
-              List<Connection> conns = byGroup.get(group);
-              if (conns != null) {
-                InboxEntry entry = entries.deserialize(r.topic(), r.headers(), r.value());
-                for (Connection c : conns) {
-                  deliver(c, () -> c.offerGroup(group, r.offset(), entry));
-                }
-              }
-              continue;
-            }
-            List<Connection> conns = byUser.get(r.key());
-            if (conns != null) {
-              InboxEntry entry = entries.deserialize(r.topic(), r.headers(), r.value());
-              for (Connection c : conns) {
-                deliver(c, () -> c.offer(r.offset(), entry));
-              }
-            }
-          } else {
-            List<Connection> conns = byUser.get(r.key());
-            if (conns != null) {
-              AckTimeout timeout = timeouts.deserialize(r.topic(), r.headers(), r.value());
-              Header h = r.headers().lastHeader(FINAL_HEADER);
-              boolean last = h == null || !"false".equals(new String(h.value(), StandardCharsets.UTF_8));
-              for (Connection c : conns) {
-                if (c.device.equals(timeout.getDeviceId())) {
-                  deliver(c, () -> c.ackTimeout(timeout, last));
-                }
-              }
-            }
-          }
-        }
-      }
-    } catch (WakeupException e) {
-      if (running) {
-        LOG.error("Push gateway reader woken up unexpectedly", e);
-      }
-    } catch (RuntimeException e) {
-      LOG.error("Push gateway reader stopped", e);
-    } finally {
-      consumer.close();
-    }
-  }
-
-  /**
-   * Hands a record to one connection: whatever goes wrong there (a socket closed under it) closes that connection,
-   * never the reader every other connection depends on.
-   */
-  private static void deliver(Connection c, Runnable offer) {
-    try {
-      offer.run();
-    } catch (RuntimeException e) {
-      LOG.warn("{} closed: {}", c, e.toString());
-      try {
-        c.close((short) 1011, "server error, reconnect");
-      } catch (RuntimeException closing) {
-        LOG.debug("{}: {}", c, closing.toString());
-      }
-    }
-  }
-
   /** Pings every socket; one silent for two intervals (or whose token expired) is closed. */
   private void pingAll() {
     long now = System.currentTimeMillis();
@@ -398,13 +304,7 @@ final class Gateway implements AutoCloseable {
 
   @Override
   public void close() {
-    running = false;
-    consumer.wakeup();
-    try {
-      reader.join(10_000);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    reader.close();
     timer.shutdownNow();
     for (List<Connection> list : byUser.values()) {
       for (Connection c : list) {

@@ -45,6 +45,7 @@ public final class PushGatewayComponent implements PipelineComponent {
         + http.port());
     Gateway gateway = context.closeOnShutdown(new Gateway(context.topics(), context.config().clientProperties(),
         config, new ApiClient(http.client(), base), context.metrics())).start();
+    context.readiness("push-gateway-reader", gateway::readerAlive);
     http.webSocket(PATH, request -> {
       Principal caller = request.caller();
       String device = device(caller, request);

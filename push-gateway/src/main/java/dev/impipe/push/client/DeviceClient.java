@@ -55,7 +55,11 @@ public final class DeviceClient implements AutoCloseable {
     /** The gateway asked the device to resync from its cursor (it fell behind); the socket closes next. */
     default void resync(DeviceClient client, String reason) {}
 
-    /** The socket closed: 4000 = ACK timeout (offline), 4001 = token, 4008 = resync, 1001 = going away/no pong. */
+    /**
+     * The socket closed: 4000 = ACK timeout (offline), 4001 = token, 4008 = resync, 4009 = frame too large,
+     * 4011 = backlog unavailable, 4012 = replaced (the user's oldest socket, beyond the per-user cap: do not
+     * reconnect automatically), 4029 = too many frames a second, 1001 = going away/no pong.
+     */
     default void closed(DeviceClient client, int code, String reason) {}
 
     /** An error frame not tied to a send (e.g. an ACK beyond what was pushed). */

@@ -35,6 +35,12 @@ public interface ComponentContext {
    */
   KafkaStreams startStreams(String name, Topology topology, Map<String, Object> overrides);
 
+  /**
+   * Adds a readiness check: {@code /health} answers 503 (and names {@code name}) while {@code ready} is false, e.g.
+   * a component's own reader thread that died. A context without a {@code /health} ignores it.
+   */
+  default void readiness(String name, java.util.function.BooleanSupplier ready) {}
+
   /** Closes {@code resource} when the process stops, in reverse order of registration. */
   <T extends AutoCloseable> T closeOnShutdown(T resource);
 }

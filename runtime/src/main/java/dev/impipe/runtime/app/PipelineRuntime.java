@@ -75,6 +75,9 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
   private final Deque<AutoCloseable> closeables = new ArrayDeque<>();
   private final String advertisedHost;
   private final ConfigValues runtimeConfig;
+  /** Components' own readiness checks ({@link #readiness}), by name. */
+  private final Map<String, java.util.function.BooleanSupplier> checks =
+      new java.util.concurrent.ConcurrentSkipListMap<>();
   /** Set once every component has started: before that the instance is not ready, whatever its apps say. */
   private volatile boolean started;
 
@@ -182,9 +185,19 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
       apps.put(e.getKey(), state.name());
       up &= ready(state, everRunning.contains(e.getKey()));
     }
+    Map<String, Object> failing = new LinkedHashMap<>();
+    checks.forEach((name, check) -> {
+      if (!check.getAsBoolean()) {
+        failing.put(name, "DOWN");
+      }
+    });
+    up &= failing.isEmpty();
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("status", up ? "UP" : started ? "DOWN" : "STARTING");
     body.put("streams", apps);
+    if (!failing.isEmpty()) {
+      body.put("checks", failing);
+    }
     return Response.json(up ? 200 : 503, body);
   }
 
@@ -195,7 +208,13 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
 
   /** True once every component has started and every Streams app is RUNNING. */
   public boolean healthy() {
-    return started && streams.values().stream().allMatch(s -> s.state() == KafkaStreams.State.RUNNING);
+    return started && streams.values().stream().allMatch(s -> s.state() == KafkaStreams.State.RUNNING)
+        && checks.values().stream().allMatch(java.util.function.BooleanSupplier::getAsBoolean);
+  }
+
+  @Override
+  public void readiness(String name, java.util.function.BooleanSupplier ready) {
+    checks.put(name, ready);
   }
 
   @Override
@@ -336,6 +355,11 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
     @Override
     public KafkaStreams startStreams(String name, Topology topology, Map<String, Object> overrides) {
       return PipelineRuntime.this.startStreams(name, topology, overrides, scoped);
+    }
+
+    @Override
+    public void readiness(String name, java.util.function.BooleanSupplier ready) {
+      PipelineRuntime.this.readiness(name, ready);
     }
 
     @Override

@@ -1,0 +1,38 @@
+package dev.impipe.push;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.impipe.runtime.config.InvalidConfigException;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** The gateway's settings from the environment: documented defaults, bounds checked. */
+class PushConfigTest {
+
+  @Test
+  void defaults() {
+    PushConfig config = PushConfig.fromEnv(Map.of());
+    assertThat(config.writeBudget()).isEqualTo(1024 * 1024);
+    assertThat(config.limits()).isEqualTo(new FrameLimiter.Limits(64 * 1024, 1_000, 16));
+    assertThat(config.maxSocketsPerUser()).isEqualTo(10);
+    assertThat(config.page()).isEqualTo(200);
+  }
+
+  @Test
+  void readsEveryBound() {
+    PushConfig config = PushConfig.fromEnv(Map.of("IM_PUSH_SOCKET_WRITE_BUDGET", "65536",
+        "IM_PUSH_MAX_FRAME_BYTES", "2048", "IM_PUSH_FRAME_RATE", "5", "IM_PUSH_MAX_INFLIGHT_SENDS", "2",
+        "IM_PUSH_MAX_SOCKETS_PER_USER", "3", "IM_PUSH_QUEUE", "50"));
+    assertThat(config.writeBudget()).isEqualTo(65_536);
+    assertThat(config.limits()).isEqualTo(new FrameLimiter.Limits(2_048, 5, 2));
+    assertThat(config.maxSocketsPerUser()).isEqualTo(3);
+    assertThat(config.page()).isEqualTo(50);
+  }
+
+  @Test
+  void aBudgetBelowTheMinimumIsRefusedByName() {
+    assertThatThrownBy(() -> PushConfig.fromEnv(Map.of("IM_PUSH_SOCKET_WRITE_BUDGET", "100")))
+        .isInstanceOf(InvalidConfigException.class).hasMessageContaining("IM_PUSH_SOCKET_WRITE_BUDGET");
+  }
+}
