@@ -316,8 +316,9 @@ final class Connection {
     if (failure != null || reply.status() != 200) {
       fetching = false;
     }
-    if (failure != null || reply.status() == 503) {
-      gateway.later(500, () -> {
+    // 503 (store not ready) and 429 (this user's waiting requests at the store's bound): read again later.
+    if (failure != null || reply.status() == 503 || reply.status() == 429) {
+      gateway.later(failure == null && reply.status() == 429 ? 1_000 : 500, () -> {
         synchronized (this) {
           fetchNext();
         }
