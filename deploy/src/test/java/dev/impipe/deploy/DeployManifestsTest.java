@@ -39,6 +39,7 @@ import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.apps.Deployment;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import io.fabric8.kubernetes.api.model.networking.v1.Ingress;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.policy.v1.PodDisruptionBudget;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.strimzi.api.kafka.model.kafka.Kafka;
@@ -100,7 +101,7 @@ class DeployManifestsTest {
       Map.entry("Namespace", Namespace.class), Map.entry("PodDisruptionBudget", PodDisruptionBudget.class),
       Map.entry("Ingress", Ingress.class), Map.entry("Kafka", Kafka.class),
       Map.entry("KafkaNodePool", KafkaNodePool.class), Map.entry("KafkaTopic", KafkaTopic.class),
-      Map.entry("KafkaUser", KafkaUser.class));
+      Map.entry("KafkaUser", KafkaUser.class), Map.entry("NetworkPolicy", NetworkPolicy.class));
   /** The component workloads' names: im-COMPONENT. */
   private static final Set<String> STREAMS_APPS = Set.of("fanout", "inbox-store", "ack-timeout", "delay");
 

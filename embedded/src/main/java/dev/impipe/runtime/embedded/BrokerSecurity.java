@@ -41,12 +41,15 @@ public record BrokerSecurity(String adminUser, String adminPassword) {
   public static BrokerSecurity fromFile(Path file) throws IOException {
     if (!Files.exists(file)) {
       Files.createDirectories(file.toAbsolutePath().getParent());
-      Files.writeString(file, ScramPrincipals.newPassword(), StandardCharsets.US_ASCII);
+      // Created owner-only before a byte is written: no moment in which others could read the password.
       try {
-        Files.setPosixFilePermissions(file, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        Files.createFile(file, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+            java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
       } catch (UnsupportedOperationException e) {
-        // not a POSIX file system: left as created
+        Files.createFile(file); // not a POSIX file system: its own permissions apply
       }
+      Files.writeString(file, ScramPrincipals.newPassword(), StandardCharsets.US_ASCII,
+          java.nio.file.StandardOpenOption.TRUNCATE_EXISTING);
     }
     return new BrokerSecurity(DEFAULT_ADMIN, Files.readString(file, StandardCharsets.US_ASCII).trim());
   }

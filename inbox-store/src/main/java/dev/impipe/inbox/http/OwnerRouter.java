@@ -297,8 +297,7 @@ public final class OwnerRouter {
         .setURI(request.rawUri())
         .setConnectTimeout(Math.min(1_000, leftMs))
         .setIdleTimeout(leftMs)
-        .putHeader(ForwardMarker.HEADER, http.marker().sign(request.method(), request.rawUri(), ownerBudget,
-            System.currentTimeMillis()));
+        .putHeader(ForwardMarker.HEADER, http.marker().sign(request, ownerBudget, System.currentTimeMillis()));
     String authorization = request.headers().get("authorization");
     if (authorization == null && request.principal() != null) {
       authorization = "Bearer " + request.principal().token();

@@ -10,6 +10,7 @@ import dev.impipe.runtime.auth.TokenVerifier;
 import dev.impipe.runtime.http.HttpApi;
 import dev.impipe.runtime.http.HttpSettings;
 import dev.impipe.runtime.http.Response;
+import dev.impipe.runtime.security.DevTokenGuard;
 import dev.impipe.runtime.streams.MemtableBudget;
 import dev.impipe.runtime.topics.ImTopics;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -86,14 +87,25 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
    * {@code env} (a configuration without a key source is refused: there is no unauthenticated mode).
    */
   public PipelineRuntime(ImConfig config, Map<String, String> env, ImTopics topics) throws java.io.IOException {
-    this(config, env, topics, AuthConfig.fromEnv(env));
+    this(config, env, topics, AuthConfig.fromEnv(env), devTokenGuard(env));
   }
 
-  private PipelineRuntime(ImConfig config, Map<String, String> env, ImTopics topics, AuthConfig auth)
-      throws java.io.IOException {
+  private PipelineRuntime(ImConfig config, Map<String, String> env, ImTopics topics, AuthConfig auth,
+      DevTokenGuard devTokens) throws java.io.IOException {
     this(config, env, topics, auth.verifier(), auth.hs256Secret().map(AuthConfig.Secret::bytes).orElse(null));
+    if (devTokens != null) {
+      http.guard("/dev/", devTokens::check);
+    }
     LOG.info("Authentication: {}", auth.describe());
     LOG.info("Config of {}", AuthConfig.TABLE.read(env).describe());
+  }
+
+  /** The dev-token guard when dev tokens are on (refused on a non-loopback bind address, see DevTokenGuard). */
+  private static DevTokenGuard devTokenGuard(Map<String, String> env) {
+    if (!AuthConfig.DEV_TOKENS.read(env)) {
+      return null;
+    }
+    return DevTokenGuard.forBind(AuthConfig.TABLE.read(env), HttpSettings.HOST.read(env));
   }
 
   /**

@@ -4,6 +4,8 @@ import dev.impipe.runtime.config.ConfigTable;
 import dev.impipe.runtime.config.ConfigValues;
 import dev.impipe.runtime.config.InvalidConfigException;
 import dev.impipe.runtime.config.Setting;
+import dev.impipe.runtime.security.DevTokenGuard;
+import dev.impipe.runtime.security.LoopbackHosts;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -59,7 +61,7 @@ public record AuthConfig(
   public static final int MIN_SECRET_BYTES = 32;
 
   public static final Setting<URI> JWKS_URL = Setting.parsed(IM_AUTH_JWKS_URL, "URL", null, AuthConfig::jwksUri,
-      "the identity provider's JWKS (RS256/ES256 keys); `https://` (plain `http://` only for localhost)");
+      "the identity provider's JWKS (RS256/ES256 keys); `https://` (plain `http://` only for a loopback host: `localhost`, 127.0.0.0/8, `::1`)");
   public static final Setting<Secret> HS256_SECRET = Setting.parsed(IM_AUTH_HS256_SECRET, "base64", null,
       s -> Secret.fromBase64(IM_AUTH_HS256_SECRET, s), "HS256 secret, base64 (standard or URL-safe), at least 32 "
           + "bytes decoded: `openssl rand -base64 32`")
@@ -81,7 +83,7 @@ public record AuthConfig(
 
   /** How bearer tokens are verified (every process with HTTP routes). */
   public static final ConfigTable TABLE = ConfigTable.of("auth", JWKS_URL, HS256_SECRET, HS256_SECRET_FILE, ISSUER,
-      AUDIENCE, CLOCK_SKEW, JWKS_REFRESH, DEV_TOKENS);
+      AUDIENCE, CLOCK_SKEW, JWKS_REFRESH, DEV_TOKENS, DevTokenGuard.HOSTS, DevTokenGuard.ANY_INTERFACE);
 
   public AuthConfig {
     Objects.requireNonNull(jwksUrl, "jwksUrl");
@@ -151,15 +153,11 @@ public record AuthConfig(
       throw new InvalidConfigException(IM_AUTH_JWKS_URL + "='" + value + "' is invalid: expected an https:// URL");
     }
     // Keys fetched over plain HTTP could be swapped by anyone on the path; only the local machine is trusted.
-    if (scheme.equals("http") && !isLoopback(uri.getHost())) {
+    if (scheme.equals("http") && !LoopbackHosts.isLoopback(uri.getHost())) {
       throw new InvalidConfigException(IM_AUTH_JWKS_URL + "='" + value
           + "' must use https (plain http only for localhost)");
     }
     return uri;
-  }
-
-  private static boolean isLoopback(String host) {
-    return host.equals("localhost") || host.startsWith("127.") || host.equals("[::1]") || host.equals("::1");
   }
 
   @Override

@@ -90,6 +90,8 @@ public final class HttpApi implements AutoCloseable {
 
   private record Route(String method, String[] segments, AsyncHandler handler, Kind kind) {}
 
+  private record Guard(String prefix, java.util.function.Consumer<Request> check) {}
+
   private static final class ConnState {
     volatile long headerTimer = -1;
   }
@@ -97,6 +99,7 @@ public final class HttpApi implements AutoCloseable {
   private final HttpSettings settings;
   private final List<Route> routes = new CopyOnWriteArrayList<>();
   private final List<SocketRoute> socketRoutes = new CopyOnWriteArrayList<>();
+  private final List<Guard> guards = new CopyOnWriteArrayList<>();
   private final Vertx vertx;
   private final HttpServer server;
   private final HttpClient client;
@@ -171,6 +174,15 @@ public final class HttpApi implements AutoCloseable {
   public HttpApi authenticate(String prefix, TokenVerifier tokenVerifier) {
     this.authPrefix = prefix;
     this.verifier = tokenVerifier;
+    return this;
+  }
+
+  /**
+   * Runs {@code check} before the handler of every route under {@code prefix} (the normalised path); it refuses a
+   * request by throwing an {@link HttpError} (e.g. a 403 for a Host it does not serve).
+   */
+  public HttpApi guard(String prefix, java.util.function.Consumer<Request> check) {
+    guards.add(new Guard(prefix, check));
     return this;
   }
 
@@ -348,7 +360,12 @@ public final class HttpApi implements AutoCloseable {
     headRead(req);
     Context ctx = Vertx.currentContext();
     String method = req.method().name();
-    String rawPath = req.path();
+    // One normal form for routing, the token check and handlers alike (`//v1/x` is `/v1/x` everywhere).
+    String rawPath = RequestPaths.normalise(req.path());
+    if (rawPath == null) {
+      respondAndClose(req, ctx, error(400, "a path may not contain '.' or '..' segments"));
+      return;
+    }
     // A body larger than allowed is refused from its declared length, before a byte of it is read.
     String length = req.getHeader("Content-Length");
     if (length != null) {
@@ -368,7 +385,7 @@ public final class HttpApi implements AutoCloseable {
         && "websocket".equalsIgnoreCase(String.valueOf(req.getHeader("Upgrade")))) {
       for (SocketRoute r : socketRoutes) {
         if (r.path().equals(rawPath)) {
-          upgrade(req, ctx, r);
+          upgrade(req, ctx, r, rawPath);
           return;
         }
       }
@@ -426,24 +443,26 @@ public final class HttpApi implements AutoCloseable {
       body.appendBuffer(chunk);
     });
     req.exceptionHandler(e -> vertx.cancelTimer(bodyTimer));
+    String path = rawPath;
     req.endHandler(v -> {
       vertx.cancelTimer(bodyTimer);
       if (!tooLarge.get()) {
-        dispatch(req, ctx, chosen, pathVars, body.getBytes());
+        dispatch(req, ctx, chosen, path, pathVars, body.getBytes());
       }
     });
   }
 
-  private void dispatch(HttpServerRequest req, Context ctx, Route route, Map<String, String> vars, byte[] body) {
+  private void dispatch(HttpServerRequest req, Context ctx, Route route, String path, Map<String, String> vars,
+      byte[] body) {
     Map<String, String> headers = new HashMap<>();
     req.headers().forEach(h -> headers.putIfAbsent(h.getKey().toLowerCase(Locale.ROOT), h.getValue()));
     String rawUri = req.uri();
     Map<String, String> query = parseQuery(req.query());
     OptionalLong forwarded = marker.verify(headers.get(ForwardMarker.HEADER.toLowerCase(Locale.ROOT)),
-        route.method(), rawUri, System.currentTimeMillis());
+        route.method(), rawUri, headers.get("authorization"), body, System.currentTimeMillis());
     // Handlers see only a verified marker; a client-sent one is dropped here.
     headers.remove(ForwardMarker.HEADER.toLowerCase(Locale.ROOT));
-    Request request = new Request(route.method(), req.path(), vars, query, headers, body, rawUri, null, forwarded);
+    Request request = new Request(route.method(), path, vars, query, headers, body, rawUri, null, forwarded);
     AtomicBoolean done = new AtomicBoolean();
     long deadline = vertx.setTimer(settings.requestTimeoutMs(), id -> {
       if (done.compareAndSet(false, true)) {
@@ -454,7 +473,7 @@ public final class HttpApi implements AutoCloseable {
     Runnable work = () -> {
       CompletionStage<Response> stage;
       try {
-        stage = route.handler().handle(authenticated(route, request));
+        stage = route.handler().handle(authenticated(route, guarded(request)));
       } catch (Throwable e) {
         stage = CompletableFuture.failedFuture(e);
       }
@@ -481,7 +500,7 @@ public final class HttpApi implements AutoCloseable {
   }
 
   /** Verifies the token and asks the handler on a worker, then upgrades on the connection's context. */
-  private void upgrade(HttpServerRequest req, Context ctx, SocketRoute route) {
+  private void upgrade(HttpServerRequest req, Context ctx, SocketRoute route, String path) {
     req.pause();
     Map<String, String> headers = new HashMap<>();
     req.headers().forEach(h -> headers.putIfAbsent(h.getKey().toLowerCase(Locale.ROOT), h.getValue()));
@@ -493,7 +512,7 @@ public final class HttpApi implements AutoCloseable {
       respondAndClose(req, ctx, error(e.status(), e.getMessage()));
       return;
     }
-    Request request = new Request("GET", req.path(), Map.of(), query, headers, new byte[0], req.uri(), null,
+    Request request = new Request("GET", path, Map.of(), query, headers, new byte[0], req.uri(), null,
         OptionalLong.empty());
     try {
       workers.execute(() -> {
@@ -502,7 +521,7 @@ public final class HttpApi implements AutoCloseable {
           if (verifier == null) {
             throw HttpError.unauthorized("a bearer token is required");
           }
-          open = route.handler().accept(authenticated(request));
+          open = route.handler().accept(authenticated(guarded(request), true));
         } catch (Throwable e) {
           respondAndClose(req, ctx, toResponse(req, e));
           return;
@@ -525,10 +544,24 @@ public final class HttpApi implements AutoCloseable {
     if (route.kind() != Kind.WORKER || v == null || authPrefix == null || !request.path().startsWith(authPrefix)) {
       return request;
     }
-    return authenticated(request);
+    return authenticated(request, false);
   }
 
-  private Request authenticated(Request request) {
+  private Request guarded(Request request) {
+    for (Guard g : guards) {
+      if (request.path().startsWith(g.prefix())) {
+        g.check().accept(request);
+      }
+    }
+    return request;
+  }
+
+  /**
+   * The request with its verified caller. The token comes from {@code Authorization: Bearer}; only on a WebSocket
+   * upgrade ({@code upgrade}) also from {@code ?access_token=}, since browsers cannot set headers there. Everywhere
+   * else a query token is ignored: it would end up in access logs and browser history.
+   */
+  private Request authenticated(Request request, boolean upgrade) {
     TokenVerifier v = verifier;
     String header = request.headers().get("authorization");
     String token = null;
@@ -537,8 +570,7 @@ public final class HttpApi implements AutoCloseable {
         throw HttpError.unauthorized("Authorization must be a Bearer token");
       }
       token = header.substring(7).trim();
-    } else {
-      // Browsers cannot set headers on a WebSocket upgrade: the token may come as a query parameter there.
+    } else if (upgrade) {
       token = request.query().get("access_token");
     }
     if (token == null || token.isEmpty()) {
@@ -549,7 +581,8 @@ public final class HttpApi implements AutoCloseable {
       return request.withPrincipal(principal);
     } catch (AuthException e) {
       if (e.temporary()) {
-        throw HttpError.unavailable(e.getMessage(), 5);
+        LOG.warn("Token not verifiable now: {}", e.getMessage());
+        throw HttpError.unavailable("token keys unavailable, retry", 5);
       }
       throw HttpError.unauthorized(e.getMessage());
     }
@@ -565,7 +598,17 @@ public final class HttpApi implements AutoCloseable {
       e = e.getCause();
     }
     if (e instanceof HttpError http) {
-      Response response = error(http.status(), http.getMessage());
+      Response response;
+      if (ErrorBodies.redacted(http.status(), http.getMessage())) {
+        // Internal detail (stores, partitions, offsets, exception text) stays in the log.
+        String id = UUID.randomUUID().toString();
+        LOG.info("{} {} answered {} (correlation id {}): {}", req.method(), req.path(), http.status(), id,
+            http.getMessage());
+        response = Response.json(http.status(), Map.of("error", ErrorBodies.publicMessage(http.status(),
+            http.getMessage()), "correlationId", id)).withHeader("X-Correlation-Id", id);
+      } else {
+        response = error(http.status(), http.getMessage());
+      }
       for (Map.Entry<String, String> h : http.headers().entrySet()) {
         response = response.withHeader(h.getKey(), h.getValue());
       }
@@ -597,7 +640,7 @@ public final class HttpApi implements AutoCloseable {
       if (req.response().ended() || req.response().closed()) {
         return;
       }
-      write(req, response.withHeader("Connection", "close"));
+      write(req, response.withHeader("Connection", "close"), settings.writeTimeoutMs());
       if (req.isEnded()) {
         req.connection().close();
         return;
@@ -617,16 +660,46 @@ public final class HttpApi implements AutoCloseable {
       if (req.response().ended() || req.response().closed()) {
         return;
       }
-      write(req, response);
+      if (req.response().writeQueueFull()) {
+        // An earlier answer on this connection (pipelined requests) is still unread: the client is not reading,
+        // and it gets no second answer to hold in memory for it.
+        LOG.debug("{} {}: previous answer still unread, connection closed", req.method(), req.path());
+        drop(req.connection());
+        return;
+      }
+      write(req, response, settings.writeTimeoutMs());
       answered(req);
     });
   }
 
-  private static void write(HttpServerRequest req, Response response) {
+  /**
+   * Writes the answer; when the client has not taken all of it within {@code writeTimeoutMs} (it does not read),
+   * the connection is closed, which frees what was buffered for it.
+   */
+  private void write(HttpServerRequest req, Response response, long writeTimeoutMs) {
     var out = req.response().setStatusCode(response.status());
     response.headers().forEach(out::putHeader);
     out.putHeader("Content-Type", response.contentType());
-    out.end(Buffer.buffer(response.body()));
+    HttpConnection conn = req.connection();
+    long timer = vertx.setTimer(writeTimeoutMs, id -> {
+      LOG.debug("{} {}: answer not read within {} ms, connection closed", req.method(), req.path(),
+          writeTimeoutMs);
+      drop(conn);
+    });
+    out.end(Buffer.buffer(response.body())).onComplete(done -> vertx.cancelTimer(timer));
+  }
+
+  /**
+   * Closes {@code conn} now, discarding what is still queued for the client. Vert.x's own close (and a close sent
+   * through the whole pipeline, which Vert.x's handler intercepts) is graceful: it waits behind the unwritten
+   * answer, which a client that does not read never takes. Closing from Vert.x's handler context outwards skips it.
+   */
+  private static void drop(HttpConnection conn) {
+    if (conn instanceof io.vertx.core.net.impl.ConnectionBase base) {
+      base.channelHandlerContext().close();
+    } else {
+      conn.close();
+    }
   }
 
   private static Map<String, String> match(String[] pattern, String[] parts) {

@@ -24,10 +24,12 @@ import java.util.Map;
  * @param bodyTimeoutMs time a request may take to send its body
  * @param idleTimeoutMs an idle keep-alive connection is closed after this
  * @param requestTimeoutMs a handler that has not answered by then is answered 503
+ * @param writeTimeoutMs an answer the client has not read (taken off the socket) by then closes its connection
  * @param clusterKey key that authenticates instance-to-instance forwarding markers
  */
 public record HttpSettings(String host, int port, int workers, int queue, int maxConnections, long maxBodyBytes,
-    long headerTimeoutMs, long bodyTimeoutMs, long idleTimeoutMs, long requestTimeoutMs, byte[] clusterKey) {
+    long headerTimeoutMs, long bodyTimeoutMs, long idleTimeoutMs, long requestTimeoutMs, long writeTimeoutMs,
+    byte[] clusterKey) {
 
   public static final String IM_HTTP_HOST = "IM_HTTP_HOST";
   public static final String IM_HTTP_WORKERS = "IM_HTTP_WORKERS";
@@ -38,6 +40,7 @@ public record HttpSettings(String host, int port, int workers, int queue, int ma
   public static final String IM_HTTP_BODY_TIMEOUT = "IM_HTTP_BODY_TIMEOUT";
   public static final String IM_HTTP_IDLE_TIMEOUT = "IM_HTTP_IDLE_TIMEOUT";
   public static final String IM_HTTP_REQUEST_TIMEOUT = "IM_HTTP_REQUEST_TIMEOUT";
+  public static final String IM_HTTP_WRITE_TIMEOUT = "IM_HTTP_WRITE_TIMEOUT";
   public static final String IM_CLUSTER_KEY = "IM_CLUSTER_KEY";
 
   public static final Setting<String> HOST = Setting.string(IM_HTTP_HOST, "127.0.0.1",
@@ -58,6 +61,9 @@ public record HttpSettings(String host, int port, int workers, int queue, int ma
       "a connection silent both ways is closed (never shorter than the request timeout + 1 s)");
   public static final Setting<Duration> REQUEST_TIMEOUT = Setting.duration(IM_HTTP_REQUEST_TIMEOUT, "30s", "100ms",
       "10m", "a handler that has not answered by then is answered `503`");
+  public static final Setting<Duration> WRITE_TIMEOUT = Setting.duration(IM_HTTP_WRITE_TIMEOUT, "10s", "100ms",
+      "10m", "an answer the client has not read within this closes its connection (a client that does not read "
+          + "holds at most one answer, for at most this long)");
   public static final Setting<byte[]> CLUSTER_KEY = Setting.parsed(IM_CLUSTER_KEY, "base64", null,
       HttpSettings::decodeClusterKey, "base64 key (>= 32 bytes) that signs instance-to-instance forwarding; "
           + "instances that forward to each other must share it (or the HS256 secret)")
@@ -65,7 +71,7 @@ public record HttpSettings(String host, int port, int workers, int queue, int ma
 
   /** The HTTP server's settings (its port is {@code IM_HTTP_PORT} of the pipeline table). */
   public static final ConfigTable TABLE = ConfigTable.of("http", HOST, WORKERS, QUEUE, MAX_CONNECTIONS,
-      MAX_BODY_BYTES, HEADER_TIMEOUT, BODY_TIMEOUT, IDLE_TIMEOUT, REQUEST_TIMEOUT, CLUSTER_KEY);
+      MAX_BODY_BYTES, HEADER_TIMEOUT, BODY_TIMEOUT, IDLE_TIMEOUT, REQUEST_TIMEOUT, WRITE_TIMEOUT, CLUSTER_KEY);
 
   /** Reads the settings; {@code port} comes from the pipeline config. */
   public static HttpSettings fromEnv(Map<String, String> environment, int port) {
@@ -81,6 +87,7 @@ public record HttpSettings(String host, int port, int workers, int queue, int ma
         values.get(BODY_TIMEOUT).toMillis(),
         values.get(IDLE_TIMEOUT).toMillis(),
         values.get(REQUEST_TIMEOUT).toMillis(),
+        values.get(WRITE_TIMEOUT).toMillis(),
         values.optional(CLUSTER_KEY).orElseGet(HttpSettings::randomKey));
   }
 
@@ -91,12 +98,12 @@ public record HttpSettings(String host, int port, int workers, int queue, int ma
 
   public HttpSettings withPort(int newPort) {
     return new HttpSettings(host, newPort, workers, queue, maxConnections, maxBodyBytes, headerTimeoutMs,
-        bodyTimeoutMs, idleTimeoutMs, requestTimeoutMs, clusterKey);
+        bodyTimeoutMs, idleTimeoutMs, requestTimeoutMs, writeTimeoutMs, clusterKey);
   }
 
   public HttpSettings withClusterKey(byte[] key) {
     return new HttpSettings(host, port, workers, queue, maxConnections, maxBodyBytes, headerTimeoutMs,
-        bodyTimeoutMs, idleTimeoutMs, requestTimeoutMs, key.clone());
+        bodyTimeoutMs, idleTimeoutMs, requestTimeoutMs, writeTimeoutMs, key.clone());
   }
 
   /** One process alone needs no shared key; instances that forward to each other must share one. */

@@ -59,8 +59,10 @@ public record ComponentAcls(String component, Set<String> reads, Set<String> wri
             Set.of(t.ackTimeouts(), t.rejected()), true),
         new ComponentAcls("delay", Set.of(t.delayed()),
             Set.of(t.messages(), t.inbox(), t.rejected()), true),
-        new ComponentAcls("push-gateway", Set.of(t.inbox(), t.deviceCursors(), t.ackTimeouts()),
-            Set.of(t.deliveries(), t.acks(), t.rejected()), false));
+        // The gateway commits a device's cursor itself when the device ACKs (PushOutput#cursor): it writes
+        // im.device-cursors; it never consumes it (cursors are read through the inbox store's API).
+        new ComponentAcls("push-gateway", Set.of(t.inbox(), t.ackTimeouts()),
+            Set.of(t.deliveries(), t.acks(), t.deviceCursors(), t.rejected()), false));
   }
 
   /** The row of {@code component}, if it has one. */

@@ -125,6 +125,24 @@ class AuthConfigTest {
     assertThat(config.hs256Secret().orElseThrow().bytes()).isEqualTo(key);
   }
 
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"http://127.evil.com/jwks", "http://127.0.0.1.evil.com/jwks", "http://localhost.evil.com/jwks",
+      "http://10.0.0.1/jwks", "http://999.0.0.1/jwks"})
+  void plainHttpJwksOnAHostThatOnlyLooksLikeLoopbackIsRefused(String url) {
+    // Given a JWKS over plain http on a DNS name (or a non-loopback address) that starts like a loopback one
+    // Then the configuration is refused: only a real loopback host may serve keys without TLS
+    assertThatThrownBy(() -> AuthConfig.fromEnv(Map.of("IM_AUTH_HS256_SECRET", SECRET, "IM_AUTH_JWKS_URL", url)))
+        .isInstanceOf(InvalidConfigException.class).hasMessageContaining("https");
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource({"http://127.0.0.1:9999/jwks", "http://127.1.2.3/jwks", "http://localhost:1/jwks",
+      "http://[::1]:8/jwks", "https://idp.example.com/jwks"})
+  void plainHttpJwksOnARealLoopbackHostIsAccepted(String url) {
+    assertThat(AuthConfig.fromEnv(Map.of("IM_AUTH_HS256_SECRET", SECRET, "IM_AUTH_JWKS_URL", url)).jwksUrl())
+        .contains(URI.create(url));
+  }
+
   @Test
   void theSecretIsNeverPrinted() {
     AuthConfig config = AuthConfig.fromEnv(Map.of("IM_AUTH_HS256_SECRET", SECRET, "IM_AUTH_ISSUER", "me"));

@@ -289,14 +289,16 @@ class HttpApiTest {
         HttpResponse.BodyHandlers.ofString());
     assertThat(json(forged).get("forwarded").asBoolean()).isFalse();
 
-    String signed = api.marker().sign("GET", "/v1/forwarded", 5_000, System.currentTimeMillis());
+    String signed = api.marker().sign("GET", "/v1/forwarded", "Bearer good-alice", new byte[0], 5_000,
+        System.currentTimeMillis());
     HttpResponse<String> real = CLIENT.send(HttpRequest.newBuilder(URI.create(base() + "/v1/forwarded"))
         .header("Authorization", "Bearer good-alice").header(ForwardMarker.HEADER, signed).build(),
         HttpResponse.BodyHandlers.ofString());
     assertThat(json(real).get("forwarded").asBoolean()).isTrue();
 
     // A marker signed for another path does not carry over.
-    String other = api.marker().sign("GET", "/v1/whoami", 5_000, System.currentTimeMillis());
+    String other = api.marker().sign("GET", "/v1/whoami", "Bearer good-alice", new byte[0], 5_000,
+        System.currentTimeMillis());
     HttpResponse<String> replayed = CLIENT.send(HttpRequest.newBuilder(URI.create(base() + "/v1/forwarded"))
         .header("Authorization", "Bearer good-alice").header(ForwardMarker.HEADER, other).build(),
         HttpResponse.BodyHandlers.ofString());

@@ -64,8 +64,9 @@ class ComponentAclsTest {
     List<AclBinding> acls = ComponentAcls.of(TopicNames.withPrefix(""), "push-gateway").orElseThrow().bindings("");
     assertThat(render(acls)).containsExactlyInAnyOrder(
         "TOPIC LITERAL * DESCRIBE", "TOPIC LITERAL * DESCRIBE_CONFIGS",
-        "TOPIC LITERAL inbox READ", "TOPIC LITERAL device-cursors READ", "TOPIC LITERAL ack-timeouts READ",
-        "TOPIC LITERAL deliveries WRITE", "TOPIC LITERAL acks WRITE", "TOPIC LITERAL rejected WRITE");
+        "TOPIC LITERAL inbox READ", "TOPIC LITERAL ack-timeouts READ",
+        "TOPIC LITERAL deliveries WRITE", "TOPIC LITERAL acks WRITE", "TOPIC LITERAL device-cursors WRITE",
+        "TOPIC LITERAL rejected WRITE");
     assertThat(render(ComponentAcls.describeOnly("im-launcher", "x.")))
         .containsExactly("TOPIC PREFIXED x. DESCRIBE", "TOPIC PREFIXED x. DESCRIBE_CONFIGS");
   }
