@@ -116,6 +116,9 @@ public final class OwnerRouter {
   /** The same for a local answer that completes later (a merged sync waiting for its group timelines). */
   public CompletableFuture<Response> routeAsync(String route, String store, String key, Request request,
       AsyncLocalAnswer local) {
+    if (waiting.full(user(request))) {
+      return CompletableFuture.failedFuture(tooManyWaiting());
+    }
     long start = System.nanoTime();
     long deadline = start + TimeUnit.MILLISECONDS.toNanos(budgetMs(request));
     Attempts attempts = new Attempts(store, key, request, local, deadline);

@@ -37,6 +37,14 @@ final class WaitingLimiter {
     waiting.computeIfPresent(user, (k, n) -> n <= 1 ? null : n - 1);
   }
 
+  /**
+   * True when {@code user} already has {@code max} requests waiting: a new request of theirs is refused before it
+   * does any work (a store read, a page decoded), so a user who keeps retrying at the bound costs almost nothing.
+   */
+  boolean full(String user) {
+    return waiting(user) >= max;
+  }
+
   /** The requests of {@code user} waiting now. */
   int waiting(String user) {
     return waiting.getOrDefault(user, 0);

@@ -27,6 +27,23 @@ class WaitingLimiterTest {
   }
 
   @Test
+  void aUserAtTheBoundIsFullOthersAndTheUserBelowItAreNot() {
+    // Given a bound of 2 and alice waiting once
+    WaitingLimiter limiter = new WaitingLimiter(2);
+    limiter.tryAcquire("alice");
+    assertThat(limiter.full("alice")).isFalse();
+
+    // When she waits a second time
+    limiter.tryAcquire("alice");
+
+    // Then she is full (her next request is refused before any work); bob is not
+    assertThat(limiter.full("alice")).isTrue();
+    assertThat(limiter.full("bob")).isFalse();
+    limiter.release("alice");
+    assertThat(limiter.full("alice")).isFalse();
+  }
+
+  @Test
   void aUserWithNothingWaitingIsNotKept() {
     WaitingLimiter limiter = new WaitingLimiter(4);
     limiter.tryAcquire("alice");
