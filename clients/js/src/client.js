@@ -51,6 +51,8 @@ export class ImClient {
     this.conn = null; // per socket: { ws, cursor, unacked, timer }
     this.pendingSends = new Map(); // clientMsgId -> { frame, resolve, reject, sentOn }
     this.reconnectTimer = null;
+    /** Counters for dashboards and tests: entries handed over, redeliveries dropped, sockets opened. */
+    this.stats = { entries: 0, duplicates: 0, sockets: 0 };
   }
 
   /**
@@ -196,6 +198,7 @@ export class ImClient {
     this.conn = conn;
     ws.onopen = () => {
       conn.opened = true;
+      this.stats.sockets++;
       this.#status('online');
       this.#flushSends();
     };
@@ -296,6 +299,9 @@ export class ImClient {
         return;
       }
       this.state.marks[source] = entry.seq;
+      this.stats.entries++;
+    } else {
+      this.stats.duplicates++;
     }
     if (conn.closed) {
       return; // this socket is gone: the next one resumes from the committed cursor
