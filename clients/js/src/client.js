@@ -15,6 +15,17 @@ const REPLACED = 4012;
 const TOKEN_REFUSED = 4001;
 const RESYNC = 4008;
 
+/** A random clientMsgId: crypto.randomUUID where there is one (browsers, Node 19+), else 128 random bits. */
+function randomId() {
+  const c = globalThis.crypto;
+  if (c?.randomUUID) {
+    return c.randomUUID();
+  }
+  const bytes = c?.getRandomValues ? c.getRandomValues(new Uint8Array(16))
+    : Uint8Array.from({ length: 16 }, () => Math.floor(Math.random() * 256));
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+}
+
 /** A device client: `connect()`, then entries via `on('entry')` or `entries()`, `send()`, and `http` for the API. */
 export class ImClient {
   /**
@@ -38,7 +49,7 @@ export class ImClient {
     this.ackAfterMs = ackAfterMs;
     this.backoff = new Backoff({ random, ...backoff });
     this.WebSocket = WebSocketImpl ?? globalThis.WebSocket;
-    this.newId = idGenerator ?? (() => globalThis.crypto.randomUUID());
+    this.newId = idGenerator ?? randomId;
     this.http = new HttpApi({ baseUrl: this.baseUrl, user, device, tokens: this.tokens, fetch: fetchImpl });
     this.listeners = { entry: [], status: [], error: [], resync: [] };
     /** @type {import('./stores.js').ClientState} */

@@ -1,70 +1,94 @@
-// The reference client: sign in, conversations, history with scroll-back, live entries over the WebSocket,
-// send, read receipts, recall, create/add/leave groups, unread badges, mute and pin. State lives in memory; the
+// The browser client: UI only. Everything the device protocol asks of a client (reconnect with backoff, cumulative
+// ACKs, resume, dedupe by source + seq, send retries with one clientMsgId, token refresh) is the library's:
+// @impipe/client (clients/js), served by the gateway at /lib/. The page keeps the conversations in memory; the
 // server is the truth (the conversation list API for the list, history for messages, the socket for what happens
-// next).
-import { Api } from './api.js';
-import { Connection } from './connection.js';
+// next); the library's state (cursor, seen seqs) is kept in IndexedDB so a reload does not apply an entry twice.
+import { ImClient } from '/lib/client.js';
+import { HttpApi } from '/lib/http.js';
+import { IndexedDbStore, MemoryStore } from '/lib/stores.js';
 
 const $ = (id) => document.getElementById(id);
 const session = JSON.parse(sessionStorage.getItem('im-session') || 'null');
-let api, conn, me;
+let client, api, me;
 // id -> { id, group, peer, messages: Map(messageId -> msg), oldest, readUpTo, unread, muted, pinned, last, lastAt }
 const conversations = new Map();
 let current = null;
+
+const showError = (e) => { $('conversation-error').textContent = e?.error ?? e?.message ?? String(e); };
 
 $('login-form').onsubmit = async (ev) => {
   ev.preventDefault();
   const user = $('login-user').value.trim();
   const device = 'web-' + Math.random().toString(36).slice(2, 8);
   try {
-    const token = await Api.devToken(user, device);
+    const token = await HttpApi.devToken(location.origin, user, device);
     sessionStorage.setItem('im-session', JSON.stringify({ user, device, token }));
     start({ user, device, token });
   } catch (e) {
-    $('login-error').textContent = e.message;
+    $('login-error').textContent = e.error ?? e.message;
   }
 };
 
-$('logout').onclick = () => { sessionStorage.removeItem('im-session'); location.reload(); };
+$('logout').onclick = () => {
+  client?.close();
+  sessionStorage.removeItem('im-session');
+  location.reload();
+};
 
 if (session) start(session);
 
 async function start({ user, device, token }) {
   me = user;
-  api = new Api(token);
   $('login').hidden = true;
   $('app').hidden = false;
   $('me').textContent = user;
-  // The conversation list from the server (last message, unread, mute/pin), then live updates.
-  await loadList();
-  conn = new Connection(token, device, {
-    entry: (e) => { apply(e, true); renderList(); if (current) renderMessages(); },
-    status: (s) => { $('status').textContent = s; $('status').className = s === 'online' ? 'online' : ''; },
-    sent: () => {},
-    error: (f) => { $('conversation-error').textContent = f.error; },
+  let held = token;
+  client = new ImClient({
+    baseUrl: location.origin, user, device,
+    // Local mode: a refused or expired token (close 4001, HTTP 401) is replaced by a new dev token.
+    token: async ({ refresh }) => {
+      if (refresh) {
+        held = await HttpApi.devToken(location.origin, user, device);
+        sessionStorage.setItem('im-session', JSON.stringify({ user, device, token: held }));
+      }
+      return held;
+    },
+    store: globalThis.indexedDB ? new IndexedDbStore(`${user}/${device}`) : new MemoryStore(),
   });
-  conn.open();
+  api = client.http;
+  client.on('status', showStatus);
+  client.on('entry', (e) => { apply(e, true); renderList(); if (current) renderMessages(); });
+  client.on('error', showError);
+  await loadList();
+  client.connect().catch(() => {}); // the status line says why
+}
+
+function showStatus(s, detail) {
+  const text = {
+    online: 'online', synced: 'online', connecting: 'connecting…',
+    offline: `offline (${detail?.code}${detail?.reason ? ': ' + detail.reason : ''})`,
+    replaced: 'replaced by a newer tab: reload to reconnect', closed: 'signed out',
+  }[s] ?? s;
+  $('status').textContent = text;
+  $('status').title = s === 'synced' ? 'up to date' : '';
+  $('status').className = s === 'online' || s === 'synced' ? 'online' : '';
 }
 
 // Every page of the list; the server's counts replace ours (a read on another device clears them there).
 async function loadList() {
   try {
-    let after;
-    do {
-      const page = await api.conversations(me, after);
-      for (const item of page.conversations) {
-        const c = conversation(item.conversationId);
-        c.unread = c === current ? 0 : item.unread;
-        c.muted = item.muted;
-        c.pinned = item.pinned;
-        c.member = item.member;
-        c.last = item.last;
-        c.lastAt = item.last ? item.last.timestamp : item.updatedAt;
-      }
-      after = page.next;
-    } while (after);
+    for (const item of await api.allConversations()) {
+      const c = conversation(item.conversationId);
+      c.known = true;
+      c.unread = c === current ? 0 : item.unread;
+      c.muted = item.muted;
+      c.pinned = item.pinned;
+      c.member = item.member;
+      c.last = item.last;
+      c.lastAt = item.last ? item.last.timestamp : item.updatedAt;
+    }
   } catch (e) {
-    $('conversation-error').textContent = e.message;
+    showError(e);
   }
   renderList();
 }
@@ -79,19 +103,23 @@ function conversation(id) {
     const direct = id.startsWith('d:');
     const peer = direct ? id.split(':').slice(1).find((u) => u !== me) || me : null;
     conversations.set(id, { id, group: direct ? null : id, peer, messages: new Map(), oldest: undefined,
-      readUpTo: -1, unread: 0, member: true, muted: false, pinned: false, last: null, lastAt: 0 });
+      readUpTo: -1, unread: 0, member: true, muted: false, pinned: false, last: null, lastAt: 0, known: false });
   }
   return conversations.get(id);
 }
 
-// One sync entry (from the inbox or the socket) applied to the model.
+function message(e, seq) {
+  return { seq, id: e.messageId, sender: e.senderId, body: e.body, at: e.timestamp, recalled: e.body === null };
+}
+
+// One sync entry (from the socket) applied to the model.
 function apply(e, live) {
   if (!e.conversationId || e.conversationId.startsWith('#')) return;
   const c = conversation(e.conversationId);
+  c.known = true;
   switch (e.type) {
     case 'MESSAGE':
-      c.messages.set(e.messageId, { seq: e.conversationSeq, id: e.messageId, sender: e.senderId, body: e.body,
-        at: e.timestamp, recalled: false });
+      c.messages.set(e.messageId, message(e, e.conversationSeq));
       if (live && e.senderId !== me && c !== current) c.unread++;
       c.last = { body: e.body, senderId: e.senderId, conversationSeq: e.conversationSeq };
       c.lastAt = Math.max(c.lastAt, e.timestamp);
@@ -113,10 +141,17 @@ function apply(e, live) {
     case 'CONVERSATION_JOINED': c.member = true; break;
     case 'CONVERSATION_LEFT': c.member = false; break;
     case 'REJECTED':
-      if (live) $('conversation-error').textContent = e.reason;
+      if (live) showError(e.reason);
       break;
     default:
   }
+}
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
 }
 
 function renderList() {
@@ -125,41 +160,30 @@ function renderList() {
   // Pinned first, then the most recent activity (the server's order).
   const sorted = [...conversations.values()].sort((a, b) => (b.pinned - a.pinned) || (b.lastAt - a.lastAt));
   for (const c of sorted) {
-    const li = document.createElement('li');
+    const li = el('li', (c === current ? 'active ' : '') + (c.unread && !c.muted ? 'unread ' : '')
+      + (c.muted ? 'muted' : ''));
     li.dataset.id = c.id;
-    const name = document.createElement('span');
-    name.className = 'name';
-    name.textContent = (c.pinned ? '\u{1F4CC} ' : '') + (c.group ? '# ' + c.group : c.peer)
-      + (c.member ? '' : ' (left)');
-    li.append(name);
-    if (c.unread) {
-      const badge = document.createElement('span');
-      badge.className = 'badge' + (c.muted ? ' muted' : '');
-      badge.textContent = c.unread;
-      li.append(badge);
-    }
-    const preview = document.createElement('div');
-    preview.className = 'meta preview';
-    preview.textContent = c.last ? (c.last.body === null ? '(recalled)' : c.last.body) : '';
-    li.append(preview);
-    li.append(toggle(c, 'pinned', c.pinned ? 'unpin' : 'pin'), toggle(c, 'muted', c.muted ? 'unmute' : 'mute'));
-    li.className = (c === current ? 'active ' : '') + (c.unread && !c.muted ? 'unread ' : '')
-      + (c.muted ? 'muted' : '');
+    li.append(el('span', 'name', (c.pinned ? '\u{1F4CC} ' : '') + (c.group ? '# ' + c.group : c.peer)
+      + (c.member ? '' : ' (left)')));
+    li.append(c.unread ? el('span', 'badge' + (c.muted ? ' muted' : ''), String(c.unread)) : el('span'));
+    li.append(el('div', 'preview', c.last ? (c.last.body === null ? '(recalled)' : c.last.body) : ''));
+    const toggles = el('span', 'toggles');
+    toggles.append(toggle(c, 'pinned', c.pinned ? 'unpin' : 'pin'), toggle(c, 'muted', c.muted ? 'unmute' : 'mute'));
+    li.append(toggles);
     li.onclick = () => open(c);
     ul.append(li);
   }
+  $('no-conversations').hidden = conversations.size > 0;
 }
 
 // A mute/pin switch: the server publishes it to all of this user's devices (CONVERSATION_SETTINGS).
 function toggle(c, flag, label) {
-  const b = document.createElement('button');
-  b.className = 'toggle ' + flag;
-  b.textContent = label;
+  const b = el('button', 'toggle ' + flag, label);
   b.onclick = (ev) => {
     ev.stopPropagation();
     c[flag] = !c[flag];
     renderList();
-    api.settings(me, c.id, { [flag]: c[flag] }).catch((e) => { $('conversation-error').textContent = e.message; });
+    api.settings(c.id, { [flag]: c[flag] }).catch(showError);
   };
   return b;
 }
@@ -167,24 +191,37 @@ function toggle(c, flag, label) {
 async function open(c) {
   current = c;
   c.unread = 0;
+  document.body.classList.add('in-conversation');
+  $('placeholder').hidden = true;
   $('conversation').hidden = false;
   $('title').textContent = c.group ? '# ' + c.group : c.peer;
   $('group-actions').hidden = !c.group;
   $('conversation-error').textContent = '';
-  if (c.oldest === undefined) await older(c);
+  // A conversation the server does not know yet (a new chat) has no history to ask for.
+  if (c.oldest === undefined) {
+    if (c.known) await older(c);
+    else $('older').disabled = true;
+  }
   renderList();
   renderMessages();
   markRead(c);
 }
 
+$('back').onclick = () => {
+  current = null;
+  document.body.classList.remove('in-conversation');
+  $('conversation').hidden = true;
+  $('placeholder').hidden = false;
+  renderList();
+};
+
 // Scroll-back: history is newest first, `next` is the `before` of the next older page.
 async function older(c) {
   try {
-    const page = await api.history(c.id, c.oldest);
+    const page = await api.history(c.id, { before: c.oldest });
     for (const m of page.entries) {
       if (m.type === 'MESSAGE' && !c.messages.has(m.messageId)) {
-        c.messages.set(m.messageId, { seq: m.seq, id: m.messageId, sender: m.senderId, body: m.body,
-          at: m.timestamp, recalled: false });
+        c.messages.set(m.messageId, message(m, m.seq));
       } else if (m.type === 'RECALL') {
         const r = c.messages.get(m.refMessageId);
         if (r) { r.recalled = true; r.body = null; }
@@ -196,7 +233,7 @@ async function older(c) {
     $('older').disabled = !page.hasMore;
   } catch (e) {
     c.oldest = c.oldest ?? 0;
-    $('conversation-error').textContent = e.message;
+    showError(e);
   }
 }
 
@@ -206,31 +243,14 @@ function renderMessages() {
   const c = current;
   const ul = $('messages');
   ul.replaceChildren();
-  const sorted = [...c.messages.values()].sort((a, b) => a.seq - b.seq);
-  for (const m of sorted) {
-    const li = document.createElement('li');
+  for (const m of [...c.messages.values()].sort((a, b) => a.seq - b.seq)) {
+    const li = el('li', (m.sender === me ? 'mine ' : '') + (m.recalled ? 'recalled' : ''));
     li.dataset.messageId = m.id;
-    li.className = (m.sender === me ? 'mine ' : '') + (m.recalled ? 'recalled' : '');
-    const who = document.createElement('span');
-    who.className = 'meta';
-    who.textContent = m.sender;
-    const body = document.createElement('span');
-    body.className = 'body';
-    body.textContent = m.recalled ? '(recalled)' : m.body;
-    li.append(who, body);
-    if (m.sender === me && !c.group && m.seq <= c.readUpTo) {
-      const read = document.createElement('span');
-      read.className = 'meta read';
-      read.textContent = 'read';
-      li.append(read);
-    }
+    li.append(el('span', 'meta', m.sender), el('span', 'body', m.recalled ? '(recalled)' : m.body));
+    if (m.sender === me && !c.group && m.seq <= c.readUpTo) li.append(el('span', 'meta read', 'read'));
     if (m.sender === me && !m.recalled) {
-      const recall = document.createElement('button');
-      recall.textContent = 'recall';
-      recall.className = 'recall';
-      recall.onclick = () => api.recall(target(c), m.id).catch((e) => {
-        $('conversation-error').textContent = e.message;
-      });
+      const recall = el('button', 'recall', 'recall');
+      recall.onclick = () => api.recall(target(c), m.id).catch(showError);
       li.append(recall);
     }
     ul.append(li);
@@ -249,38 +269,32 @@ function markRead(c) {
   }
 }
 
+// Sent over the socket; while offline the library holds it and sends it (same clientMsgId) once reconnected.
 $('composer').onsubmit = (ev) => {
   ev.preventDefault();
   const text = $('text').value;
   if (!current || !text) return;
-  const frame = { type: 'send', ...target(current), body: text, clientMsgId: crypto.randomUUID() };
-  if (!conn.send(frame)) {
-    $('conversation-error').textContent = 'offline: not sent';
-    return;
-  }
   $('text').value = '';
+  client.send({ ...target(current), body: text }).catch(showError);
 };
 
 $('new-chat').onsubmit = (ev) => {
   ev.preventDefault();
   const other = $('new-to').value.trim();
-  const id = 'd:' + [me, other].sort().join(':');
-  open(conversation(id));
+  open(conversation('d:' + [me, other].sort().join(':')));
 };
 
 $('group-button').onclick = async () => {
   const g = $('new-to').value.trim();
   if (!g) return;
   try {
-    await api.join(g, me);
+    await api.join(g);
     open(conversation(g));
   } catch (e) {
-    $('conversation-error').textContent = e.message;
+    showError(e);
   }
 };
 
-$('add-member').onclick = () => api.join(current.group, $('member').value.trim())
-  .catch((e) => { $('conversation-error').textContent = e.message; });
+$('add-member').onclick = () => api.join(current.group, $('member').value.trim()).catch(showError);
 
-$('leave').onclick = () => api.leave(current.group, me)
-  .catch((e) => { $('conversation-error').textContent = e.message; });
+$('leave').onclick = () => api.leave(current.group).catch(showError);

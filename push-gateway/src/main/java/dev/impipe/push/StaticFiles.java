@@ -7,7 +7,11 @@ import java.io.InputStream;
 import java.util.Map;
 import java.util.regex.Pattern;
 
-/** The browser client: {@code /} is {@code index.html}, {@code /app/<file>} its modules (classpath {@code web/}). */
+/**
+ * The browser client: {@code /} is {@code index.html}, {@code /app/<file>} its modules (classpath {@code web/}),
+ * {@code /lib/<file>} the JavaScript client library it is built on ({@code clients/js/src}, copied to
+ * {@code web/lib/} by the build).
+ */
 final class StaticFiles {
 
   private static final Pattern NAME = Pattern.compile("[a-z0-9-]{1,64}\\.(js|css|html)");
@@ -17,13 +21,19 @@ final class StaticFiles {
   void register(HttpApi http) {
     http.system("GET", "/", r -> file("index.html"));
     http.system("GET", "/app/{file}", r -> file(r.path("file")));
+    http.system("GET", "/lib/{file}", r -> file("lib", r.path("file")));
   }
 
   static Response file(String name) throws IOException {
+    return file(null, name);
+  }
+
+  private static Response file(String dir, String name) throws IOException {
     if (!NAME.matcher(name).matches()) {
       return Response.json(404, Map.of("error", "no such file"));
     }
-    try (InputStream in = StaticFiles.class.getResourceAsStream("/web/" + name)) {
+    try (InputStream in = StaticFiles.class.getResourceAsStream(
+        "/web/" + (dir == null ? "" : dir + "/") + name)) {
       if (in == null) {
         return Response.json(404, Map.of("error", "no such file: " + name));
       }

@@ -3,42 +3,34 @@ package dev.impipe.push;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.impipe.ack.AckTimeoutComponent;
-import dev.impipe.fanout.FanoutComponent;
-import dev.impipe.inbox.InboxStoreComponent;
-import dev.impipe.ingest.IngestComponent;
-import dev.impipe.runtime.app.PipelineRuntime;
-import dev.impipe.runtime.auth.TestTokens;
-import dev.impipe.runtime.config.ImConfig;
-import dev.impipe.runtime.testing.ItEnvironment;
-import dev.impipe.runtime.topics.ImTopics;
-import dev.impipe.runtime.topics.TopicCatalog;
-import dev.impipe.runtime.topics.TopicNames;
-import dev.impipe.runtime.topics.TopicProvisioner;
-import dev.impipe.schemas.registry.RestSchemaRegistryClient;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.apache.kafka.clients.admin.Admin;
+import java.util.logging.Level;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.openqa.selenium.By;
+import org.openqa.selenium.Dimension;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.logging.LogEntry;
+import org.openqa.selenium.logging.LogType;
 
 /**
  * The browser client in a real headless Chromium against the whole pipeline on the real broker: two users in two
- * browser sessions, one sends, the other's page shows it live, and after a reload from history. Skipped where
- * Chromium is not installed (Debian packages {@code chromium} and {@code chromium-driver}).
+ * browser sessions, one sends, the other's page shows it live, and after a reload from history; the signed-out
+ * and signed-in states never show together, the page fits a phone, and no page logs a console error. Screenshots
+ * of each state land in {@code target/screenshots}. Skipped where Chromium is not installed (Debian packages
+ * {@code chromium} and {@code chromium-driver}).
  */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 class BrowserClientIT {
@@ -51,33 +43,25 @@ class BrowserClientIT {
     Assumptions.assumeTrue(Files.isExecutable(CHROMIUM) && Files.isExecutable(DRIVER),
         "Chromium not found at " + CHROMIUM + " / " + DRIVER + ": install the Debian packages chromium and"
             + " chromium-driver (apt-get install -y chromium chromium-driver) to run the browser IT");
-    ItEnvironment.Endpoints env = ItEnvironment.get();
-    String prefix = ItEnvironment.unique("browser") + ".";
-    Map<String, String> envMap = new HashMap<>(TestTokens.env());
-    envMap.putAll(Map.of("IM_TOPIC_PREFIX", prefix, "IM_USER_PARTITIONS", "2", "IM_CONVERSATION_PARTITIONS", "2",
-        "IM_AUTH_DEV_TOKENS", "true"));
-    ImConfig config = ImConfig.fromEnv(envMap).withEndpoints(env.bootstrapServers(), env.schemaRegistryUrl());
-    TopicNames names = TopicNames.withPrefix(prefix);
-    try (Admin admin = Admin.create(Map.of("bootstrap.servers", env.bootstrapServers()))) {
-      new TopicProvisioner(admin, (short) 1).ensure(TopicCatalog.specs(names, config));
-    }
-    ImTopics topics = new ImTopics(names, new RestSchemaRegistryClient(env.schemaRegistryUrl()));
-    Path state = Files.createTempDirectory("browser-it-");
     Path shots = Path.of("target", "screenshots");
     Files.createDirectories(shots);
-    PipelineRuntime runtime = new PipelineRuntime(config.withHttpPort(0, state), envMap, topics);
+    List<String> consoleErrors = new ArrayList<>();
     WebDriver alice = null;
     WebDriver bob = null;
-    try {
-      runtime.start(List.of(new IngestComponent(), new FanoutComponent(), new InboxStoreComponent(),
-          new AckTimeoutComponent(), new PushGatewayComponent()));
-      await().atMost(Duration.ofSeconds(120)).until(runtime::healthy);
-      String url = "http://127.0.0.1:" + runtime.http().port() + "/";
+    try (LocalPipeline pipeline = LocalPipeline.start("browser")) {
+      String url = pipeline.url();
       alice = browser();
       bob = browser();
 
+      // Given alice on the page, signed out: only the sign-in form shows
+      alice.get(url);
+      assertThat(alice.findElement(By.id("login")).isDisplayed()).isTrue();
+      assertThat(alice.findElement(By.id("app")).isDisplayed()).as("the chat panel before sign-in").isFalse();
+      screenshot(alice, shots.resolve("browser-signed-out.png"));
+
       // Given alice and bob signed in, and bob has his chat with alice open
       signIn(alice, url, "alice");
+      assertThat(alice.findElement(By.id("login")).isDisplayed()).as("the sign-in form once signed in").isFalse();
       signIn(bob, url, "bob");
       openChat(bob, "alice");
       openChat(alice, "bob");
@@ -89,13 +73,14 @@ class BrowserClientIT {
       // Then bob's page shows it without any action of his
       WebDriver b = bob;
       await().atMost(Duration.ofSeconds(30)).until(() -> messages(b).contains("hello bob, live"));
-      screenshot(alice, shots.resolve("browser-alice-sent.png"));
+      screenshot(alice, shots.resolve("browser-signed-in.png"));
       screenshot(bob, shots.resolve("browser-bob-live.png"));
       // and alice's own page shows it too (her entry came back over her socket)
       WebDriver a = alice;
       await().atMost(Duration.ofSeconds(30)).until(() -> messages(a).contains("hello bob, live"));
 
       // When bob reloads the page
+      consoleErrors.addAll(severe(bob, "bob before the reload"));
       bob.navigate().refresh();
 
       // Then the conversation is listed again and its history holds the message
@@ -105,6 +90,21 @@ class BrowserClientIT {
       await().atMost(Duration.ofSeconds(30)).until(() -> messages(b).contains("hello bob, live"));
       assertThat(messages(bob)).containsOnlyOnce("hello bob, live");
       screenshot(bob, shots.resolve("browser-bob-after-reload.png"));
+
+      // When alice's window is phone-sized: the open conversation takes the screen, the back arrow the list
+      alice.manage().window().setSize(new Dimension(390, 844));
+      assertThat(alice.findElement(By.id("messages")).isDisplayed()).isTrue();
+      assertThat(alice.findElement(By.id("sidebar")).isDisplayed()).as("the list beside a chat on a phone").isFalse();
+      screenshot(alice, shots.resolve("browser-phone-conversation.png"));
+      alice.findElement(By.id("back")).click();
+      assertThat(alice.findElement(By.id("sidebar")).isDisplayed()).isTrue();
+      assertThat(alice.findElement(By.id("conversations")).getText()).contains("bob");
+      screenshot(alice, shots.resolve("browser-phone-list.png"));
+
+      // And no page logged a console error (a 404, an exception, a refused request)
+      consoleErrors.addAll(severe(alice, "alice"));
+      consoleErrors.addAll(severe(bob, "bob"));
+      assertThat(consoleErrors).isEmpty();
     } finally {
       if (alice != null) {
         alice.quit();
@@ -112,8 +112,6 @@ class BrowserClientIT {
       if (bob != null) {
         bob.quit();
       }
-      runtime.close();
-      dev.impipe.runtime.embedded.Dirs.deleteRecursively(state);
     }
   }
 
@@ -122,9 +120,17 @@ class BrowserClientIT {
     options.setBinary(CHROMIUM.toFile());
     options.addArguments("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
         "--window-size=1100,700");
+    options.setCapability("goog:loggingPrefs", Map.of(LogType.BROWSER, "ALL"));
     ChromeDriverService service = new ChromeDriverService.Builder().usingDriverExecutable(DRIVER.toFile())
         .usingAnyFreePort().build();
     return new ChromeDriver(service, options);
+  }
+
+  /** The console errors the page logged since the last call. */
+  private static List<String> severe(WebDriver driver, String who) {
+    return driver.manage().logs().get(LogType.BROWSER).getAll().stream()
+        .filter(e -> e.getLevel().intValue() >= Level.SEVERE.intValue())
+        .map(LogEntry::getMessage).map(m -> who + ": " + m).toList();
   }
 
   private static void signIn(WebDriver driver, String url, String user) {

@@ -1,0 +1,78 @@
+package dev.impipe.push;
+
+import static org.awaitility.Awaitility.await;
+
+import dev.impipe.ack.AckTimeoutComponent;
+import dev.impipe.fanout.FanoutComponent;
+import dev.impipe.inbox.InboxStoreComponent;
+import dev.impipe.ingest.IngestComponent;
+import dev.impipe.runtime.app.PipelineRuntime;
+import dev.impipe.runtime.auth.TestTokens;
+import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.embedded.Dirs;
+import dev.impipe.runtime.testing.ItEnvironment;
+import dev.impipe.runtime.topics.ImTopics;
+import dev.impipe.runtime.topics.TopicCatalog;
+import dev.impipe.runtime.topics.TopicNames;
+import dev.impipe.runtime.topics.TopicProvisioner;
+import dev.impipe.schemas.registry.RestSchemaRegistryClient;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.admin.Admin;
+
+/**
+ * The whole pipeline in this JVM (ingest, fan-out, inbox store, ACK wheel, gateway) on the real broker, with dev
+ * tokens on (local mode), under unique topic names: what the browser and JavaScript client ITs talk to.
+ */
+final class LocalPipeline implements AutoCloseable {
+
+  private final PipelineRuntime runtime;
+  private final Path state;
+
+  private LocalPipeline(PipelineRuntime runtime, Path state) {
+    this.runtime = runtime;
+    this.state = state;
+  }
+
+  /** Starts every component and waits until the instance is healthy. */
+  static LocalPipeline start(String name) throws Exception {
+    ItEnvironment.Endpoints env = ItEnvironment.get();
+    String prefix = ItEnvironment.unique(name) + ".";
+    Map<String, String> envMap = new HashMap<>(TestTokens.env());
+    envMap.putAll(Map.of("IM_TOPIC_PREFIX", prefix, "IM_USER_PARTITIONS", "2", "IM_CONVERSATION_PARTITIONS", "2",
+        "IM_AUTH_DEV_TOKENS", "true"));
+    ImConfig config = ImConfig.fromEnv(envMap).withEndpoints(env.bootstrapServers(), env.schemaRegistryUrl());
+    TopicNames names = TopicNames.withPrefix(prefix);
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", env.bootstrapServers()))) {
+      new TopicProvisioner(admin, (short) 1).ensure(TopicCatalog.specs(names, config));
+    }
+    ImTopics topics = new ImTopics(names, new RestSchemaRegistryClient(env.schemaRegistryUrl()));
+    Path state = Files.createTempDirectory(name + "-it-");
+    PipelineRuntime runtime = new PipelineRuntime(config.withHttpPort(0, state), envMap, topics);
+    LocalPipeline pipeline = new LocalPipeline(runtime, state);
+    try {
+      runtime.start(List.of(new IngestComponent(), new FanoutComponent(), new InboxStoreComponent(),
+          new AckTimeoutComponent(), new PushGatewayComponent()));
+      await().atMost(Duration.ofSeconds(120)).until(runtime::healthy);
+      return pipeline;
+    } catch (Exception | AssertionError e) {
+      pipeline.close();
+      throw e;
+    }
+  }
+
+  /** {@code http://127.0.0.1:<port>/}. */
+  String url() {
+    return "http://127.0.0.1:" + runtime.http().port() + "/";
+  }
+
+  @Override
+  public void close() {
+    runtime.close();
+    Dirs.deleteRecursively(state);
+  }
+}
