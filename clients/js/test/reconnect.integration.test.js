@@ -41,6 +41,18 @@ async function proxy(target) {
   };
 }
 
+/** POST /v1/messages, again with the same clientMsgId after a 429 (the sends quota) or 503. */
+async function post(api, message) {
+  for (;;) {
+    try {
+      return await api.postMessage(message);
+    } catch (e) {
+      if (e.status !== 429 && e.status !== 503) throw e;
+      await new Promise((r) => setTimeout(r, e.retryAfterMs ?? 200));
+    }
+  }
+}
+
 async function until(cond, timeoutMs, what) {
   const end = Date.now() + timeoutMs;
   while (!cond()) {
@@ -74,7 +86,7 @@ test(`exactly once, in order: ${messages} messages while the receiver's socket i
       const every = Math.max(1, Math.floor(messages / kills));
       let cuts = 0;
       for (let i = 0; i < messages; i++) {
-        await alice.postMessage({ to: receiver, body: `m-${i}`, clientMsgId: `js-it-${run}-${i}` });
+        await post(alice, { to: receiver, body: `m-${i}`, clientMsgId: `js-it-${run}-${i}` });
         if (i % every === every - 1 && cuts < kills) {
           await until(() => p.live() > 0, 30_000, 'bob to reconnect');
           // let some entries flow on this socket first, so each cut lands mid-stream with entries not yet ACKed

@@ -40,11 +40,17 @@ final class LocalPipeline implements AutoCloseable {
 
   /** Starts every component and waits until the instance is healthy. */
   static LocalPipeline start(String name) throws Exception {
+    return start(name, Map.of());
+  }
+
+  /** The same with more settings ({@code IM_*} variables). */
+  static LocalPipeline start(String name, Map<String, String> settings) throws Exception {
     ItEnvironment.Endpoints env = ItEnvironment.get();
     String prefix = ItEnvironment.unique(name) + ".";
     Map<String, String> envMap = new HashMap<>(TestTokens.env());
     envMap.putAll(Map.of("IM_TOPIC_PREFIX", prefix, "IM_USER_PARTITIONS", "2", "IM_CONVERSATION_PARTITIONS", "2",
         "IM_AUTH_DEV_TOKENS", "true"));
+    envMap.putAll(settings);
     ImConfig config = ImConfig.fromEnv(envMap).withEndpoints(env.bootstrapServers(), env.schemaRegistryUrl());
     TopicNames names = TopicNames.withPrefix(prefix);
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", env.bootstrapServers()))) {
