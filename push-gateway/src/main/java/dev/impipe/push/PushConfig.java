@@ -19,9 +19,11 @@ import java.util.Optional;
  * @param page entries per backlog read (fewer when the write budget has less room)
  * @param limits what one connection may send: frame size, frame rate, sends in flight
  * @param maxSocketsPerUser most sockets one user holds on one instance; a new one closes the oldest
+ * @param connectsPerMinute sockets one user may open per minute on one instance (bursts of 10, or
+ *     {@code maxSocketsPerUser} if larger); beyond: 429 before the upgrade
  */
 public record PushConfig(Optional<String> apiUrl, int queue, int writeBudget, Duration ping, int page,
-    FrameLimiter.Limits limits, int maxSocketsPerUser) {
+    FrameLimiter.Limits limits, int maxSocketsPerUser, int connectsPerMinute) {
 
   public static final String IM_PUSH_API_URL = "IM_PUSH_API_URL";
   public static final String IM_PUSH_QUEUE = "IM_PUSH_QUEUE";
@@ -32,6 +34,7 @@ public record PushConfig(Optional<String> apiUrl, int queue, int writeBudget, Du
   public static final String IM_PUSH_FRAME_RATE = "IM_PUSH_FRAME_RATE";
   public static final String IM_PUSH_MAX_INFLIGHT_SENDS = "IM_PUSH_MAX_INFLIGHT_SENDS";
   public static final String IM_PUSH_MAX_SOCKETS_PER_USER = "IM_PUSH_MAX_SOCKETS_PER_USER";
+  public static final String IM_PUSH_CONNECTS_PER_MINUTE = "IM_PUSH_CONNECTS_PER_MINUTE";
 
   public static final Setting<String> API_URL = Setting.optional(IM_PUSH_API_URL, "HTTP API the gateway reads "
       + "backlogs from and sends through (a gateway-only instance points it at the API tier)")
@@ -52,9 +55,13 @@ public record PushConfig(Optional<String> apiUrl, int queue, int writeBudget, Du
       10_000, "`send` frames of one socket not yet answered; one more is answered with an `error` frame, status 429");
   public static final Setting<Integer> MAX_SOCKETS_PER_USER = Setting.integer(IM_PUSH_MAX_SOCKETS_PER_USER, 10, 1,
       10_000, "sockets one user holds on one instance; one more closes that user's oldest (close 4012)");
+  public static final Setting<Integer> CONNECTS_PER_MINUTE = Setting.integer(IM_PUSH_CONNECTS_PER_MINUTE, 30, 1,
+      1_000_000, "sockets one user may open per minute on one instance, in bursts of 10 (or "
+          + "`IM_PUSH_MAX_SOCKETS_PER_USER` if larger; each open costs a backlog read); one more is `429` + "
+          + "`Retry-After` before the upgrade");
 
   public static final ConfigTable TABLE = ConfigTable.of("push-gateway", API_URL, QUEUE, WRITE_BUDGET, PING,
-      PAGE, MAX_FRAME_BYTES, FRAME_RATE, MAX_INFLIGHT_SENDS, MAX_SOCKETS_PER_USER);
+      PAGE, MAX_FRAME_BYTES, FRAME_RATE, MAX_INFLIGHT_SENDS, MAX_SOCKETS_PER_USER, CONNECTS_PER_MINUTE);
 
   /** Reads the IM_PUSH_* variables; throws {@code InvalidConfigException} naming the variable. */
   public static PushConfig fromEnv(Map<String, String> environment) {
@@ -64,6 +71,6 @@ public record PushConfig(Optional<String> apiUrl, int queue, int writeBudget, Du
     FrameLimiter.Limits limits = new FrameLimiter.Limits(values.get(MAX_FRAME_BYTES), values.get(FRAME_RATE),
         values.get(MAX_INFLIGHT_SENDS));
     return new PushConfig(api, queue, values.get(WRITE_BUDGET), values.get(PING),
-        Math.min(values.get(PAGE), queue), limits, values.get(MAX_SOCKETS_PER_USER));
+        Math.min(values.get(PAGE), queue), limits, values.get(MAX_SOCKETS_PER_USER), values.get(CONNECTS_PER_MINUTE));
   }
 }

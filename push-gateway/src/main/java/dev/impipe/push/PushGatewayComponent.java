@@ -10,6 +10,7 @@ import dev.impipe.runtime.http.HttpApi;
 import dev.impipe.runtime.http.HttpError;
 import dev.impipe.runtime.http.Request;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -46,9 +47,16 @@ public final class PushGatewayComponent implements PipelineComponent {
     Gateway gateway = context.closeOnShutdown(new Gateway(context.topics(), context.config().clientProperties(),
         config, new ApiClient(http.client(), base), context.metrics())).start();
     context.readiness("push-gateway-reader", gateway::readerAlive);
+    ConnectRate connects = new ConnectRate(config.connectsPerMinute(), Math.max(10, config.maxSocketsPerUser()),
+        100_000, System::nanoTime);
     http.webSocket(PATH, request -> {
       Principal caller = request.caller();
       String device = device(caller, request);
+      long wait = connects.tryOpen(caller.userId());
+      if (wait > 0) {
+        throw new HttpError(429, "more than " + config.connectsPerMinute() + " sockets opened a minute by this user; "
+            + "retry in " + wait + " s", Map.of("Retry-After", Long.toString(wait)));
+      }
       return socket -> gateway.open(caller, device, socket);
     });
     new StaticFiles().register(http);

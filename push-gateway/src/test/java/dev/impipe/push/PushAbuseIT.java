@@ -237,6 +237,23 @@ class PushAbuseIT {
   }
 
   @Test
+  void aUserOpeningSocketsInALoopGets429BeforeTheUpgradeOthersStillConnect() throws Exception {
+    // Given a gateway allowing bursts of 10 opens a user (30 a minute after that)
+    // When one user opens 10 sockets at once (each closes an older one: the cap is 2)
+    for (int i = 0; i < 10; i++) {
+      assertThat(upgradeHead(second, "looper", "l" + i)).startsWith("HTTP/1.1 101");
+    }
+
+    // Then the 11th is refused before the upgrade, with a Retry-After, and costs no backlog read
+    String refused = upgradeHead(second, "looper", "l10");
+    assertThat(refused).startsWith("HTTP/1.1 429").containsIgnoringCase("retry-after:");
+    // And another user still connects and receives
+    Device other = connect(second, "patient", "p");
+    entries.send(new ProducerRecord<>(topics.inbox().name(), "patient", entry("patient", "still here"))).get();
+    await().atMost(Duration.ofSeconds(30)).until(() -> other.bodies().contains("still here"));
+  }
+
+  @Test
   void anOversizedFrameAndAFloodOfFramesCloseTheSocketWithTheirCodes() throws Exception {
     // Given a gateway allowing frames of 1 kB, 5 a second (bursts of 10)
     Closing big = jdkSocket(second, "loud", "big");
@@ -344,6 +361,28 @@ class PushAbuseIT {
     return instance.metrics().get(name).gauge().value();
   }
 
+  /** Asks for an upgrade and returns the answer's head (status line and headers); the socket is kept open. */
+  private static String upgradeHead(PipelineRuntime instance, String user, String device) throws Exception {
+    Socket s = new Socket();
+    s.connect(new InetSocketAddress("127.0.0.1", instance.http().port()), 5_000);
+    OPEN.add(s);
+    s.getOutputStream().write(("GET /v1/ws?device=" + device + " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+        + "Sec-WebSocket-Version: 13\r\nAuthorization: Bearer " + TestTokens.token(user) + "\r\n\r\n")
+        .getBytes(StandardCharsets.US_ASCII));
+    s.getOutputStream().flush();
+    InputStream in = s.getInputStream();
+    StringBuilder head = new StringBuilder();
+    while (!head.toString().endsWith("\r\n\r\n")) {
+      int b = in.read();
+      if (b < 0) {
+        break;
+      }
+      head.append((char) b);
+    }
+    return head.toString();
+  }
+
   /** A WebSocket that completes the upgrade and then never reads: the server's writes back up. */
   private static Socket unreadSocket(PipelineRuntime instance, String user, String device) throws Exception {
     Socket s = new Socket();
@@ -416,13 +455,25 @@ class PushAbuseIT {
         HttpResponse.BodyHandlers.ofString()).statusCode();
   }
 
+  /** Waits until {@code user}'s inbox holds {@code n} entries, counted over pages (a page is cut by bytes). */
   private static void awaitInbox(String user, int n) {
     await().atMost(Duration.ofSeconds(60)).until(() -> {
-      HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(base(first) + "/v1/users/" + user
-          + "/inbox?limit=1000")).header("Authorization", TestTokens.bearer(user)).GET().build(),
-          HttpResponse.BodyHandlers.ofString());
-      return r.statusCode() == 200
-          && dev.impipe.runtime.http.Json.MAPPER.readTree(r.body()).path("entries").size() >= n;
+      long after = -1;
+      int seen = 0;
+      while (true) {
+        HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(base(first) + "/v1/users/" + user
+            + "/inbox?limit=1000&after=" + after)).header("Authorization", TestTokens.bearer(user)).GET().build(),
+            HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() != 200) {
+          return false;
+        }
+        com.fasterxml.jackson.databind.JsonNode page = dev.impipe.runtime.http.Json.MAPPER.readTree(r.body());
+        seen += page.path("entries").size();
+        if (seen >= n || !page.path("hasMore").asBoolean()) {
+          return seen >= n;
+        }
+        after = page.path("next").asLong();
+      }
     });
   }
 

@@ -92,7 +92,7 @@ public final class AbuseScenario implements Scenario {
         Files.write(tokensFile, List.of(tokens), StandardCharsets.UTF_8);
 
         // Pass 1: the normal load alone.
-        Sampler quiet = Sampler.start(pipeline);
+        Sampler quiet = Sampler.start(pipeline, null);
         syncLoad(cluster, pipeline, tokensFile, dir, seconds, 0);
         quiet.stop();
         LatencyRecorder alone = result.latency("sync at half the saturated rate, alone", "us");
@@ -112,7 +112,7 @@ public final class AbuseScenario implements Scenario {
             Integer.toString(sockets), Integer.toString(slowReaders), answers.toString())
             .redirectErrorStream(true).redirectOutput(dir.resolve("abuse.log").toFile()).start();
         cluster.step("attacker started (pid " + abuse.pid() + ")");
-        Sampler loud = Sampler.start(pipeline);
+        Sampler loud = Sampler.start(pipeline, abuse);
         syncLoad(cluster, pipeline, tokensFile, dir, seconds, rate);
         loud.stop();
         if (!abuse.waitFor(seconds + 60, TimeUnit.SECONDS)) {
@@ -136,6 +136,11 @@ public final class AbuseScenario implements Scenario {
         result.figure("pipeline heap max, under abuse", Support.mbValue(loud.heap.get()), "MB");
         result.figure("pipeline RSS max, alone", Support.mbValue(quiet.rss.get()), "MB");
         result.figure("pipeline RSS max, under abuse", Support.mbValue(loud.rss.get()), "MB");
+        result.figure("pipeline CPU, alone (closed + open loop)", quiet.cpuSeconds() / (2.0 * seconds + 2),
+            "cores");
+        result.figure("pipeline CPU, under abuse", loud.cpuSeconds() / (seconds + 2.0), "cores");
+        result.figure("attacker's own CPU (its JVM, on the same cores)", loud.otherCpuSeconds() / (seconds + 2.0),
+            "cores");
         if (Files.exists(answers)) {
           for (String line : Files.readAllLines(answers, StandardCharsets.US_ASCII)) {
             String[] p = line.split(" ");
@@ -237,19 +242,31 @@ public final class AbuseScenario implements Scenario {
     }
   }
 
-  /** Samples the pipeline JVM's heap (its /metrics) and RSS every 500 ms until stopped; keeps the maxima. */
+  /**
+   * Samples the pipeline JVM's heap (its /metrics) and RSS every 500 ms until stopped, keeping the maxima, and the CPU
+   * time the pipeline (and {@code other}, the attacker, when given) used meanwhile.
+   */
   private static final class Sampler {
     final AtomicLong heap = new AtomicLong();
     final AtomicLong rss = new AtomicLong();
     private final AtomicBoolean running = new AtomicBoolean(true);
+    private final AtomicLong otherCpuNanos = new AtomicLong();
+    private long cpuStart;
+    private long cpuEnd;
+    private PipelineJvm pipeline;
     private Thread thread;
 
-    static Sampler start(PipelineJvm pipeline) {
+    static Sampler start(PipelineJvm pipeline, Process other) {
       Sampler s = new Sampler();
+      s.pipeline = pipeline;
+      s.cpuStart = cpuNanos(pipeline.process.toHandle());
       s.thread = new Thread(() -> {
         while (s.running.get()) {
           s.heap.accumulateAndGet((long) pipeline.metric("jvm_memory_used_bytes", "area=\"heap\""), Math::max);
           s.rss.accumulateAndGet(PipelineJvm.rss(pipeline.process.pid()), Math::max);
+          if (other != null) {
+            s.otherCpuNanos.accumulateAndGet(cpuNanos(other.toHandle()), Math::max);
+          }
           java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(500));
         }
       }, "abuse-sampler");
@@ -261,6 +278,19 @@ public final class AbuseScenario implements Scenario {
     void stop() throws InterruptedException {
       running.set(false);
       thread.join(5_000);
+      cpuEnd = cpuNanos(pipeline.process.toHandle());
+    }
+
+    double cpuSeconds() {
+      return (cpuEnd - cpuStart) / 1e9;
+    }
+
+    double otherCpuSeconds() {
+      return otherCpuNanos.get() / 1e9;
+    }
+
+    private static long cpuNanos(ProcessHandle process) {
+      return process.info().totalCpuDuration().map(Duration::toNanos).orElse(0L);
     }
   }
 }

@@ -117,7 +117,11 @@ public final class OwnerRouter {
   public CompletableFuture<Response> routeAsync(String route, String store, String key, Request request,
       AsyncLocalAnswer local) {
     if (waiting.full(user(request))) {
-      return CompletableFuture.failedFuture(tooManyWaiting());
+      // Refused before any work, and answered only after Retry-After, from a timer (no thread is held): a client
+      // that ignores Retry-After and asks again at once waits anyway, so a user spinning on the bound costs a timer
+      // per connection and second instead of a request loop as fast as the server answers.
+      return http.after(TimeUnit.SECONDS.toMillis(Long.parseLong(RETRY_AFTER_SECONDS)))
+          .thenCompose(v -> CompletableFuture.failedFuture(tooManyWaiting()));
     }
     long start = System.nanoTime();
     long deadline = start + TimeUnit.MILLISECONDS.toNanos(budgetMs(request));
