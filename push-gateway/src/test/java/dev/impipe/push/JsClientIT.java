@@ -56,8 +56,10 @@ class JsClientIT {
           + " (Node 22+, or 20.10+ with --experimental-websocket): the JavaScript reconnect test is skipped");
       command.add("--experimental-websocket");
     }
-    // the sender posts as fast as the pipeline takes it: above the default sends quota (20 a second)
-    Map<String, String> settings = Map.of("IM_QUOTA_SENDS_PER_SECOND", "1000", "IM_QUOTA_SENDS_BURST", "1000");
+    // the sender posts as fast as the pipeline takes it: above the default sends quota (20 a second); the receiver
+    // reconnects 25 times in seconds: above the default socket opens per user (bursts of 10, then 30 a minute)
+    Map<String, String> settings = Map.of("IM_QUOTA_SENDS_PER_SECOND", "1000", "IM_QUOTA_SENDS_BURST", "1000",
+        "IM_PUSH_CONNECTS_PER_MINUTE", "6000");
     try (LocalPipeline pipeline = LocalPipeline.start("jsclient", settings)) {
       // When the reconnect test runs against the pipeline: 1,000 messages, the receiver cut 25 times
       command.addAll(List.of("--test", "--test-reporter=tap", "test/reconnect.integration.test.js"));
