@@ -121,7 +121,7 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
         + "as many senders), then GET /v1/users/u0/conversations?limit=50: requests/s in a closed loop, p99 at "
         + "half that rate (target <= 10 ms)",
         List.of(new Setting("conversations", "N", "conversations of the user (1000)"),
-            new Setting("concurrency", "N", "threads of the closed loop (4)"),
+            new Setting("concurrency", "N", "connections of the closed loop and of the open loop (4)"),
             new Setting("duration", "SECONDS", "each measured phase (20; 5 at --scale small)"),
             new Setting("limit", "N", "conversations per page (50)"))));
     return java.util.Collections.unmodifiableMap(m);

@@ -364,8 +364,12 @@ class PushAbuseIT {
   /** Asks for an upgrade and returns the answer's head (status line and headers); the socket is kept open. */
   private static String upgradeHead(PipelineRuntime instance, String user, String device) throws Exception {
     Socket s = new Socket();
-    s.connect(new InetSocketAddress("127.0.0.1", instance.http().port()), 5_000);
     OPEN.add(s);
+    return upgradeHead(s, instance, user, device);
+  }
+
+  private static String upgradeHead(Socket s, PipelineRuntime instance, String user, String device) throws Exception {
+    s.connect(new InetSocketAddress("127.0.0.1", instance.http().port()), 5_000);
     s.getOutputStream().write(("GET /v1/ws?device=" + device + " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
         + "Sec-WebSocket-Version: 13\r\nAuthorization: Bearer " + TestTokens.token(user) + "\r\n\r\n")
@@ -387,23 +391,8 @@ class PushAbuseIT {
   private static Socket unreadSocket(PipelineRuntime instance, String user, String device) throws Exception {
     Socket s = new Socket();
     s.setReceiveBufferSize(4_096);
-    s.connect(new InetSocketAddress("127.0.0.1", instance.http().port()), 5_000);
-    s.getOutputStream().write(("GET /v1/ws?device=" + device + " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-        + "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
-        + "Sec-WebSocket-Version: 13\r\nAuthorization: Bearer " + TestTokens.token(user) + "\r\n\r\n")
-        .getBytes(StandardCharsets.US_ASCII));
-    s.getOutputStream().flush();
     // Reads the answer's head only, byte by byte (nothing of the frames after it)
-    InputStream in = s.getInputStream();
-    StringBuilder head = new StringBuilder();
-    while (!head.toString().endsWith("\r\n\r\n")) {
-      int b = in.read();
-      if (b < 0) {
-        break;
-      }
-      head.append((char) b);
-    }
-    assertThat(head.toString()).startsWith("HTTP/1.1 101");
+    assertThat(upgradeHead(s, instance, user, device)).startsWith("HTTP/1.1 101");
     return s;
   }
 

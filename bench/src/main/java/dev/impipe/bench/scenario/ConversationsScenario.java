@@ -14,18 +14,15 @@ import dev.impipe.inbox.InboxStoreTopology;
 import dev.impipe.runtime.app.PipelineRuntime;
 import dev.impipe.runtime.domain.Ids;
 import java.io.PrintStream;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 
@@ -33,7 +30,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  * The conversation list of one user with many conversations: one direct message from each of {@code
  * conversations} senders to {@code u0}, then {@code GET /v1/users/u0/conversations?limit=50} in a closed loop (the
  * peak rate) and in an open loop at half of it, where the target (p99 <= 10 ms) is checked; each open-loop request
- * is timed from when it was due. The load runs on threads of this JVM (java.net.http, keep-alive).
+ * is timed from when it was due. The load comes from {@link SyncLoad} in a JVM of its own (as in the sync benchmark),
+ * on {@code --concurrency} keep-alive connections.
  */
 public final class ConversationsScenario implements Scenario {
 
@@ -47,8 +45,8 @@ public final class ConversationsScenario implements Scenario {
     int limit = (int) options.fixed("limit", 50);
     result.setup("conversations of the user", conversations);
     result.setup("requests", "GET /v1/users/" + USER + "/conversations?limit=" + limit + ", " + concurrency
-        + " threads in a closed loop for " + seconds + " s after a 2 s warm-up, then " + seconds
-        + " s open loop at half that rate");
+        + " connections in a closed loop for " + seconds + " s after a 2 s warm-up, then " + seconds
+        + " s open loop at half that rate (load generator in its own JVM)");
     PipelineRuntime runtime = cluster.run(List.of(new FanoutComponent(), new InboxStoreComponent()), Map.of());
     Support.SendErrors errors = new Support.SendErrors();
     try (KafkaProducer<String, ChatMessage> producer =
@@ -71,94 +69,45 @@ public final class ConversationsScenario implements Scenario {
         Set.of(cluster.names().inbox())));
     cluster.step("conversations filled and materialised");
 
-    URI uri = URI.create("http://127.0.0.1:" + runtime.http().port() + "/v1/users/" + USER + "/conversations?limit="
-        + limit);
+    // The load generator is the sync benchmark's (SyncLoad, in a JVM of its own: plain keep-alive sockets), on the
+    // list's path: in this JVM java.net.http costs more CPU than the requests it times.
     String token = "Bearer " + cluster.tokens().issue(USER, Duration.ofHours(2));
-    HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-    HttpRequest request = HttpRequest.newBuilder(uri).header("Authorization", token).timeout(Duration.ofSeconds(10))
-        .build();
-    AtomicLong failed = new AtomicLong();
-    closedLoop(client, request, concurrency, 2, null, failed);
-    LatencyRecorder peak = result.latency("conversation list (closed loop, saturated)", "us");
-    long done = closedLoop(client, request, concurrency, seconds, peak, failed);
-    double rps = done / (double) seconds;
-    result.figure("conversation list requests (closed loop)", rps, "requests/s");
-    result.figure("conversation list p99 (closed loop, saturated)", peak.percentile(99) / 1000.0, "ms");
-    LatencyRecorder half = result.latency("conversation list at half the saturated rate (open loop)", "us");
-    openLoop(client, request, concurrency, seconds, rps / 2, half, failed);
-    double p99 = half.percentile(99) / 1000.0;
-    result.figure("conversation list p99 at half the saturated rate", p99, "ms", "<= 10", p99 <= 10);
-    result.figure("conversation list: failed requests (non-200)", failed.get(), "requests", "0", failed.get() == 0);
+    Path dir = Files.createTempDirectory("im-bench-conversations");
+    try {
+      Path tokens = dir.resolve("tokens.txt");
+      Files.write(tokens, List.of(token), StandardCharsets.UTF_8);
+      String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+      List<String> cmd = List.of(java, "-Xms64m", "-Xmx64m", "-XX:+UseSerialGC", "-cp",
+          System.getProperty("java.class.path"), SyncLoad.class.getName(), "127.0.0.1",
+          Integer.toString(runtime.http().port()), tokens.toString(), Integer.toString(limit), dir.toString(), "2",
+          Long.toString(seconds), Integer.toString(concurrency), Integer.toString(concurrency), "0",
+          "/v1/users/{user}/conversations?limit=" + limit);
+      Path loadLog = dir.resolve("load.log");
+      Process load = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(loadLog.toFile()).start();
+      if (!load.waitFor(2 * seconds + 120, TimeUnit.SECONDS) || load.exitValue() != 0) {
+        load.destroyForcibly();
+        throw new IllegalStateException("the load generator failed; its log: " + Files.readString(loadLog));
+      }
+      LatencyRecorder peak = result.latency("conversation list (closed loop, saturated)", "us");
+      long[] closed = SyncScenario.readPhase(dir.resolve("closed.txt"), peak);
+      double rps = closed[0] / (closed[3] / 1e9);
+      result.figure("conversation list requests (closed loop)", rps, "requests/s");
+      result.figure("conversation list p99 (closed loop, saturated)", peak.percentile(99) / 1000.0, "ms");
+      LatencyRecorder half = result.latency("conversation list at half the saturated rate (open loop)", "us");
+      long[] open = SyncScenario.readPhase(dir.resolve("open.txt"), half);
+      double p99 = half.percentile(99) / 1000.0;
+      result.figure("conversation list p99 at half the saturated rate", p99, "ms", "<= 10", p99 <= 10);
+      long failed = closed[1] + open[1];
+      result.figure("conversation list: failed requests (non-200)", failed, "requests", "0", failed == 0);
+    } finally {
+      try (var files = Files.list(dir)) {
+        for (Path f : (Iterable<Path>) files::iterator) {
+          Files.deleteIfExists(f);
+        }
+      }
+      Files.deleteIfExists(dir);
+    }
     result.note("Not measured here: the fan-out ratio to the ceiling with and without the conversation state "
         + "(run bench fanout on both builds).");
-  }
-
-  /** {@code threads} threads sending back to back for {@code seconds}; returns the requests completed. */
-  private static long closedLoop(HttpClient client, HttpRequest request, int threads, long seconds,
-      LatencyRecorder latency, AtomicLong failed) throws InterruptedException {
-    long end = System.nanoTime() + Duration.ofSeconds(seconds).toNanos();
-    AtomicLong count = new AtomicLong();
-    List<Thread> workers = new ArrayList<>();
-    for (int t = 0; t < threads; t++) {
-      workers.add(started(() -> {
-        while (System.nanoTime() < end) {
-          long start = System.nanoTime();
-          send(client, request, failed);
-          if (latency != null) {
-            latency.record((System.nanoTime() - start) / 1_000);
-          }
-          count.incrementAndGet();
-        }
-      }));
-    }
-    for (Thread w : workers) {
-      w.join();
-    }
-    return count.get();
-  }
-
-  /** {@code rate} requests/s spread over {@code threads} threads, each timed from when it was due. */
-  private static void openLoop(HttpClient client, HttpRequest request, int threads, long seconds, double rate,
-      LatencyRecorder latency, AtomicLong failed) throws InterruptedException {
-    long interval = (long) (threads * 1e9 / Math.max(1, rate));
-    long start = System.nanoTime();
-    long end = start + Duration.ofSeconds(seconds).toNanos();
-    List<Thread> workers = new ArrayList<>();
-    for (int t = 0; t < threads; t++) {
-      long offset = interval * t / threads;
-      workers.add(started(() -> {
-        for (long due = start + offset; due < end; due += interval) {
-          long wait = due - System.nanoTime();
-          if (wait > 0) {
-            LockSupport.parkNanos(wait); // pacing the load, not waiting for the system to settle
-          }
-          send(client, request, failed);
-          latency.record((System.nanoTime() - due) / 1_000);
-        }
-      }));
-    }
-    for (Thread w : workers) {
-      w.join();
-    }
-  }
-
-  private static Thread started(Runnable body) {
-    Thread t = new Thread(body, "conversations-load");
-    t.start();
-    return t;
-  }
-
-  private static void send(HttpClient client, HttpRequest request, AtomicLong failed) {
-    try {
-      HttpResponse<byte[]> response = client.send(request, HttpResponse.BodyHandlers.ofByteArray());
-      if (response.statusCode() != 200) {
-        failed.incrementAndGet();
-      }
-    } catch (java.io.IOException e) {
-      failed.incrementAndGet();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      failed.incrementAndGet();
-    }
   }
 }

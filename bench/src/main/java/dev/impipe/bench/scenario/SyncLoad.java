@@ -32,7 +32,8 @@ import java.util.concurrent.locks.LockSupport;
  * </ul>
  *
  * <p>Arguments: {@code HOST PORT TOKENS_FILE LIMIT OUT_DIR WARMUP_SECONDS SECONDS CONNECTIONS OPEN_CONNECTIONS
- * [FIXED_RATE]}; with a {@code FIXED_RATE} (requests/s) only the warm-up and an open loop at that rate run.
+ * [FIXED_RATE [PATH]]}; with a {@code FIXED_RATE} above 0 (requests/s) only the warm-up and an open loop at that rate
+ * run; {@code PATH} replaces the sync request's path ({@code {user}} and {@code {device}} are filled in).
  * The tokens file has one {@code Bearer ...} value per line, line {@code n} for user {@code u<n>}. Three phases run
  * back to back: a closed-loop warm-up (not recorded), a closed loop of {@code SECONDS} on {@code CONNECTIONS}
  * connections (the saturated rate), then an open loop at half that rate on {@code OPEN_CONNECTIONS} connections.
@@ -57,10 +58,11 @@ public final class SyncLoad {
     int connections = Integer.parseInt(args[7]);
     int openConnections = Integer.parseInt(args[8]);
 
+    String path = args.length > 10 ? args[10] : "/v1/users/{user}/devices/{device}/sync?limit=" + limit;
     byte[][] requests = new byte[tokens.size() * 3][];
     for (int u = 0; u < tokens.size(); u++) {
       for (int d = 0; d < 3; d++) {
-        requests[u * 3 + d] = ("GET /v1/users/" + Workload.user(u) + "/devices/d" + d + "/sync?limit=" + limit
+        requests[u * 3 + d] = ("GET " + path.replace("{user}", Workload.user(u)).replace("{device}", "d" + d)
             + " HTTP/1.1\r\nHost: " + host + ":" + port + "\r\nAuthorization: " + tokens.get(u)
             + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
       }
