@@ -9,6 +9,9 @@ import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.http.HttpApi;
 import dev.impipe.runtime.http.HttpError;
 import dev.impipe.runtime.http.Request;
+import dev.impipe.runtime.quota.Rate;
+import dev.impipe.runtime.quota.RateQuota;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -47,12 +50,14 @@ public final class PushGatewayComponent implements PipelineComponent {
     Gateway gateway = context.closeOnShutdown(new Gateway(context.topics(), context.config().clientProperties(),
         config, new ApiClient(http.client(), base), context.metrics())).start();
     context.readiness("push-gateway-reader", gateway::readerAlive);
-    ConnectRate connects = new ConnectRate(config.connectsPerMinute(), Math.max(10, config.maxSocketsPerUser()),
-        100_000, System::nanoTime);
+    // Each open costs a backlog read: the socket cap bounds what a user holds, this how often they open (the same
+    // per-user bucket, in bounded memory, as ingest's quotas).
+    RateQuota connects = new RateQuota(Rate.of(config.connectsPerMinute(), Duration.ofMinutes(1), "minute",
+        Math.max(10, config.maxSocketsPerUser())), 100_000);
     http.webSocket(PATH, request -> {
       Principal caller = request.caller();
       String device = device(caller, request);
-      long wait = connects.tryOpen(caller.userId());
+      long wait = (connects.tryTake(caller.userId(), System.nanoTime()) + 999_999_999L) / 1_000_000_000L;
       if (wait > 0) {
         throw new HttpError(429, "more than " + config.connectsPerMinute() + " sockets opened a minute by this user; "
             + "retry in " + wait + " s", Map.of("Retry-After", Long.toString(wait)));

@@ -1,4 +1,4 @@
-package dev.impipe.ingest.quota;
+package dev.impipe.runtime.quota;
 
 import java.time.Duration;
 

@@ -1,4 +1,4 @@
-package dev.impipe.ingest.quota;
+package dev.impipe.runtime.quota;
 
 /**
  * One user's tokens of one {@link Rate}, on a monotonic nanosecond clock, kept as the one instant at which the bucket

@@ -1,4 +1,4 @@
-package dev.impipe.ingest.quota;
+package dev.impipe.runtime.quota;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package dev.impipe.ingest.quota;
+package dev.impipe.runtime.quota;
 
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -10,7 +10,7 @@ import java.util.Map;
  * used goes (that user starts again with a full bucket, the only way a flood of user ids can gain anything). Each
  * instance keeps its own buckets. Thread-safe: one short lock per call.
  */
-final class RateQuota {
+public final class RateQuota {
 
   /** Most idle users one call forgets: a call after a quiet spell stays short, the cap bounds the rest. */
   static final int FORGET_PER_CALL = 64;
@@ -20,7 +20,7 @@ final class RateQuota {
   /** Access-ordered: the eldest entry is the user seen least recently. */
   private final LinkedHashMap<String, TokenBucket> buckets = new LinkedHashMap<>(16, 0.75f, true);
 
-  RateQuota(Rate rate, int maxUsers) {
+  public RateQuota(Rate rate, int maxUsers) {
     if (maxUsers < 1) {
       throw new IllegalArgumentException("maxUsers must be at least 1");
     }
@@ -28,12 +28,12 @@ final class RateQuota {
     this.maxUsers = maxUsers;
   }
 
-  Rate rate() {
+  public Rate rate() {
     return rate;
   }
 
   /** Takes one of {@code user}'s tokens: 0 when taken, else the nanoseconds until one is there (nothing taken). */
-  synchronized long tryTake(String user, long nowNanos) {
+  public synchronized long tryTake(String user, long nowNanos) {
     if (rate.unlimited()) {
       return 0;
     }
@@ -52,7 +52,7 @@ final class RateQuota {
   }
 
   /** Gives back the token {@link #tryTake} just took from {@code user}. */
-  synchronized void refund(String user) {
+  public synchronized void refund(String user) {
     TokenBucket bucket = buckets.get(user);
     if (bucket != null) {
       bucket.refund(rate);
@@ -60,7 +60,7 @@ final class RateQuota {
   }
 
   /** Users with a bucket now (a gauge). */
-  synchronized int trackedUsers() {
+  public synchronized int trackedUsers() {
     return buckets.size();
   }
 
