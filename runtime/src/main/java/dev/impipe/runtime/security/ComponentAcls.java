@@ -31,8 +31,14 @@ import org.apache.kafka.common.resource.ResourceType;
  * @param reads topics it consumes
  * @param writes topics it produces to
  * @param streamsApp whether it runs a Kafka Streams app named after it
+ * @param consumerGroups suffixes of plain consumer groups it reads in besides its Streams app's (the group is the
+ *     topic prefix + the component + {@code -} + the suffix)
  */
-public record ComponentAcls(String component, Set<String> reads, Set<String> writes, boolean streamsApp) {
+public record ComponentAcls(String component, Set<String> reads, Set<String> writes, boolean streamsApp,
+    Set<String> consumerGroups) {
+
+  /** The consumer group suffix of the notification senders ({@code im.notify-senders}). */
+  public static final String NOTIFY_SENDERS_GROUP = "senders";
 
   /** A component's principal is this plus its name ({@code im-fanout}), as the Strimzi KafkaUsers are named. */
   public static final String PRINCIPAL_PREFIX = "im-";
@@ -40,6 +46,16 @@ public record ComponentAcls(String component, Set<String> reads, Set<String> wri
   public ComponentAcls {
     reads = Set.copyOf(new TreeSet<>(reads));
     writes = Set.copyOf(new TreeSet<>(writes));
+    consumerGroups = Set.copyOf(new TreeSet<>(consumerGroups));
+  }
+
+  public ComponentAcls(String component, Set<String> reads, Set<String> writes, boolean streamsApp) {
+    this(component, reads, writes, streamsApp, Set.of());
+  }
+
+  /** The consumer group {@code <prefix><component>-<suffix>}, one of {@link #consumerGroups()}. */
+  public String consumerGroup(String topicPrefix, String suffix) {
+    return applicationId(topicPrefix) + "-" + suffix;
   }
 
   /**
@@ -62,7 +78,12 @@ public record ComponentAcls(String component, Set<String> reads, Set<String> wri
         // The gateway commits a device's cursor itself when the device ACKs (PushOutput#cursor): it writes
         // im.device-cursors; it never consumes it (cursors are read through the inbox store's API).
         new ComponentAcls("push-gateway", Set.of(t.inbox(), t.ackTimeouts()),
-            Set.of(t.deliveries(), t.acks(), t.deviceCursors(), t.rejected()), false));
+            Set.of(t.deliveries(), t.acks(), t.deviceCursors(), t.rejected()), false),
+        // Decides from the inbox, ACKs and cursors (its registrations arrive through im.push-registrations, which its
+        // HTTP routes and its senders, on a 404/410, write); the senders consume im.notifications in their own group.
+        new ComponentAcls("notify", Set.of(t.inbox(), t.acks(), t.deviceCursors(), t.pushRegistrations(),
+            t.notifications()), Set.of(t.pushRegistrations(), t.notifications(), t.rejected()), true,
+            Set.of(NOTIFY_SENDERS_GROUP)));
   }
 
   /** The row of {@code component}, if it has one. */
@@ -100,6 +121,11 @@ public record ComponentAcls(String component, Set<String> reads, Set<String> wri
           AclOperation.WRITE));
       acls.add(allow(principal, ResourceType.TRANSACTIONAL_ID, appId + "-", PatternType.PREFIXED,
           AclOperation.DESCRIBE));
+    }
+    for (String suffix : consumerGroups) {
+      String group = consumerGroup(topicPrefix, suffix);
+      acls.add(allow(principal, ResourceType.GROUP, group, PatternType.LITERAL, AclOperation.READ));
+      acls.add(allow(principal, ResourceType.GROUP, group, PatternType.LITERAL, AclOperation.DESCRIBE));
     }
     return List.copyOf(acls);
   }

@@ -7,6 +7,8 @@ import dev.impipe.avro.Delivery;
 import dev.impipe.avro.DeviceCursor;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.MembershipChange;
+import dev.impipe.avro.Notification;
+import dev.impipe.avro.PushRegistration;
 import dev.impipe.avro.ScheduleCommand;
 import dev.impipe.schemas.registry.SchemaRegistryClient;
 import dev.impipe.schemas.serde.SpecificAvroSerde;
@@ -36,6 +38,8 @@ public final class ImTopics {
     valueTypes.put(names.ackTimeouts(), AckTimeout.class);
     valueTypes.put(names.delayed(), ScheduleCommand.class);
     valueTypes.put(names.history(), ChatMessage.class);
+    valueTypes.put(names.pushRegistrations(), PushRegistration.class);
+    valueTypes.put(names.notifications(), Notification.class);
   }
 
   public TopicNames names() {
@@ -84,6 +88,14 @@ public final class ImTopics {
    */
   public Topic<String, ChatMessage> history() {
     return topic(names.history(), ChatMessage.class);
+  }
+
+  public Topic<String, PushRegistration> pushRegistrations() {
+    return topic(names.pushRegistrations(), PushRegistration.class);
+  }
+
+  public Topic<String, Notification> notifications() {
+    return topic(names.notifications(), Notification.class);
   }
 
   /** Rejected records keep their original bytes; the reason travels in headers. */

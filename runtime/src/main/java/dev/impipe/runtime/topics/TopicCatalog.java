@@ -36,7 +36,12 @@ public final class TopicCatalog {
         // History as the fan-out accepted it, one key per conversation seq (HistoryKey), partitioned by conversation
         // like im.messages. Compacted, so a recall's overwrite (the body removed) replaces the original for good.
         new TopicSpec(names.history(), conv, Map.of("cleanup.policy", "compact", "retention.ms", FOREVER),
-            CONVERSATION_KEYED));
+            CONVERSATION_KEYED),
+        // Registrations are few and must outlive any retention: kept whole, keyed by userId (co-partitioned with the
+        // inbox, so the notify topology reads a user's devices in the task of their inbox); its store keeps the newest.
+        new TopicSpec(names.pushRegistrations(), user, delete(FOREVER), USER_KEYED),
+        // Decisions: read by the senders within seconds; a week covers any sender outage.
+        new TopicSpec(names.notifications(), user, delete(SEVEN_DAYS), USER_KEYED));
   }
 
   private static Map<String, String> delete(String retentionMs) {

@@ -11,11 +11,14 @@ public record TopicNames(
     String ackTimeouts,
     String delayed,
     String rejected,
-    String history) {
+    String history,
+    String pushRegistrations,
+    String notifications) {
 
   public static TopicNames withPrefix(String prefix) {
     return new TopicNames(prefix + "messages", prefix + "group-members", prefix + "inbox",
         prefix + "device-cursors", prefix + "deliveries", prefix + "acks", prefix + "ack-timeouts",
-        prefix + "delayed", prefix + "rejected", prefix + "history");
+        prefix + "delayed", prefix + "rejected", prefix + "history", prefix + "push-registrations",
+        prefix + "notifications");
   }
 }

@@ -19,9 +19,9 @@ class ComponentAclsTest {
   @Test
   void everyComponentHasARowAndEveryStreamsAppIsMarked() {
     assertThat(ComponentAcls.table(NAMES)).extracting(ComponentAcls::component)
-        .containsExactly("ingest", "fanout", "inbox-store", "ack-timeout", "delay", "push-gateway");
+        .containsExactly("ingest", "fanout", "inbox-store", "ack-timeout", "delay", "push-gateway", "notify");
     assertThat(ComponentAcls.table(NAMES).stream().filter(ComponentAcls::streamsApp).map(ComponentAcls::component))
-        .containsExactlyInAnyOrder("fanout", "inbox-store", "ack-timeout", "delay");
+        .containsExactlyInAnyOrder("fanout", "inbox-store", "ack-timeout", "delay", "notify");
     assertThat(ComponentAcls.of(NAMES, "fanout").orElseThrow().principalName()).isEqualTo("im-fanout");
     assertThat(ComponentAcls.of(NAMES, "nope")).isEmpty();
   }

@@ -30,7 +30,8 @@ class TopicCatalogTest {
   void everyDesignTopicIsCatalogedWithThePrefix() {
     assertThat(TopicCatalog.specs(NAMES, CONFIG)).extracting(TopicSpec::name).containsExactlyInAnyOrder(
         "test7.messages", "test7.group-members", "test7.inbox", "test7.device-cursors", "test7.deliveries",
-        "test7.acks", "test7.ack-timeouts", "test7.delayed", "test7.rejected", "test7.history");
+        "test7.acks", "test7.ack-timeouts", "test7.delayed", "test7.rejected", "test7.history",
+        "test7.push-registrations", "test7.notifications");
   }
 
   @Test
@@ -47,6 +48,8 @@ class TopicCatalogTest {
     assertThat(names.delayed()).isEqualTo("im.delayed");
     assertThat(names.rejected()).isEqualTo("im.rejected");
     assertThat(names.history()).isEqualTo("im.history");
+    assertThat(names.pushRegistrations()).isEqualTo("im.push-registrations");
+    assertThat(names.notifications()).isEqualTo("im.notifications");
   }
 
   @Test
@@ -70,7 +73,8 @@ class TopicCatalogTest {
     assertThat(groups.get(TopicCatalog.CONVERSATION_KEYED))
         .containsExactlyInAnyOrder("test7.messages", "test7.group-members", "test7.history");
     assertThat(groups.get(TopicCatalog.USER_KEYED)).containsExactlyInAnyOrder(
-        "test7.inbox", "test7.device-cursors", "test7.deliveries", "test7.acks", "test7.ack-timeouts");
+        "test7.inbox", "test7.device-cursors", "test7.deliveries", "test7.acks", "test7.ack-timeouts",
+        "test7.push-registrations", "test7.notifications");
 
     // Whatever the config, a group never asks for two different partition counts.
     Map<String, Set<Integer>> countsPerGroup = TopicCatalog.specs(NAMES, CONFIG).stream()
