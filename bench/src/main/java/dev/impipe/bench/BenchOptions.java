@@ -124,6 +124,12 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
             new Setting("concurrency", "N", "connections of the closed loop and of the open loop (4)"),
             new Setting("duration", "SECONDS", "each measured phase (20; 5 at --scale small)"),
             new Setting("limit", "N", "conversations per page (50)"))));
+    m.put("notify", new ScenarioSpec("registered devices that receive nothing (webhook provider to a local "
+        + "receiver), one message per device and conversation: decisions/s and sent/s from a backlog due at once, "
+        + "then entry -> provider latency at half that rate (target p99 <= IM_NOTIFY_AFTER + 1 s)",
+        List.of(new Setting("devices", "N", "registered devices, one user each (20k" + COUNT + ")"),
+            new Setting("messages", "N", "messages of the full-speed phase (100k, scales)"),
+            new Setting("duration", "SECONDS", "the half-rate phase (20; 8 at --scale small)"))));
     return java.util.Collections.unmodifiableMap(m);
   }
 
