@@ -104,18 +104,18 @@ final class BurstIndex {
   }
 
   /**
-   * The due entries at or before {@code now}, oldest first, one unit of {@code lease} each, taken out of the index
+   * The due entries at or before {@code upTo}, oldest first, one unit of {@code lease} each, taken out of the index
    * (their bursts are still there: the caller decides them and writes what follows). Keys that do not decode are
    * quarantined.
    */
-  DueBatch takeDue(long now, PunctuationBudget.Lease lease) {
-    if (cursor > now) {
+  DueBatch takeDue(long upTo, PunctuationBudget.Lease lease) {
+    if (upTo == Long.MIN_VALUE || cursor > upTo) {
       return new DueBatch(List.of(), false);
     }
     List<Bytes> keys = new ArrayList<>();
     boolean more = false;
     try (KeyValueIterator<Bytes, byte[]> it = dueIndex.range(NotifyKeys.dueStart(cursor),
-        NotifyKeys.dueStart(now + 1))) {
+        NotifyKeys.dueStart(upTo + 1))) {
       while (it.hasNext()) {
         if (!lease.take(1)) {
           more = true;
@@ -134,7 +134,7 @@ final class BurstIndex {
       remove(dueIndex, key);
     }
     // Times before the last one seen are empty now; the last one may hold more (where the budget cut the round).
-    cursor = more && !due.isEmpty() ? due.get(due.size() - 1).due() : now + 1;
+    cursor = more && !due.isEmpty() ? due.get(due.size() - 1).due() : upTo + 1;
     return new DueBatch(due, more);
   }
 

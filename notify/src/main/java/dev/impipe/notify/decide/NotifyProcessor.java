@@ -56,6 +56,7 @@ public final class NotifyProcessor implements Processor<String, Object, Object, 
   private KeyValueStore<Bytes, Long> totals;
   private String taskId;
   private Cancellable catchUp;
+  private InputHorizon horizon;
 
   public NotifyProcessor(NotifyConfig cfg, NotifyMetrics metrics, PunctuationBudget budget) {
     this.cfg = cfg;
@@ -79,6 +80,7 @@ public final class NotifyProcessor implements Processor<String, Object, Object, 
     pendingCount.set(pending.approximateNumEntries());
     bursts = new BurstIndex(pending, ctx.getStateStore(NotifyTopology.DUE_STORE), pendingCount, afterMs, coalesceMs,
         (store, key, stored, user, e) -> quarantine(store, key, stored, user, e, ctx.currentSystemTimeMs()));
+    horizon = new InputHorizon(InputHorizon.idleMs(afterMs), ctx.currentSystemTimeMs());
     ctx.schedule(Duration.ofMillis(periodMs(cfg)), PunctuationType.WALL_CLOCK_TIME, this::punctuate);
   }
 
@@ -89,6 +91,7 @@ public final class NotifyProcessor implements Processor<String, Object, Object, 
 
   @Override
   public void process(Record<String, Object> record) {
+    horizon.read(context.currentSystemTimeMs(), record.timestamp());
     Object value = record.value();
     String key = record.key();
     if (value instanceof InboxEntry entry) {
@@ -202,7 +205,7 @@ public final class NotifyProcessor implements Processor<String, Object, Object, 
   void punctuate(long now) {
     boolean more;
     try (PunctuationBudget.Lease lease = budget.lease(now)) {
-      BurstIndex.DueBatch batch = bursts.takeDue(now, lease);
+      BurstIndex.DueBatch batch = bursts.takeDue(horizon.at(now), lease);
       batch.due().forEach(d -> decideOne(d, now));
       more = batch.more();
     }

@@ -182,6 +182,29 @@ class NotifyTopologyTest {
   }
 
   @Test
+  void whileTheInputsAreBehindABurstWaitsForTheAcksThatCouldCancelIt() {
+    // Given bob's phone, and alice's message written at 1 s
+    start();
+    register("bob", "phone", "r1");
+    long seq = message("bob", DIRECT, "alice", 0, "hi", 1_000);
+
+    // When the app reads a backlog: until now = 12 s it keeps reading records written at 1.5 s (other users'
+    // cursors), then the phone's ACK written at 2 s
+    for (long wall = 500; wall <= 12_000; wall += 500) {
+      advanceTo(wall);
+      cursors.pipeInput("carol", DeviceCursor.newBuilder().setUserId("carol").setDeviceId("tablet").setSeq(1).build(),
+          at(1_500));
+    }
+    assertThat(notifications.isEmpty()).isTrue();
+    acks.pipeInput("bob", Ack.newBuilder().setUserId("bob").setDeviceId("phone").setSeq(seq).setAckedAt(at(2_000))
+        .build(), at(2_000));
+
+    // Then the ACK wins: no notification, though the burst was due at 11 s by the wall clock
+    advanceTo(100_000);
+    assertThat(notifications.isEmpty()).isTrue();
+  }
+
+  @Test
   void aBurstOfFiveIsOneNotificationWithCountFive() {
     // Given bob's phone; five messages from alice between 1 s and 5 s
     start();
