@@ -150,7 +150,13 @@ public final class NotifyProcessor implements Processor<String, Object, Object, 
 
   private void onReceived(String key, String user, String device, long seq) {
     // Malformed ACKs and cursors are the ACK wheel's and the inbox store's to reject: skipped here.
-    if (user == null || device == null || device.isEmpty() || !user.equals(key)) {
+    if (user == null || device == null || device.isEmpty() || !user.equals(key)
+        || user.indexOf(RegistrationKeys.SEPARATOR) >= 0 || device.indexOf(RegistrationKeys.SEPARATOR) >= 0) {
+      return;
+    }
+    // Only registered devices are followed (the store stays the size of the registrations); a device that registers
+    // later has no burst older than its registration, and its next ACK or cursor takes out what it has received.
+    if (registration(RegistrationKeys.key(user, device), user) == null) {
       return;
     }
     Bytes receivedKey = NotifyKeys.received(user, device);
@@ -184,6 +190,7 @@ public final class NotifyProcessor implements Processor<String, Object, Object, 
     // A removal names the registration it removes: a late 410 for an old subscription leaves a newer one alone.
     if (stored != null && stored.getRegistrationId().equals(r.getRegistrationId())) {
       registrations.delete(registrationKey);
+      received.put(NotifyKeys.received(r.getUserId(), r.getDeviceId()), null);
       for (NotifyKeys.Burst target : bursts.of(r.getUserId(), r.getDeviceId())) {
         bursts.write(target, bursts.load(target), null, now());
       }

@@ -143,11 +143,17 @@ class NotifyTopologyTest {
     acks.pipeInput("bob", Ack.newBuilder().setUserId("bob").setDeviceId("phone").setSeq(seq).setAckedAt(at(2_000))
         .build(), at(2_000));
 
+    // and his tablet, which has no registration, ACKs too
+    acks.pipeInput("bob", Ack.newBuilder().setUserId("bob").setDeviceId("tablet").setSeq(seq).setAckedAt(at(2_000))
+        .build(), at(2_000));
+
     // Then only the laptop is notified at 11 s
     advanceTo(11_000);
     assertThat(notifications.readValuesToList()).extracting(Notification::getDeviceId).containsExactly("laptop");
     advanceTo(100_000);
     assertThat(notifications.isEmpty()).isTrue();
+    // and only registered devices' receipts are kept
+    assertThat(storeSize(NotifyTopology.RECEIVED_STORE)).isEqualTo(1);
   }
 
   @Test
@@ -392,6 +398,9 @@ class NotifyTopologyTest {
     // When the phone's r1 is removed (a 410), and a late removal of an older laptop registration r0 arrives
     remove("bob", "phone", "r1", 2_000);
     remove("bob", "laptop", "r0", 2_100);
+    KeyValueStore<Bytes, byte[]> pending = driver.getKeyValueStore(NotifyTopology.PENDING_STORE);
+    assertThat(pending.get(NotifyKeys.pending("bob", "phone", DIRECT))).isNull();
+    assertThat(pending.get(NotifyKeys.pending("bob", "laptop", DIRECT))).isNotNull();
 
     // Then only the laptop is notified
     advanceTo(11_000);
@@ -400,6 +409,14 @@ class NotifyTopologyTest {
     KeyValueStore<String, PushRegistration> store = driver.getKeyValueStore(NotifyTopology.REGISTRATIONS_STORE);
     assertThat(store.get(RegistrationKeys.key("bob", "phone"))).isNull();
     assertThat(store.get(RegistrationKeys.key("bob", "laptop")).getRegistrationId()).isEqualTo("r2");
+
+    // When the phone registers again (r5), syncs, and is removed again: what it had received goes too
+    register("bob", "phone", "r5");
+    cursors.pipeInput("bob", DeviceCursor.newBuilder().setUserId("bob").setDeviceId("phone").setSeq(100).build(),
+        at(12_000));
+    assertThat(storeSize(NotifyTopology.RECEIVED_STORE)).isEqualTo(1);
+    remove("bob", "phone", "r5", 12_100);
+    assertThat(storeSize(NotifyTopology.RECEIVED_STORE)).isZero();
   }
 
   @Test
