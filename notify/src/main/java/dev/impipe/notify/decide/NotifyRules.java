@@ -43,10 +43,7 @@ public final class NotifyRules {
     if (body == null || chars <= 0) {
       return null;
     }
-    if (body.codePointCount(0, body.length()) <= chars) {
-      return body;
-    }
-    return body.substring(0, body.offsetByCodePoints(0, chars));
+    return body.substring(0, body.offsetByCodePoints(0, Math.min(chars, body.codePointCount(0, body.length()))));
   }
 
   /** Deterministic: the same burst decided again (a replay) gets the same id, the providers' collapse key. */

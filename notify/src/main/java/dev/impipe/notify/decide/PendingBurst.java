@@ -185,10 +185,11 @@ public record PendingBurst(List<Message> messages, Untracked untracked, String p
     String preview = r.string();
     Untracked untracked = new Untracked(r.int64(), r.int64(), r.int64(), r.int64(), r.int64());
     int n = r.int32();
-    if (n < 0 || n > value.length) {
+    if (n < 0) {
       throw new VersionedValue.MalformedValueException(NotifyTopology.PENDING_STORE + " value: " + n + " messages");
     }
-    List<Message> messages = new ArrayList<>(n);
+    // A count the bytes cannot hold fails on the first field past the end, not on an allocation of its size.
+    List<Message> messages = new ArrayList<>(Math.min(n, 64));
     for (int i = 0; i < n; i++) {
       long seq = r.int64();
       long conversationSeq = r.int64();

@@ -52,6 +52,7 @@ class NotifyKeysTest {
     assertThat(RegistrationKeys.deviceOf("bob|phone")).isEqualTo("phone");
     assertThatThrownBy(() -> RegistrationKeys.key("b|ob", "phone")).isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> RegistrationKeys.key("bob", "ph|one")).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> RegistrationKeys.key("bob", "|phone")).isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> RegistrationKeys.key("bob", "")).isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> RegistrationKeys.prefix(null)).isInstanceOf(IllegalArgumentException.class);
   }

@@ -181,9 +181,11 @@ class PendingBurstTest {
     assertThatThrownBy(() -> PendingBurst.decode(longer)).isInstanceOf(SerializationException.class);
     byte[] shorter = java.util.Arrays.copyOf(good, good.length - 1);
     assertThatThrownBy(() -> PendingBurst.decode(shorter)).isInstanceOf(SerializationException.class);
-    // a message count that cannot fit
+    // a message count the bytes cannot hold, or a negative one
     byte[] header = PendingBurst.empty().encode();
-    header[header.length - 1] = 100;
+    header[header.length - 4] = 0x7F;
+    assertThatThrownBy(() -> PendingBurst.decode(header)).isInstanceOf(SerializationException.class);
+    header[header.length - 4] = (byte) 0xFF;
     assertThatThrownBy(() -> PendingBurst.decode(header)).isInstanceOf(SerializationException.class);
   }
 
