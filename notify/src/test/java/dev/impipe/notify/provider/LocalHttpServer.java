@@ -14,7 +14,8 @@ import java.util.function.Function;
 public final class LocalHttpServer implements AutoCloseable {
 
   /** A request as received. */
-  public record Request(String method, String path, Map<String, List<String>> headers, byte[] body) {
+  public record Request(String method, String path, Map<String, List<String>> headers, byte[] body,
+      java.time.Instant at) {
     public String header(String name) {
       return headers.entrySet().stream().filter(e -> e.getKey().equalsIgnoreCase(name)).findFirst()
           .map(e -> e.getValue().get(0)).orElse(null);
@@ -47,7 +48,7 @@ public final class LocalHttpServer implements AutoCloseable {
 
   private void handle(HttpExchange exchange, Function<Request, Answer> answer) throws IOException {
     Request request = new Request(exchange.getRequestMethod(), exchange.getRequestURI().toString(),
-        Map.copyOf(exchange.getRequestHeaders()), exchange.getRequestBody().readAllBytes());
+        Map.copyOf(exchange.getRequestHeaders()), exchange.getRequestBody().readAllBytes(), java.time.Instant.now());
     requests.add(request);
     Answer a = answer.apply(request);
     a.headers().forEach((k, v) -> exchange.getResponseHeaders().add(k, v));
