@@ -42,6 +42,10 @@ public final class Providers implements AutoCloseable {
     if (vapidKeys != null) {
       providers.add(new WebPushProvider(http, vapidKeys, config.vapidSubject(), timeout, clock));
     }
+    if (config.fcmCredentialsFile() != null) {
+      providers.add(new FcmProvider(http, FcmCredentials.load(Path.of(config.fcmCredentialsFile())),
+          config.fcmBaseUrl(), timeout, clock));
+    }
     if (config.webhookUrl() != null) {
       providers.add(new WebhookProvider(http, config.webhookUrl(), config.webhookSecret(), timeout, clock));
     }
