@@ -46,6 +46,11 @@ public final class Providers implements AutoCloseable {
       providers.add(new FcmProvider(http, FcmCredentials.load(Path.of(config.fcmCredentialsFile())),
           config.fcmBaseUrl(), timeout, clock));
     }
+    if (config.apnsKeyFile() != null) {
+      providers.add(new ApnsProvider(Pem.readPrivateKey(Path.of(config.apnsKeyFile()), "EC"), config.apnsKeyId(),
+          config.apnsTeamId(), config.apnsTopic(), config.apnsBaseUrl(), config.apnsSandboxUrl(), timeout, clock,
+          null));
+    }
     if (config.webhookUrl() != null) {
       providers.add(new WebhookProvider(http, config.webhookUrl(), config.webhookSecret(), timeout, clock));
     }
