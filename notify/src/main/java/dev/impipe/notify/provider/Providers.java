@@ -1,8 +1,12 @@
 package dev.impipe.notify.provider;
 
 import dev.impipe.notify.NotifyConfig;
+import java.io.IOException;
 import java.net.http.HttpClient;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -11,6 +15,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The enabled providers of a deployment, by name ({@code WEBPUSH}, {@code FCM}, {@code APNS}, {@code WEBHOOK}: the
@@ -18,6 +24,8 @@ import java.util.Set;
  * and a notification for it goes to the rejected topic.
  */
 public final class Providers implements AutoCloseable {
+
+  private static final Logger LOG = LoggerFactory.getLogger(Providers.class);
 
   private final Map<String, Provider> byName = new LinkedHashMap<>();
   private final VapidKeys vapidKeys;
@@ -43,13 +51,14 @@ public final class Providers implements AutoCloseable {
       providers.add(new WebPushProvider(http, vapidKeys, config.vapidSubject(), timeout, clock));
     }
     if (config.fcmCredentialsFile() != null) {
-      providers.add(new FcmProvider(http, FcmCredentials.load(Path.of(config.fcmCredentialsFile())),
+      providers.add(new FcmProvider(http, FcmCredentials.load(secret(Path.of(config.fcmCredentialsFile()))),
           config.fcmBaseUrl(), timeout, clock));
     }
     if (config.apnsKeyFile() != null) {
-      providers.add(new ApnsProvider(Pem.readPrivateKey(Path.of(config.apnsKeyFile()), "EC"), config.apnsKeyId(),
-          config.apnsTeamId(), config.apnsTopic(), config.apnsBaseUrl(), config.apnsSandboxUrl(), timeout, clock,
-          null));
+      providers
+          .add(new ApnsProvider(Pem.readPrivateKey(secret(Path.of(config.apnsKeyFile())), "EC"), config.apnsKeyId(),
+              config.apnsTeamId(), config.apnsTopic(), config.apnsBaseUrl(), config.apnsSandboxUrl(), timeout, clock,
+              null));
     }
     if (config.webhookUrl() != null) {
       providers.add(new WebhookProvider(http, config.webhookUrl(), config.webhookSecret(), timeout, clock));
@@ -59,7 +68,21 @@ public final class Providers implements AutoCloseable {
 
   /** The VAPID key pair from {@code IM_NOTIFY_VAPID_KEY_FILE}, or null when it is not set. */
   public static VapidKeys vapidKeys(NotifyConfig config) {
-    return config.vapidKeyFile() == null ? null : VapidKeys.load(Path.of(config.vapidKeyFile()));
+    return config.vapidKeyFile() == null ? null : VapidKeys.load(secret(Path.of(config.vapidKeyFile())));
+  }
+
+  /** {@code file}, after a warning when others than its owner may read it (a credential's mode should be 0600). */
+  static Path secret(Path file) {
+    try {
+      Set<PosixFilePermission> modes = Files.getPosixFilePermissions(file);
+      if (modes.stream().anyMatch(m -> m.name().startsWith("GROUP") || m.name().startsWith("OTHERS"))) {
+        LOG.warn("Credential file {} has mode {}; it holds a secret: chmod 600 it", file,
+            PosixFilePermissions.toString(modes));
+      }
+    } catch (IOException | UnsupportedOperationException e) {
+      // unreadable here: loading it reports that; no POSIX modes: nothing to check
+    }
+    return file;
   }
 
   /** The provider serving {@code name}'s registrations, if enabled. */

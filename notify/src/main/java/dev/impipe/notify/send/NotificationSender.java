@@ -54,6 +54,11 @@ public final class NotificationSender implements AutoCloseable {
   private static final Duration POLL = Duration.ofMillis(20);
   private static final Duration COMMIT_EVERY = Duration.ofMillis(200);
   private static final String SOURCE = "notify";
+  /**
+   * Notifications waiting for a retry, per allowed send in flight, beyond which reading pauses: a provider that is
+   * down for long holds a bounded number of records in memory (the rest wait in the topic).
+   */
+  static final int WAITING_PER_IN_FLIGHT = 16;
 
   /** One record of the notifications topic being worked on. */
   private static final class Item {
@@ -171,7 +176,8 @@ public final class NotificationSender implements AutoCloseable {
       start(backlog.poll());
     }
     Set<TopicPartition> assigned = consumer.assignment();
-    if (backlog.isEmpty() && inFlight < maxInFlight) {
+    if (backlog.isEmpty() && inFlight < maxInFlight
+        && retries.size() < (long) maxInFlight * WAITING_PER_IN_FLIGHT) {
       consumer.resume(assigned);
     } else {
       consumer.pause(assigned);

@@ -104,6 +104,14 @@ class NotificationSenderIT {
         assertThat(sender.running()).isTrue();
       }
 
+      // ... counted by provider and outcome: ok and busy's second try delivered, gone gone, busy once and down three
+      // times answered "retry" (two of down's were retried, the third gave up)
+      assertThat(meters.counter("im.notify.sent", "provider", "webpush", "outcome", "delivered").count()).isEqualTo(2);
+      assertThat(meters.counter("im.notify.sent", "provider", "webpush", "outcome", "gone").count()).isEqualTo(1);
+      assertThat(meters.counter("im.notify.sent", "provider", "webpush", "outcome", "retry").count()).isEqualTo(4);
+      assertThat(meters.counter("im.notify.retries").count()).isEqualTo(3);
+      assertThat(meters.timer("im.notify.latency", "provider", "webpush").count()).isEqualTo(7);
+
       // ... with exactly the expected requests
       assertThat(count(push, "/push/ok")).isEqualTo(1);
       assertThat(count(push, "/push/gone")).isEqualTo(1);
