@@ -40,6 +40,29 @@ class WebPushProviderTest {
   }
 
   @Test
+  void aKeyMadeByOpensslAsTheDocsSayLoadsWithTheSamePublicKey() throws Exception {
+    // Given the commands of docs/reference/notification-providers.md (skipped without openssl)
+    Path pem = dir.resolve("vapid.pem");
+    String script = "openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out " + pem
+        + " && openssl ec -in " + pem + " -pubout -outform DER 2>/dev/null | tail -c 65 | base64 | tr '/+' '_-'"
+        + " | tr -d '=\\n'";
+    Process p;
+    try {
+      p = new ProcessBuilder("sh", "-c", "command -v openssl >/dev/null || exit 99; " + script).start();
+    } catch (java.io.IOException e) {
+      org.junit.jupiter.api.Assumptions.abort("no sh: " + e);
+      return;
+    }
+    String publicKey = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII);
+    int exit = p.waitFor();
+    org.junit.jupiter.api.Assumptions.assumeTrue(exit != 99, "openssl not installed");
+    assertThat(exit).isZero();
+
+    // Then the file loads and derives the public key openssl prints
+    assertThat(VapidKeys.load(pem).publicKeyBase64Url()).isEqualTo(publicKey);
+  }
+
+  @Test
   void aSendCarriesTheEncryptedPayloadTheHeadersAndAVapidJwtForTheEndpointsOrigin() throws Exception {
     // Given a push service answering 201 and a provider with a fresh VAPID key
     VapidKeys keys = VapidKeys.generate(dir.resolve("vapid.pem"));
