@@ -1,7 +1,6 @@
 package dev.impipe.notify.send;
 
 import dev.impipe.avro.Notification;
-import dev.impipe.avro.PushProvider;
 import dev.impipe.avro.PushRegistration;
 import dev.impipe.notify.NotifyConfig;
 import dev.impipe.notify.provider.NotificationPayload;
@@ -24,19 +23,14 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.stream.Collectors;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRebalanceListener;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
-import org.apache.kafka.common.serialization.ByteArrayDeserializer;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Serializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -101,18 +95,8 @@ public final class NotificationSender implements AutoCloseable {
     this.maxInFlight = config.maxInFlight();
     this.metrics = new SenderMetrics(meters);
     this.clock = clock;
-    Map<String, Object> consumerProps = new HashMap<>();
-    consumerProps.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
-    consumerProps.putAll(only(clientProperties, ConsumerConfig.configNames()));
-    consumerProps.put(ConsumerConfig.GROUP_ID_CONFIG, groupId(topics.names()));
-    consumerProps.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
-    consumerProps.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
-    consumerProps.put(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, Math.max(1, Math.min(500, maxInFlight)));
-    this.consumer = new KafkaConsumer<>(consumerProps, new ByteArrayDeserializer(), new ByteArrayDeserializer());
-    Map<String, Object> producerProps = new HashMap<>(only(clientProperties, ProducerConfig.configNames()));
-    producerProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-    producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
-    this.producer = new KafkaProducer<>(producerProps, new ByteArraySerializer(), new ByteArraySerializer());
+    this.consumer = SenderClients.consumer(clientProperties, groupId(topics.names()), maxInFlight);
+    this.producer = SenderClients.producer(clientProperties);
     this.registrations = topics.pushRegistrations().valueSerde().serializer();
     this.thread = new Thread(this::run, "notify-sender");
   }
@@ -138,13 +122,20 @@ public final class NotificationSender implements AutoCloseable {
   private void run() {
     try {
       consumer.subscribe(List.of(topics.notifications().name()), new Rebalance());
+      long backoffMs = 0;
       while (running) {
         try {
           loopOnce();
+          backoffMs = 0;
         } catch (WakeupException e) {
           // close() woke the poll
         } catch (RuntimeException e) {
-          LOG.warn("Notification sender loop failed; going on", e);
+          // A broker away or a failed commit: go on after a growing pause (up to 5 s) rather than spin.
+          backoffMs = Math.min(Math.max(100, backoffMs * 2), 5_000);
+          LOG.warn("Notification sender loop failed; going on in {} ms", backoffMs, e);
+          if (!pause(backoffMs)) {
+            break;
+          }
         }
       }
       commit(true);
@@ -153,6 +144,16 @@ public final class NotificationSender implements AutoCloseable {
     } finally {
       running = false;
       consumer.close();
+    }
+  }
+
+  private boolean pause(long millis) {
+    try {
+      Thread.sleep(millis);
+      return running;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
     }
   }
 
@@ -239,10 +240,7 @@ public final class NotificationSender implements AutoCloseable {
   }
 
   private void removeRegistration(Item item, String reason, Instant now) {
-    Notification n = item.notification;
-    PushRegistration removal = PushRegistration.newBuilder().setUserId(n.getUserId()).setDeviceId(n.getDeviceId())
-        .setRegistrationId(n.getRegistrationId()).setProvider(provider(n.getProvider())).setRemoved(true)
-        .setRemovedReason(reason).setAt(now).build();
+    PushRegistration removal = SenderClients.removal(item.notification, reason, now);
     String topic = topics.pushRegistrations().name();
     produce(item, new ProducerRecord<>(topic, item.record.key(), registrations.serialize(topic, removal)));
   }
@@ -279,12 +277,7 @@ public final class NotificationSender implements AutoCloseable {
       return;
     }
     lastCommit = now;
-    Map<TopicPartition, OffsetAndMetadata> due = new HashMap<>();
-    offsets.forEach((tp, o) -> o.committable().ifPresent(offset -> {
-      if (!Long.valueOf(offset).equals(committed.get(tp))) {
-        due.put(tp, new OffsetAndMetadata(offset));
-      }
-    }));
+    Map<TopicPartition, OffsetAndMetadata> due = PartitionOffsets.due(offsets, offsets.keySet(), committed);
     if (due.isEmpty()) {
       return;
     }
@@ -307,10 +300,7 @@ public final class NotificationSender implements AutoCloseable {
     @Override
     public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
       try {
-        Map<TopicPartition, OffsetAndMetadata> due = partitions.stream().filter(offsets::containsKey)
-            .filter(tp -> offsets.get(tp).committable().isPresent())
-            .collect(Collectors.toMap(tp -> tp, tp -> new OffsetAndMetadata(offsets.get(tp).committable()
-                .getAsLong())));
+        Map<TopicPartition, OffsetAndMetadata> due = PartitionOffsets.due(offsets, partitions, Map.of());
         if (!due.isEmpty()) {
           consumer.commitSync(due);
         }
@@ -339,14 +329,6 @@ public final class NotificationSender implements AutoCloseable {
     }
   }
 
-  private static PushProvider provider(String name) {
-    try {
-      return PushProvider.valueOf(name);
-    } catch (IllegalArgumentException e) {
-      return PushProvider.UNKNOWN;
-    }
-  }
-
   /** Stops reading, commits what is finished, waits for pending writes. Sends still outstanding are repeated later. */
   @Override
   public void close() {
@@ -362,13 +344,4 @@ public final class NotificationSender implements AutoCloseable {
     producer.close(Duration.ofSeconds(10));
   }
 
-  private static Map<String, Object> only(Map<String, Object> props, Set<String> known) {
-    Map<String, Object> out = new HashMap<>();
-    props.forEach((k, v) -> {
-      if (known.contains(k) || k.startsWith("sasl.") || k.startsWith("ssl.")) {
-        out.put(k, v);
-      }
-    });
-    return out;
-  }
 }

@@ -1,7 +1,12 @@
 package dev.impipe.notify.send;
 
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.OptionalLong;
 import java.util.TreeSet;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.common.TopicPartition;
 
 /**
  * At-least-once commits for one partition whose records finish out of order: the committable offset is the lowest
@@ -34,5 +39,25 @@ public final class PartitionOffsets {
   /** Records started and not finished. */
   public int unfinished() {
     return unfinished.size();
+  }
+
+  /**
+   * The offsets to commit for {@code partitions}: each one's committable offset where it differs from what
+   * {@code committed} says was committed last.
+   */
+  public static Map<TopicPartition, OffsetAndMetadata> due(Map<TopicPartition, PartitionOffsets> offsets,
+      Collection<TopicPartition> partitions, Map<TopicPartition, Long> committed) {
+    Map<TopicPartition, OffsetAndMetadata> due = new HashMap<>();
+    for (TopicPartition tp : partitions) {
+      PartitionOffsets o = offsets.get(tp);
+      if (o != null) {
+        o.committable().ifPresent(offset -> {
+          if (!Long.valueOf(offset).equals(committed.get(tp))) {
+            due.put(tp, new OffsetAndMetadata(offset));
+          }
+        });
+      }
+    }
+    return due;
   }
 }

@@ -45,4 +45,25 @@ class PartitionOffsetsTest {
     o.finished(4);
     assertThat(o.committable()).isEqualTo(OptionalLong.of(5));
   }
+
+  @Test
+  void dueListsThePartitionsWhoseCommittableOffsetMovedSinceTheLastCommit() {
+    org.apache.kafka.common.TopicPartition p0 = new org.apache.kafka.common.TopicPartition("t", 0);
+    org.apache.kafka.common.TopicPartition p1 = new org.apache.kafka.common.TopicPartition("t", 1);
+    org.apache.kafka.common.TopicPartition p2 = new org.apache.kafka.common.TopicPartition("t", 2);
+    PartitionOffsets o0 = new PartitionOffsets();
+    o0.started(3);
+    o0.finished(3);
+    PartitionOffsets o1 = new PartitionOffsets();
+    o1.started(7);
+    PartitionOffsets o2 = new PartitionOffsets();
+    java.util.Map<org.apache.kafka.common.TopicPartition, PartitionOffsets> all = java.util.Map.of(p0, o0, p1, o1, p2,
+        o2);
+    // p0 moved to 4, p1 is still at 7 as committed, p2 has seen nothing
+    assertThat(PartitionOffsets.due(all, all.keySet(), java.util.Map.of(p1, 7L)))
+        .isEqualTo(java.util.Map.of(p0, new org.apache.kafka.clients.consumer.OffsetAndMetadata(4)));
+    assertThat(PartitionOffsets.due(all, java.util.List.of(p1), java.util.Map.of())).containsOnlyKeys(p1);
+    assertThat(PartitionOffsets.due(all, java.util.List.of(new org.apache.kafka.common.TopicPartition("t", 9)),
+        java.util.Map.of())).isEmpty();
+  }
 }
