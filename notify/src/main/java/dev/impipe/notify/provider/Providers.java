@@ -48,7 +48,8 @@ public final class Providers implements AutoCloseable {
     Duration timeout = config.sendTimeout();
     List<Provider> providers = new ArrayList<>();
     if (vapidKeys != null) {
-      providers.add(new WebPushProvider(http, vapidKeys, config.vapidSubject(), timeout, clock));
+      providers.add(new WebPushProvider(http, vapidKeys, config.vapidSubject(), timeout, clock,
+          config::endpointAllowed));
     }
     if (config.fcmCredentialsFile() != null) {
       providers.add(new FcmProvider(http, FcmCredentials.load(secret(Path.of(config.fcmCredentialsFile()))),

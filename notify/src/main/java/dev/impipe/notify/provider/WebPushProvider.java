@@ -16,6 +16,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 
 /**
  * Web Push (RFC 8030): POSTs the payload, encrypted for the subscription (RFC 8291, {@code aes128gcm}), to its
@@ -39,11 +40,23 @@ public final class WebPushProvider implements Provider {
   private final String subject;
   private final Duration timeout;
   private final Clock clock;
+  private final Predicate<String> endpointAllowed;
   private final Map<String, CachedJwt> jwtByOrigin = new ConcurrentHashMap<>();
 
   private record CachedJwt(String token, Instant expiresAt) {}
 
+  /** A provider that sends to any endpoint (tests); see the other constructor. */
   public WebPushProvider(HttpClient http, VapidKeys keys, String subject, Duration timeout, Clock clock) {
+    this(http, keys, subject, timeout, clock, endpoint -> true);
+  }
+
+  /**
+   * @param endpointAllowed checked again before each request ({@code IM_NOTIFY_PUSH_ENDPOINTS}): a registration made
+   *     under a wider allow-list than today's gets no request
+   */
+  public WebPushProvider(HttpClient http, VapidKeys keys, String subject, Duration timeout, Clock clock,
+      Predicate<String> endpointAllowed) {
+    this.endpointAllowed = endpointAllowed;
     this.http = http;
     this.keys = keys;
     this.subject = subject;
@@ -58,6 +71,10 @@ public final class WebPushProvider implements Provider {
 
   @Override
   public CompletableFuture<SendOutcome> send(Notification notification, byte[] payload) {
+    if (!endpointAllowed.test(notification.getEndpoint())) {
+      return CompletableFuture.completedFuture(new SendOutcome.Failed(0,
+          "endpoint is not under IM_NOTIFY_PUSH_ENDPOINTS"));
+    }
     URI endpoint;
     byte[] body;
     try {

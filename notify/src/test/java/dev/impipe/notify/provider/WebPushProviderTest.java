@@ -143,6 +143,18 @@ class WebPushProviderTest {
   }
 
   @Test
+  void anEndpointOutsideTheAllowListGetsNoRequest() throws Exception {
+    VapidKeys keys = VapidKeys.generate(dir.resolve("vapid.pem"));
+    try (LocalHttpServer push = new LocalHttpServer(r -> LocalHttpServer.Answer.of(201))) {
+      WebPushProvider provider = new WebPushProvider(HttpClient.newHttpClient(), keys, "mailto:a@b",
+          Duration.ofSeconds(5), Clock.systemUTC(), e -> e.startsWith(push.url() + "/allowed/"));
+      assertThat(send(provider, push.url() + "/other/x")).isInstanceOf(SendOutcome.Failed.class);
+      assertThat(send(provider, push.url() + "/allowed/x")).isInstanceOf(SendOutcome.Delivered.class);
+      assertThat(push.requests()).extracting(LocalHttpServer.Request::path).containsExactly("/allowed/x");
+    }
+  }
+
+  @Test
   void originAndTopic() {
     assertThat(WebPushProvider.origin(URI.create("https://Push.Example.com/a/b?c"))).isEqualTo(
         "https://push.example.com");
