@@ -58,9 +58,10 @@ public final class NotifyComponent implements PipelineComponent {
     KafkaStreams streams = context.startStreams(NAME, NotifyTopology.build(context.topics(), cfg,
         ConversationsConfig.fromEnv(context.env()), new NotifyMetrics(context.metrics())), overrides);
 
-    Providers providers = context.closeOnShutdown(Providers.fromConfig(cfg, context.metrics()));
+    Providers providers = context.closeOnShutdown(Providers.fromConfig(cfg, Providers.vapidKeys(cfg),
+        Clock.systemUTC()));
     NotificationSender sender = context.closeOnShutdown(new NotificationSender(context.config().clientProperties(),
-        context.config().topicPrefix(), context.topics(), cfg, providers, context.metrics(), Clock.systemUTC()));
+        context.topics(), cfg, providers, context.metrics(), Clock.systemUTC()));
     sender.start();
     context.readiness("notify senders", sender::running);
 

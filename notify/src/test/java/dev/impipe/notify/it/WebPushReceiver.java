@@ -90,7 +90,8 @@ final class WebPushReceiver implements AutoCloseable {
     new SecureRandom().nextBytes(auth);
     keys.put(id, pair);
     auths.put(id, auth);
-    return "{\"endpoint\":\"" + prefix() + id + "\",\"keys\":{\"p256dh\":\"" + b64(point((ECPublicKey) pair.getPublic()))
+    return "{\"endpoint\":\"" + prefix() + id + "\",\"keys\":{\"p256dh\":\""
+        + b64(point((ECPublicKey) pair.getPublic()))
         + "\",\"auth\":\"" + b64(auth) + "\"}}";
   }
 
