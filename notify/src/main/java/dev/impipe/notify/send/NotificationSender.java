@@ -31,6 +31,7 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.serialization.Serializer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -67,7 +68,6 @@ public final class NotificationSender implements AutoCloseable {
     }
   }
 
-  private final ImTopics topics;
   private final Providers providers;
   private final OutcomePolicy policy;
   private final int maxInFlight;
@@ -76,6 +76,11 @@ public final class NotificationSender implements AutoCloseable {
   private final KafkaConsumer<byte[], byte[]> consumer;
   private final KafkaProducer<byte[], byte[]> producer;
   private final Serializer<PushRegistration> registrations;
+  /** One instance for the sender's life: it caches the writer schemas it fetched from the registry. */
+  private final Deserializer<Notification> notifications;
+  private final String notificationsTopic;
+  private final String registrationsTopic;
+  private final String rejectedTopic;
   private final Thread thread;
   private final ConcurrentLinkedQueue<Runnable> events = new ConcurrentLinkedQueue<>();
   private final Map<TopicPartition, PartitionOffsets> offsets = new HashMap<>();
@@ -89,7 +94,6 @@ public final class NotificationSender implements AutoCloseable {
   /** @param clientProperties Kafka client settings (at least {@code bootstrap.servers}); consumer and producer mixed */
   public NotificationSender(Map<String, Object> clientProperties, ImTopics topics, NotifyConfig config,
       Providers providers, MeterRegistry meters, Clock clock) {
-    this.topics = topics;
     this.providers = providers;
     this.policy = new OutcomePolicy(config.maxAttempts(), config.retryBackoff(), config.maxRetryAfter());
     this.maxInFlight = config.maxInFlight();
@@ -98,6 +102,10 @@ public final class NotificationSender implements AutoCloseable {
     this.consumer = SenderClients.consumer(clientProperties, groupId(topics.names()), maxInFlight);
     this.producer = SenderClients.producer(clientProperties);
     this.registrations = topics.pushRegistrations().valueSerde().serializer();
+    this.notifications = topics.notifications().valueSerde().deserializer();
+    this.notificationsTopic = topics.notifications().name();
+    this.registrationsTopic = topics.pushRegistrations().name();
+    this.rejectedTopic = topics.rejected().name();
     this.thread = new Thread(this::run, "notify-sender");
   }
 
@@ -121,7 +129,7 @@ public final class NotificationSender implements AutoCloseable {
 
   private void run() {
     try {
-      consumer.subscribe(List.of(topics.notifications().name()), new Rebalance());
+      consumer.subscribe(List.of(notificationsTopic), new Rebalance());
       long backoffMs = 0;
       while (running) {
         try {
@@ -133,7 +141,7 @@ public final class NotificationSender implements AutoCloseable {
           // A broker away or a failed commit: go on after a growing pause (up to 5 s) rather than spin.
           backoffMs = Math.min(Math.max(100, backoffMs * 2), 5_000);
           LOG.warn("Notification sender loop failed; going on in {} ms", backoffMs, e);
-          if (!pause(backoffMs)) {
+          if (!SenderClients.sleep(backoffMs) || !running) {
             break;
           }
         }
@@ -144,16 +152,6 @@ public final class NotificationSender implements AutoCloseable {
     } finally {
       running = false;
       consumer.close();
-    }
-  }
-
-  private boolean pause(long millis) {
-    try {
-      Thread.sleep(millis);
-      return running;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
     }
   }
 
@@ -193,8 +191,7 @@ public final class NotificationSender implements AutoCloseable {
 
   private void start(Item item) {
     try {
-      item.notification = topics.notifications().valueSerde().deserializer().deserialize(item.record.topic(),
-          item.record.value());
+      item.notification = notifications.deserialize(item.record.topic(), item.record.value());
     } catch (RuntimeException e) {
       reject(item, RejectedRecord.INVALID, "not a Notification: " + e.getMessage());
       return;
@@ -241,13 +238,13 @@ public final class NotificationSender implements AutoCloseable {
 
   private void removeRegistration(Item item, String reason, Instant now) {
     PushRegistration removal = SenderClients.removal(item.notification, reason, now);
-    String topic = topics.pushRegistrations().name();
-    produce(item, new ProducerRecord<>(topic, item.record.key(), registrations.serialize(topic, removal)));
+    produce(item, new ProducerRecord<>(registrationsTopic, item.record.key(),
+        registrations.serialize(registrationsTopic, removal)));
   }
 
   private void reject(Item item, String code, String reason) {
     LOG.info("Notification {}@{} rejected: {} {}", item.record.partition(), item.record.offset(), code, reason);
-    ProducerRecord<byte[], byte[]> dead = new ProducerRecord<>(topics.rejected().name(), item.record.key(),
+    ProducerRecord<byte[], byte[]> dead = new ProducerRecord<>(rejectedTopic, item.record.key(),
         item.record.value());
     RejectedHeaders.add(dead.headers(), new RejectedRecord(code, reason, SOURCE));
     RejectedHeaders.addOrigin(dead.headers(), item.record.topic(), item.record.partition(), item.record.offset());

@@ -55,6 +55,17 @@ final class SenderClients {
     }
   }
 
+  /** Sleeps; false when interrupted (the interrupt flag is set again). */
+  static boolean sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
   private static Map<String, Object> only(Map<String, Object> props, Set<String> known) {
     Map<String, Object> out = new HashMap<>();
     props.forEach((k, v) -> {

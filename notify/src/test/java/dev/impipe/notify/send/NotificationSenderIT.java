@@ -45,7 +45,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The sender on the real broker against a local Web Push service: 201 is sent once, 410 removes exactly that
  * registration, 429 with {@code Retry-After: 1} is sent again no sooner than a second later, a 503 that never ends is
- * tried {@code IM_NOTIFY_MAX_ATTEMPTS} times and lands in {@code im.rejected} with its reason, as does a notification
+ * tried {@code IM_NOTIFY_MAX_ATTEMPTS} times (with one send in flight at a time, the others go while a retry waits) and lands in {@code im.rejected} with its reason, as does a notification
  * for a provider that is not enabled; the group's offsets reach the end of the topic.
  */
 @Timeout(value = 3, unit = TimeUnit.MINUTES)
@@ -79,7 +79,7 @@ class NotificationSenderIT {
       };
     })) {
       NotifyConfig config = NotifyConfig.fromEnv(Map.of("IM_NOTIFY_MAX_ATTEMPTS", "3", "IM_NOTIFY_RETRY_BACKOFF",
-          "100ms", "IM_NOTIFY_PUSH_ENDPOINTS", push.url() + "/push/"));
+          "100ms", "IM_NOTIFY_PUSH_ENDPOINTS", push.url() + "/push/", "IM_NOTIFY_MAX_IN_FLIGHT", "1"));
       VapidKeys keys = VapidKeys.generate(dir.resolve("vapid.pem"));
       SimpleMeterRegistry meters = new SimpleMeterRegistry();
       try (Providers providers = Providers.fromConfig(config, keys, Clock.systemUTC());
@@ -88,8 +88,9 @@ class NotificationSenderIT {
           KafkaProducer<String, Notification> producer = new KafkaProducer<>(
               Map.of("bootstrap.servers", env.bootstrapServers()), new StringSerializer(),
               topics.notifications().valueSerde().serializer())) {
-        // When five notifications are decided: four Web Push ones and one for FCM, which is not enabled here
-        for (String user : List.of("ok", "gone", "busy", "down")) {
+        // When five notifications are decided (one send at a time): four Web Push ones, busy's first, and one for
+        // FCM, which is not enabled here
+        for (String user : List.of("busy", "ok", "gone", "down")) {
           producer.send(new ProducerRecord<>(names.notifications(), user, Notification.newBuilder(
               TestNotifications.webPush(push.url() + "/push/" + user)).setUserId(user).setRegistrationId("reg-" + user)
               .setNotificationId(user + ":phone:d:alice:" + user + ":1").setEntryAt(Instant.now()).build()));
@@ -122,6 +123,9 @@ class NotificationSenderIT {
       List<Instant> busy = push.requests().stream().filter(r -> r.path().equals("/push/busy"))
           .map(LocalHttpServer.Request::at).toList();
       assertThat(Duration.between(busy.get(0), busy.get(1))).isGreaterThanOrEqualTo(Duration.ofSeconds(1));
+      // ... and while it waited, the others were sent: a retry does not hold up other users' notifications
+      assertThat(push.requests().stream().filter(r -> r.path().equals("/push/ok")).findFirst().orElseThrow().at())
+          .isBefore(busy.get(1));
     }
 
     // ... the 410 removed exactly that registration
