@@ -16,6 +16,10 @@ import dev.impipe.runtime.quota.RateQuota;
 import dev.impipe.runtime.topics.Topic;
 import java.time.Clock;
 import java.util.HashMap;
+import java.util.LinkedHashSet;
+import java.util.Locale;
+import java.util.Set;
+import java.util.stream.Collectors;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -79,8 +83,14 @@ public final class NotifyComponent implements PipelineComponent {
     OwnerRouter router = new OwnerRouter(streams, HostInfo.buildFromEndpoint(context.applicationServer()),
         timeoutMs, routes.maxWaitingPerUser(), context.http(), context.metrics());
     new PushRoutes(new PushRoutes.Wiring(streams, NotifyTopology.REGISTRATIONS_STORE, registrations.name(), router,
-        producer, providers.enabled(), providers.vapidPublicKey(), cfg::endpointAllowed,
+        producer, lowerCase(providers.enabled()), providers.vapidPublicKey(), cfg::endpointAllowed,
         new RateQuota(routes.changes(), routes.maxTrackedUsers()), timeoutMs, Clock.systemUTC()))
         .register(context.http());
+  }
+
+  /** The providers as clients name them ({@code webpush}; the records say {@code WEBPUSH}). */
+  private static Set<String> lowerCase(Set<String> providers) {
+    return providers.stream().map(p -> p.toLowerCase(Locale.ROOT))
+        .collect(Collectors.toCollection(LinkedHashSet::new));
   }
 }
