@@ -64,6 +64,8 @@ final class ConversationsCost {
       result.figure("list " + state + ": fan-out + inbox store / ceiling", ratio, "ratio");
       result.figure("list " + state + ": CPU per 1,000 messages, this JVM (fan-out + inbox store)",
           d.cpu().self() * 1000 / messages, "CPU-s");
+      result.figure("list " + state + ": JIT compilers' share of this JVM's CPU in the drain",
+          FanoutScenario.jitShare(d.threads()), "ratio");
       cluster.step(String.format(Locale.ROOT, "list %s: %,d entries in %.1f s = %,.0f entries/s (%.0f%% of the "
           + "ceiling's %,.0f records/s)", state, d.entries(), d.seconds(), d.rate(), ratio * 100, ceiling));
       cluster.stop(runtime);

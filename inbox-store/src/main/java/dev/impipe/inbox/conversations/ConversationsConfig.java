@@ -34,8 +34,9 @@ public record ConversationsConfig(int unreadTracked, int defaultLimit, int maxLi
       1, 100_000, "a large group's unread messages are counted from its timeline up to this many (each list "
           + "request reads at most this many entries per large group of the user)");
 
-  public static final ConfigTable TABLE = ConfigTable.of("conversations", ENABLED, UNREAD_TRACKED, PAGE_DEFAULT, PAGE_MAX,
-      LARGE_UNREAD_MAX);
+  public static final ConfigTable TABLE =
+      ConfigTable.of("conversations", ENABLED, UNREAD_TRACKED, PAGE_DEFAULT, PAGE_MAX,
+          LARGE_UNREAD_MAX);
 
   public ConversationsConfig {
     if (unreadTracked < 1 || defaultLimit < 1 || maxLimit < defaultLimit || largeUnreadMax < 1) {

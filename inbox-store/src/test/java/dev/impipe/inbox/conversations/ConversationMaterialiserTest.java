@@ -115,7 +115,8 @@ class ConversationMaterialiserTest {
   void invalidSettingsAreRefusedAtStartUp() {
     assertThatThrownBy(() -> new ConversationsConfig(0, 50, 500, 100, true)).isInstanceOf(
         IllegalArgumentException.class);
-    assertThatThrownBy(() -> new ConversationsConfig(1, 50, 10, 100, true)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> new ConversationsConfig(1, 50, 10, 100, true))
+        .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> new ConversationsConfig(1, 50, 500, 0, true)).isInstanceOf(IllegalArgumentException.class);
     assertThat(ConversationsConfig.defaults()).isEqualTo(new ConversationsConfig(1_000, 50, 500, 100, true));
     assertThat(ConversationsConfig.fromEnv(Map.of("IM_CONVERSATIONS_PAGE_DEFAULT", "900")).defaultLimit())
