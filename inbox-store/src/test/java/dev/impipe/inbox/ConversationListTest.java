@@ -291,6 +291,36 @@ class ConversationListTest {
   }
 
   @Test
+  void aCountThatHitItsCapSaysSo() {
+    // Given a large group g of alice, bob and carol (groups of 3 or more are large)
+    p.close();
+    p = new FanoutThenStore(stateDir.resolve("capped"), FanoutConfig.defaults().withLargeGroupThreshold(2),
+        InboxStoreConfig.defaults());
+    p.change(ALICE, "g", ALICE, MembershipOp.JOIN);
+    p.change(ALICE, "g", BOB, MembershipOp.JOIN);
+    p.change(ALICE, "g", CAROL, MembershipOp.JOIN);
+    // When bob writes three messages to the group
+    for (int i = 1; i <= 3; i++) {
+      p.publish(timed(message(BOB, "g", "b" + i, "hi " + i)));
+    }
+
+    // Then with IM_CONVERSATION_LARGE_UNREAD_MAX=2 the count stops at 2 and says it is capped, page and total
+    ConversationList.ListPage capped = largePage(ALICE, Optional.empty(), 10, 2);
+    assertThat(capped.conversations().get(0).state().unread()).isEqualTo(2);
+    assertThat(capped.conversations().get(0).unreadCapped()).isTrue();
+    assertThat(capped.unreadTotalCapped()).isTrue();
+    // And with room for all three it is exact
+    ConversationList.ListPage exact = largePage(ALICE, Optional.empty(), 10, 100);
+    assertThat(exact.conversations().get(0).state().unread()).isEqualTo(3);
+    assertThat(exact.conversations().get(0).unreadCapped()).isFalse();
+    assertThat(exact.unreadTotalCapped()).isFalse();
+    // And a conversation with more unread than IM_CONVERSATION_UNREAD_TRACKED indexes (some untracked) is capped
+    ConversationState untracked = ConversationState.empty().withUnread(5, 2, 3);
+    assertThat(new ConversationList.Item(DIRECT, untracked).unreadCapped()).isTrue();
+    assertThat(new ConversationList.Item(DIRECT, untracked.withUnread(3, 0, -1)).unreadCapped()).isFalse();
+  }
+
+  @Test
   void theListOutlivesTheInboxRetention() {
     // Given (now = T0) bob wrote alice once
     p.publish(timed(message(BOB, DIRECT, "b1", "a month ago")));
@@ -334,9 +364,13 @@ class ConversationListTest {
   }
 
   private ConversationList.ListPage largePage(String user, Optional<String> after, int limit) {
+    return largePage(user, after, limit, 100);
+  }
+
+  private ConversationList.ListPage largePage(String user, Optional<String> after, int limit, int cap) {
     LargeGroupCounts.Source timelines = (group, reader, ranges, readUpTo) -> LargeGroupCounts.read(
         p.storeView(ConversationTopology.STATES_STORE), p.storeView(InboxStoreTopology.INBOX_STORE), group, reader,
-        ranges, readUpTo, 100);
+        ranges, readUpTo, cap);
     return ConversationList.page(p.storeView(ConversationTopology.ORDER_STORE),
         p.storeView(ConversationTopology.STATES_STORE), p.storeView(ConversationTopology.TOTALS_STORE),
         p.storeView(InboxStoreTopology.LARGE_GROUPS_STORE), timelines, user, after, limit);

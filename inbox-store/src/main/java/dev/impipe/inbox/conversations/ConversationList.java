@@ -19,16 +19,29 @@ import org.apache.kafka.streams.KeyValue;
  */
 public final class ConversationList {
 
-  /** One conversation on a page. */
-  public record Item(String conversationId, ConversationState state) {}
+  /**
+   * One conversation on a page.
+   *
+   * @param unreadCapped its count hit a cap: more unread than the index tracks ({@code
+   *     IM_CONVERSATION_UNREAD_TRACKED}: a recall of an older one no longer lowers it) or, for a large group, more
+   *     than {@code IM_CONVERSATION_LARGE_UNREAD_MAX} on its timeline (the count stops there)
+   */
+  public record Item(String conversationId, ConversationState state, boolean unreadCapped) {
+
+    /** A conversation counted from its own state only: capped when some unread are untracked. */
+    public Item(String conversationId, ConversationState state) {
+      this(conversationId, state, state.untracked() > 0);
+    }
+  }
 
   /**
    * A page.
    *
    * @param unreadTotal unread of all the user's conversations that are not muted
+   * @param unreadTotalCapped a count in the total hit a cap: any large group's of the user, or any on this page
    * @param next the cursor of the next page, null on the last
    */
-  public record ListPage(List<Item> conversations, long unreadTotal, String next) {}
+  public record ListPage(List<Item> conversations, long unreadTotal, boolean unreadTotalCapped, String next) {}
 
   private ConversationList() {}
 
@@ -56,6 +69,7 @@ public final class ConversationList {
       int limit) {
     Bytes from = after.isPresent() ? ConversationKeys.orderAfter(user, after.get()) : ConversationKeys.orderFrom(user);
     long total = totals.get(ConversationKeys.total(user)).orElse(0L);
+    boolean capped = false;
     // The user's large groups, placed by their timelines: those after the cursor, in list order.
     Map<String, Placed> large = new HashMap<>();
     if (largeGroups != null) {
@@ -67,6 +81,7 @@ public final class ConversationList {
         LargeGroupCounts.Summary summary = timelines.fetch(group, user,
             ReadIntervals.parseRanges(ReadIntervals.decode(g.value).ranges()), s.readUpToSeq());
         total += s.muted() ? 0 : summary.unread();
+        capped |= !s.muted() && (summary.capped() || s.untracked() > 0);
         // Listed only once the user's own state has it (as any conversation: an order key comes with a state).
         large.put(group, own.map(o -> placed(user, group, o, summary)).orElse(null));
       }
@@ -103,10 +118,12 @@ public final class ConversationList {
     }
     List<Item> items = new ArrayList<>(Math.min(limit, merged.size()));
     for (int i = 0; i < merged.size() && i < limit; i++) {
-      items.add(merged.get(i).item());
+      Item item = merged.get(i).item();
+      items.add(item);
+      capped |= item.unreadCapped() && !item.state().muted();
     }
     String next = merged.size() > limit ? ConversationKeys.cursor(merged.get(limit - 1).key()) : null;
-    return new ListPage(items, total, next);
+    return new ListPage(items, total, capped, next);
   }
 
   /** A conversation at its position in the list. */
@@ -117,7 +134,7 @@ public final class ConversationList {
     long activity = summary.last() == null ? own.activityAt()
         : Math.max(own.activityAt(), summary.last().timestamp());
     return new Placed(ConversationKeys.order(user, own.pinned(), activity, group),
-        new Item(group, LargeGroupCounts.merge(own, summary)));
+        new Item(group, LargeGroupCounts.merge(own, summary), summary.capped() || own.untracked() > 0));
   }
 
   private static Optional<ConversationState> state(StoreView<byte[]> states, String user, String conversation) {
