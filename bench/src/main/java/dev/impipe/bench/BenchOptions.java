@@ -126,6 +126,7 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
             new Setting("duration", "SECONDS", "each measured phase (20; 5 at --scale small)"),
             new Setting("limit", "N", "conversations per page (50)"),
             new Setting("cost", "0|1", "1: also measure the list's cost on the write path, list on vs off (1)"),
+            new Setting("cost-off-first", "0|1", "1: drain with the list off first, then on (0: on first)"),
             new Setting("users", "N", "cost phase: users (50k" + COUNT + ")"),
             new Setting("groups", "N", "cost phase: groups (10k, scales)"),
             new Setting("large-groups", "N", "cost phase: groups of --large-size members (4, scales)"),
