@@ -138,10 +138,18 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
                 + "(1000)"))));
     m.put("notify", new ScenarioSpec("registered devices that receive nothing (webhook provider to a local "
         + "receiver), one message per device and conversation: decisions/s and sent/s from a backlog due at once, "
-        + "then entry -> provider latency at half that rate (target p99 <= IM_NOTIFY_AFTER + 1 s)",
+        + "then entry -> provider latency at half that rate (target p99 <= IM_NOTIFY_AFTER + 1 s); then fanout's "
+        + "workload drained with notify on (a device registered for every user) and off: each ratio to the ceiling "
+        + "and their quotient",
         List.of(new Setting("devices", "N", "registered devices, one user each (20k" + COUNT + ")"),
-            new Setting("messages", "N", "messages of the full-speed phase (100k, scales)"),
-            new Setting("duration", "SECONDS", "the half-rate phase (20; 8 at --scale small)"))));
+            new Setting("backlog", "N", "messages of the full-speed phase (100k, scales)"),
+            new Setting("duration", "SECONDS", "the half-rate phase (20; 8 at --scale small)"),
+            new Setting("cost", "0|1", "1: also measure notify's cost on the fan-out, on vs off (1)"),
+            new Setting("cost-off-first", "0|1", "1: drain with notify off first, then on (0: on first)"),
+            new Setting("users", "N", "cost phase: users (50k" + COUNT + ")"),
+            new Setting("groups", "N", "cost phase: groups (10k, scales)"),
+            new Setting("messages", "N", "cost phase: messages of each drain (200k, scales)"),
+            new Setting("warmup", "N", "cost phase: messages of one warm-up round (100k, scales; 0: none)"))));
     return java.util.Collections.unmodifiableMap(m);
   }
 

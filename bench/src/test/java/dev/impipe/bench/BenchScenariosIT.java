@@ -55,7 +55,7 @@ class BenchScenariosIT {
       "fanout", List.of("--messages", "2k", "--users", "1k", "--groups", "100", "--duration", "5", "--stages", "1",
           "--load-jvm", "1", "--settle", "2"),
       "sync", List.of("--messages", "1500", "--users", "300", "--groups", "60", "--duration", "5"),
-      "notify", List.of("--devices", "500", "--messages", "1000", "--duration", "3", "--ceiling-records", "20000"));
+      "notify", List.of("--devices", "500", "--backlog", "1000", "--duration", "3", "--cost", "0"));
 
   @TempDir
   Path out;

@@ -35,7 +35,7 @@ import org.apache.kafka.streams.KafkaStreams;
  * Notifications at full speed, then at half that rate: N registered devices that never receive anything (webhook
  * provider, a local receiver answering 200), one inbox message per device and conversation. Figures: decisions/s
  * (read_committed, from a backlog decided at once), sent/s (the provider's answers), entry -> provider answer latency
- * at half the peak (target p99 <= IM_NOTIFY_AFTER + 1 s).
+ * at half the peak (target p99 <= IM_NOTIFY_AFTER + 1 s); then what deciding costs the fan-out ({@link NotifyCost}).
  */
 public final class NotifyScenario implements Scenario {
 
@@ -44,7 +44,7 @@ public final class NotifyScenario implements Scenario {
   @Override
   public void run(BenchOptions options, BenchCluster cluster, Result result, PrintStream log) throws Exception {
     int devices = (int) options.count("devices", 20_000, 1_000);
-    long messages = options.count("messages", 100_000, 5_000);
+    long messages = options.count("backlog", 100_000, 5_000);
     long seconds = options.fixed("duration", options.small() ? 8 : 20);
     long afterMs = 2_000;
     result.setup("devices", devices + " registered (provider webhook to a local receiver answering 200), none "
@@ -160,9 +160,13 @@ public final class NotifyScenario implements Scenario {
       result.figure("entry -> provider p50", latency.percentile(50), "ms");
       result.figure("entry -> provider p99", latency.percentile(99), "ms", "<= " + (afterMs + 1_000) + " ms",
           latency.percentile(99) <= afterMs + 1_000);
+      cluster.stop(runtime);
     } finally {
       receiver.stop(0);
       pool.shutdownNow();
+    }
+    if (options.fixed("cost", 1) > 0) {
+      OnOffCost.measure(options, cluster, result, log, new NotifyCost());
     }
   }
 
