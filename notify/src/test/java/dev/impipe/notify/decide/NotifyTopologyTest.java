@@ -169,7 +169,9 @@ class NotifyTopologyTest {
     cursors.pipeInput("bob", DeviceCursor.newBuilder().setUserId("bob").setDeviceId("phone").setSeq(first).build(),
         at(5_000));
 
-    // Then the second one alone is notified, IM_NOTIFY_AFTER after its own entry (12 s), not at 11 s
+    // Then the second one alone is notified, IM_NOTIFY_AFTER after its own entry (12 s), not at 11 s: the burst's
+    // one due entry moved
+    assertThat(storeSize(NotifyTopology.DUE_STORE)).isEqualTo(1);
     advanceTo(11_000);
     assertThat(notifications.isEmpty()).isTrue();
     advanceTo(12_000);
@@ -370,6 +372,51 @@ class NotifyTopologyTest {
     advanceTo(100_000);
     assertThat(notifications.isEmpty()).isTrue();
     assertThat(storeSize(NotifyTopology.DUE_STORE)).isZero();
+  }
+
+  @Test
+  void readingPartOfABurstElsewhereLeavesTheRest() {
+    // Given two messages from alice at 1 s and 2 s (conversation seqs 0 and 1)
+    start();
+    register("bob", "phone", "r1");
+    message("bob", DIRECT, "alice", 0, "one", 1_000);
+    long second = message("bob", DIRECT, "alice", 1, "two", 2_000);
+
+    // When bob reads the first one on his laptop at 3 s
+    entry("bob", base("bob", InboxEntryType.READ, DIRECT).setSenderId("bob").setReadUpToSeq(0L), 3_000);
+
+    // Then the phone is notified about the second, 10 s after it was written
+    advanceTo(11_000);
+    assertThat(notifications.isEmpty()).isTrue();
+    advanceTo(12_000);
+    assertThat(notifications.readValuesToList()).singleElement().satisfies(n -> {
+      assertThat(n.getCount()).isEqualTo(1);
+      assertThat(n.getSeq()).isEqualTo(second);
+      assertThat(n.getUnreadTotal()).isEqualTo(1);
+    });
+  }
+
+  @Test
+  void aMessageAlreadyReadOrReceivedWhenItsEntryArrivesNotifiesNone() {
+    // Given bob's phone; bob has read the conversation up to seq 3 on his laptop, and the phone's ACK of the next
+    // inbox seq overtook its entry (another topic)
+    start();
+    register("bob", "phone", "r1");
+    entry("bob", base("bob", InboxEntryType.READ, DIRECT).setSenderId("bob").setReadUpToSeq(3L), 500);
+    acks.pipeInput("bob", Ack.newBuilder().setUserId("bob").setDeviceId("phone").setSeq(nextSeq + 1)
+        .setAckedAt(at(600)).build(), at(600));
+
+    // When the entries of conversation seq 3 (read) and 4 (received) arrive, then seq 5 (neither)
+    message("bob", DIRECT, "alice", 3, "read", 1_000);
+    message("bob", DIRECT, "alice", 4, "received", 1_100);
+    long third = message("bob", DIRECT, "alice", 5, "neither", 1_200);
+
+    // Then only the last one is notified
+    advanceTo(20_000);
+    assertThat(notifications.readValuesToList()).singleElement().satisfies(n -> {
+      assertThat(n.getCount()).isEqualTo(1);
+      assertThat(n.getSeq()).isEqualTo(third);
+    });
   }
 
   @Test
