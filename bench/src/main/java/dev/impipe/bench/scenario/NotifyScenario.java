@@ -54,9 +54,9 @@ public final class NotifyScenario implements Scenario {
     result.setup("latency phase", seconds + " s at half the full-speed rate");
 
     String inbox = cluster.names().inbox();
-    int size = cluster.topics().inbox().valueSerde().serializer().serialize(inbox,
-        message("u12345", "s1", 0, Instant.now())).length + 6;
-    Ceiling.measure(cluster, result, cluster.partitions(inbox), size, Ceiling.records(options, size));
+    int size = FanoutScenario.inboxEntrySize(cluster);
+    double ceiling = Ceiling.measure(cluster, result, cluster.partitions(inbox), size,
+        Ceiling.records(options, size));
 
     Map<String, Long> writtenAt = new ConcurrentHashMap<>();
     AtomicLong received = new AtomicLong();
@@ -130,6 +130,7 @@ public final class NotifyScenario implements Scenario {
       double sentPerSecond = messages / ((sentEnd - decideStart) / 1e9);
       result.figure("decisions/s (read_committed)", decisionsPerSecond, "records/s");
       result.figure("sent/s (provider answered)", sentPerSecond, "requests/s");
+      result.figure("decisions/s / ceiling", decisionsPerSecond / ceiling, "ratio");
 
       // Half rate: each message written now, its notification due IM_NOTIFY_AFTER later.
       double rate = Math.min(decisionsPerSecond, sentPerSecond) / 2;
@@ -166,7 +167,7 @@ public final class NotifyScenario implements Scenario {
       pool.shutdownNow();
     }
     if (options.fixed("cost", 1) > 0) {
-      OnOffCost.measure(options, cluster, result, log, new NotifyCost());
+      OnOffCost.measure(options, cluster, result, log, new NotifyCost(), ceiling);
     }
   }
 

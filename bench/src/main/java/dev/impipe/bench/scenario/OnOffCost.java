@@ -44,6 +44,14 @@ final class OnOffCost {
 
   static void measure(BenchOptions options, BenchCluster cluster, Result result, PrintStream log, Subject subject)
       throws Exception {
+    int entrySize = FanoutScenario.inboxEntrySize(cluster);
+    measure(options, cluster, result, log, subject, Ceiling.measure(cluster, result,
+        cluster.partitions(cluster.names().inbox()), entrySize, Ceiling.records(options, entrySize)));
+  }
+
+  /** The same against a ceiling the scenario measured already (records of an inbox entry's size). */
+  static void measure(BenchOptions options, BenchCluster cluster, Result result, PrintStream log, Subject subject,
+      double ceiling) throws Exception {
     String n = subject.name();
     int users = (int) options.count("users", 50_000, 1_000);
     int groups = (int) options.count("groups", 10_000, 100);
@@ -57,9 +65,6 @@ final class OnOffCost {
     result.setup(n + " cost: workload", users + " users, " + groups + " groups (" + large + " large of up to "
         + largeSize + " members), " + workload.memberships() + " memberships; " + messages + " messages per drain, "
         + "half direct, half group (bench fanout's workload)");
-    int entrySize = FanoutScenario.inboxEntrySize(cluster);
-    double ceiling = Ceiling.measure(cluster, result, cluster.partitions(cluster.names().inbox()), entrySize,
-        Ceiling.records(options, entrySize));
     String threshold = Long.toString(options.fixed("large-group-threshold", 1_000));
     boolean offFirst = options.fixed("cost-off-first", 0) > 0;
     result.setup(n + " cost: order", offFirst ? n + " off, then on (--cost-off-first 1)" : n + " on, then off");
