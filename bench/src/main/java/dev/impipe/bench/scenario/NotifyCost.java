@@ -4,6 +4,8 @@ import dev.impipe.avro.PushProvider;
 import dev.impipe.avro.PushRegistration;
 import dev.impipe.bench.BenchCluster;
 import dev.impipe.fanout.FanoutComponent;
+import dev.impipe.inbox.InboxStoreComponent;
+import dev.impipe.inbox.InboxStoreTopology;
 import dev.impipe.notify.NotifyComponent;
 import dev.impipe.runtime.app.PipelineComponent;
 import dev.impipe.runtime.app.PipelineRuntime;
@@ -16,9 +18,9 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 
 /**
- * What notifications cost the fan-out ({@link OnOffCost}): the fan-out workload drained by fan-out alone, and by
- * fan-out beside the deciding app with a registered device for every user of the workload (the worst case: every
- * inbox entry opens or grows a pending burst), the drain ending when the decider has read the last entry. The
+ * What notifications cost the write path ({@link OnOffCost}): the fan-out workload drained by fan-out and the inbox
+ * store, and by the same beside the deciding app with a registered device for every user of the workload (the worst
+ * case: every inbox entry opens or grows a pending burst), each drain ending when every app has read the last entry. The
  * devices' notifications fall due after the drain ({@code IM_NOTIFY_AFTER} of 1 minute): the decisions themselves
  * are measured by the scenario's other phases.
  */
@@ -31,7 +33,8 @@ final class NotifyCost implements OnOffCost.Subject {
 
   @Override
   public List<PipelineComponent> components(boolean on) {
-    return on ? List.of(new FanoutComponent(), new NotifyComponent()) : List.of(new FanoutComponent());
+    return on ? List.of(new FanoutComponent(), new InboxStoreComponent(), new NotifyComponent())
+        : List.of(new FanoutComponent(), new InboxStoreComponent());
   }
 
   @Override
@@ -41,7 +44,9 @@ final class NotifyCost implements OnOffCost.Subject {
 
   @Override
   public Map<String, Set<String>> followers(boolean on, BenchCluster cluster) {
-    return on ? Map.of(NotifyComponent.NAME, Set.of(cluster.names().inbox())) : Map.of();
+    Set<String> inbox = Set.of(cluster.names().inbox());
+    return on ? Map.of(InboxStoreTopology.APP_NAME, inbox, NotifyComponent.NAME, inbox)
+        : Map.of(InboxStoreTopology.APP_NAME, inbox);
   }
 
   @Override
