@@ -193,9 +193,10 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     }
     if (plan.type() == InboxEntryType.MESSAGE) {
       // Where the copies went decides where a recall of it must go (FanoutPlanner#route).
+      char mode = route.timeline() ? FanoutPlanner.TIMELINE : FanoutPlanner.WRITE_DIFFUSED;
       sent.put(SentCodec.sentKey(m.getMessageId()), SentCodec.sentValue(new SentCodec.Sent(m.getSenderId(),
-          m.getConversationId(), clock.tick(), route.timeline() ? FanoutPlanner.TIMELINE
-          : FanoutPlanner.WRITE_DIFFUSED, seq, m.getSentAt().toEpochMilli(), m.getClientMsgId())), timestamp);
+          m.getConversationId(), clock.tick(), mode, seq, m.getSentAt().toEpochMilli(), m.getClientMsgId())),
+          timestamp);
     }
     for (String user : users) {
       context.forward(record.withKey(user).withValue(FanoutPlanner.entry(m, user, plan.type(), seq)),
