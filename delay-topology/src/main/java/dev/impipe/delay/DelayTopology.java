@@ -5,20 +5,25 @@ import dev.impipe.avro.InboxEntryType;
 import dev.impipe.delay.internal.CancelRefusals;
 import dev.impipe.delay.internal.DelayProcessor;
 import dev.impipe.delay.internal.Outgoing;
+import dev.impipe.delay.internal.ScheduleRules;
 import dev.impipe.delay.internal.SweepBudget;
 import dev.impipe.runtime.streams.MemtableBudget;
 import dev.impipe.runtime.topics.ImTopics;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Predicate;
 import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorSupplier;
 import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.StoreBuilder;
 import org.apache.kafka.streams.state.Stores;
 import org.apache.kafka.streams.state.WindowBytesStoreSupplier;
 import org.apache.kafka.streams.state.internals.RocksDbWindowBytesStoreSupplier;
@@ -46,15 +51,12 @@ public final class DelayTopology {
    * sweep has passed it. See {@code ScheduleCodec} for the layouts.
    */
   public static final String SCHEDULE_STORE = "delay-schedule-segments";
-  /** The key-value stores of releases before the segmented stores; emptied into them at startup. */
-  public static final String LEGACY_INDEX_STORE = "delay-index";
-  public static final String LEGACY_SCHEDULE_STORE = "delay-schedule";
   /**
    * The segmented stores' retention as Kafka Streams sees it: far beyond any due time, so only the sweep's
    * position record (filed at its segment + this) expires segments. The changelog's own retention is
    * {@link DelayConfig#changelogRetentionMs()}.
    */
-  public static final long STORE_RETENTION_MS = Duration.ofDays(36_500).toMillis();
+  public static final long STORE_RETENTION_MS = ScheduleRules.STORE_RETENTION_MS;
 
   private DelayTopology() {}
 
@@ -102,20 +104,27 @@ public final class DelayTopology {
     // One budget per stream thread, shared by its tasks (they punctuate in one transaction).
     ThreadLocal<SweepBudget> budgets = ThreadLocal.withInitial(
         () -> new SweepBudget(config.batch(), config.sweepTimeMs(), config.drainTickMs(), System::nanoTime));
-    topology.addProcessor(PROCESSOR, () -> new DelayProcessor(topics.names().delayed(), topics.names().rejected(),
-        new DelayProcessor.StoreNames(SCHEDULE_STORE, INDEX_STORE, LEGACY_SCHEDULE_STORE, LEGACY_INDEX_STORE),
-        config, targets, metrics, topics.delayed().valueSerde().deserializer(), refusals, budgets::get), SOURCE);
     Map<String, String> changelog = Map.of(TopicConfig.RETENTION_MS_CONFIG,
         Long.toString(config.changelogRetentionMs()));
+    Set<StoreBuilder<?>> stores = new LinkedHashSet<>();
     for (String name : List.of(SCHEDULE_STORE, INDEX_STORE)) {
-      topology.addStateStore(Stores.windowStoreBuilder(MemtableBudget.window(segmented(name, config.segmentMs())),
-          Serdes.Bytes(),
-          Serdes.ByteArray()).withLoggingEnabled(changelog), PROCESSOR);
+      stores.add(Stores.windowStoreBuilder(MemtableBudget.window(segmented(name, config.segmentMs())),
+          Serdes.Bytes(), Serdes.ByteArray()).withLoggingEnabled(changelog));
     }
-    for (String name : List.of(LEGACY_SCHEDULE_STORE, LEGACY_INDEX_STORE)) {
-      topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(name), Serdes.Bytes(),
-          Serdes.ByteArray()), PROCESSOR);
-    }
+    // The supplier attaches the stores: the processor knows them by the names it is given, not by our constants.
+    topology.addProcessor(PROCESSOR, new ProcessorSupplier<byte[], byte[], byte[], Outgoing>() {
+      @Override
+      public Processor<byte[], byte[], byte[], Outgoing> get() {
+        return new DelayProcessor(topics.names().delayed(), topics.names().rejected(),
+            new DelayProcessor.StoreNames(SCHEDULE_STORE, INDEX_STORE), config, targets, metrics,
+            topics.delayed().valueSerde().deserializer(), refusals, budgets::get);
+      }
+
+      @Override
+      public Set<StoreBuilder<?>> stores() {
+        return stores;
+      }
+    }, SOURCE);
     topology.addSink(SINK, Outgoing.EXTRACTOR, Serdes.ByteArray().serializer(), new Outgoing.ValueSerializer(),
         PROCESSOR);
     return topology;

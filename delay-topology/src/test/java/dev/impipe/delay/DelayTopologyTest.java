@@ -30,7 +30,6 @@ import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
-import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.WindowStore;
 import org.apache.kafka.streams.test.TestRecord;
 import org.apache.kafka.common.utils.Bytes;
@@ -571,37 +570,11 @@ class DelayTopologyTest {
       assertThat(text(r.key())).isEqualTo("b");
       assertThat(text(r.value())).isEqualTo("garbage");
       assertThat(header(r, DelayHeaders.SCHEDULE_ID)).isEqualTo("b");
-      assertThat(header(r, RejectedHeaders.MESSAGE)).contains("undecodable");
+      assertThat(header(r, RejectedHeaders.MESSAGE)).contains("does not decode");
+      assertThat(header(r, RejectedHeaders.CODE)).isEqualTo("UNDECODABLE");
+      assertThat(header(r, RejectedHeaders.STORE)).isEqualTo(DelayTopology.SCHEDULE_STORE);
     });
     assertThat(counter("im.delay.rejected", "reason", "undecodable")).isEqualTo(1);
-  }
-
-  @Test
-  void schedulesOfTheEarlierKeyValueStoresAreMovedAndDeliveredOnTime() {
-    start();
-    // Given: the key-value stores of an earlier release hold A, due at 12:00:03.250, and B, overdue
-    KeyValueStore<Bytes, byte[]> legacy = driver.getKeyValueStore(DelayTopology.LEGACY_SCHEDULE_STORE);
-    KeyValueStore<Bytes, byte[]> legacyIndex = driver.getKeyValueStore(DelayTopology.LEGACY_INDEX_STORE);
-    for (var e : Map.of("a", T0.plusSeconds(3), "b", T0.minusSeconds(60)).entrySet()) {
-      long due = e.getValue().toEpochMilli();
-      legacy.put(Bytes.wrap(dev.impipe.delay.internal.ScheduleCodec.scheduleKey(due, utf8(e.getKey()))),
-          dev.impipe.delay.internal.ScheduleCodec.encodeEntry(new dev.impipe.delay.internal.ScheduledEntry(due,
-              "im.messages", utf8("conv-" + e.getKey()), utf8("value-" + e.getKey()), Map.of())));
-      legacyIndex.put(Bytes.wrap(utf8(e.getKey())), dev.impipe.delay.internal.ScheduleCodec.indexValue(due));
-    }
-
-    // When: 12:00:01.250, a tick
-    advance(Duration.ofSeconds(1));
-    // Then: B (overdue) is delivered, A not yet; the old stores are empty
-    assertThat(messages.readRecordsToList()).map(DelayTopologyTest::delivered)
-        .containsExactly(expected("b", T0.minusSeconds(60)));
-    try (var all = legacy.all()) {
-      assertThat(all.hasNext()).isFalse();
-    }
-    // When: 12:00:04.250
-    advance(Duration.ofSeconds(3));
-    assertThat(messages.readRecordsToList()).map(DelayTopologyTest::delivered)
-        .containsExactly(expected("a", T0.plusSeconds(3)));
   }
 
   private TestOutputTopic<byte[], byte[]> changelog(String store) {

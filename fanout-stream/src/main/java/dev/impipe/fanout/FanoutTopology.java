@@ -1,13 +1,19 @@
 package dev.impipe.fanout;
 
+import dev.impipe.fanout.internal.FanoutNames;
 import dev.impipe.fanout.internal.MembershipProcessor;
 import dev.impipe.fanout.internal.MessageFanoutProcessor;
 import dev.impipe.runtime.domain.HistoryKey;
 import dev.impipe.runtime.streams.VersionedValue;
 import dev.impipe.runtime.topics.ImTopics;
 import java.time.Duration;
+import java.util.Set;
+import java.util.function.Supplier;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorSupplier;
+import org.apache.kafka.streams.state.StoreBuilder;
 import org.apache.kafka.streams.state.Stores;
 
 /**
@@ -69,7 +75,26 @@ public final class FanoutTopology {
    */
   public static final String MODE_SWITCHES_STORE = "fanout-mode-switches";
 
+  /** The names the processors are given (they do not read this class). */
+  static final FanoutNames NAMES = new FanoutNames(MEMBERS_STORE, GROUPS_STORE, MODE_SWITCHES_STORE, CLOCK_STORE,
+      PAST_MEMBERS_STORE, DEDUPE_STORE, SENT_STORE, INBOX_SINK, HISTORY_SINK, GROUP_MEMBERS_SINK);
+
   private FanoutTopology() {}
+
+  private static <V, O> ProcessorSupplier<String, V, String, O> supplier(
+      Supplier<Processor<String, V, String, O>> processor, Set<StoreBuilder<?>> stores) {
+    return new ProcessorSupplier<>() {
+      @Override
+      public Processor<String, V, String, O> get() {
+        return processor.get();
+      }
+
+      @Override
+      public Set<StoreBuilder<?>> stores() {
+        return stores;
+      }
+    };
+  }
 
   public static Topology build(ImTopics topics, FanoutConfig config, FanoutMetrics metrics) {
     Topology topology = new Topology();
@@ -77,24 +102,27 @@ public final class FanoutTopology {
         topics.messages().valueSerde().deserializer(), topics.messages().name());
     topology.addSource(MEMBERS_SOURCE, topics.groupMembers().keySerde().deserializer(),
         topics.groupMembers().valueSerde().deserializer(), topics.groupMembers().name());
-    topology.addProcessor(MEMBERSHIP_PROCESSOR, () -> new MembershipProcessor(config, metrics), MEMBERS_SOURCE);
-    topology.addProcessor(FANOUT_PROCESSOR, () -> new MessageFanoutProcessor(config, metrics), MESSAGES_SOURCE);
-    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(MEMBERS_STORE),
-        Serdes.Bytes(), Serdes.ByteArray()), MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
-    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(GROUPS_STORE),
-        Serdes.String(), Serdes.ByteArray()), MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
-    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(MODE_SWITCHES_STORE),
-        Serdes.String(), Serdes.ByteArray()), MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
-    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CLOCK_STORE),
-        Serdes.String(), VersionedValue.longSerde(CLOCK_STORE)).withCachingEnabled(), MEMBERSHIP_PROCESSOR,
-        FANOUT_PROCESSOR);
-    topology.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(DEDUPE_STORE,
-        config.dedupeWindow(), config.dedupeWindow(), false), Serdes.Bytes(), Serdes.ByteArray()), FANOUT_PROCESSOR);
-    topology.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(SENT_STORE,
-        config.recallWindow(), config.recallWindow(), false), Serdes.Bytes(), Serdes.ByteArray()), FANOUT_PROCESSOR);
-    topology.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(PAST_MEMBERS_STORE,
-        config.recallWindow(), Duration.ofMillis(1), true), Serdes.Bytes(), Serdes.ByteArray()),
-        MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
+    StoreBuilder<?> members = Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(MEMBERS_STORE),
+        Serdes.Bytes(), Serdes.ByteArray());
+    StoreBuilder<?> groups = Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(GROUPS_STORE),
+        Serdes.String(), Serdes.ByteArray());
+    StoreBuilder<?> switches = Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(MODE_SWITCHES_STORE),
+        Serdes.String(), Serdes.ByteArray());
+    StoreBuilder<?> clock = Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CLOCK_STORE),
+        Serdes.String(), VersionedValue.longSerde(CLOCK_STORE)).withCachingEnabled();
+    StoreBuilder<?> pastMembers = Stores.windowStoreBuilder(Stores.persistentWindowStore(PAST_MEMBERS_STORE,
+        config.recallWindow(), Duration.ofMillis(1), true), Serdes.Bytes(), Serdes.ByteArray());
+    StoreBuilder<?> dedupe = Stores.windowStoreBuilder(Stores.persistentWindowStore(DEDUPE_STORE,
+        config.dedupeWindow(), config.dedupeWindow(), false), Serdes.Bytes(), Serdes.ByteArray());
+    StoreBuilder<?> sent = Stores.windowStoreBuilder(Stores.persistentWindowStore(SENT_STORE,
+        config.recallWindow(), config.recallWindow(), false), Serdes.Bytes(), Serdes.ByteArray());
+    // The suppliers attach the stores (both processors share the same builders of the membership stores).
+    Set<StoreBuilder<?>> shared = Set.of(members, groups, switches, clock, pastMembers);
+    Set<StoreBuilder<?>> fanoutStores = Set.of(members, groups, switches, clock, pastMembers, dedupe, sent);
+    topology.addProcessor(MEMBERSHIP_PROCESSOR, supplier(() -> new MembershipProcessor(config, metrics, NAMES),
+        shared), MEMBERS_SOURCE);
+    topology.addProcessor(FANOUT_PROCESSOR, supplier(() -> new MessageFanoutProcessor(config, metrics, NAMES),
+        fanoutStores), MESSAGES_SOURCE);
     topology.addSink(INBOX_SINK, topics.inbox().name(), topics.inbox().keySerde().serializer(),
         topics.inbox().valueSerde().serializer(), MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
     topology.addSink(HISTORY_SINK, topics.history().name(), topics.history().keySerde().serializer(),

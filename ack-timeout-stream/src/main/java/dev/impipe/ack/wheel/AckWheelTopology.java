@@ -8,8 +8,14 @@ import dev.impipe.runtime.streams.MemtableBudget;
 import dev.impipe.runtime.streams.PunctuationBudget;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.Topic;
+import java.util.LinkedHashSet;
+import java.util.Set;
+import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorSupplier;
+import org.apache.kafka.streams.state.StoreBuilder;
 import org.apache.kafka.streams.state.Stores;
 
 /**
@@ -68,14 +74,25 @@ public final class AckWheelTopology {
     topology.addSource(DELIVERIES_SOURCE, deliveries.keySerde().deserializer(),
         deliveries.valueSerde().deserializer(), deliveries.name());
     topology.addSource(ACKS_SOURCE, acks.keySerde().deserializer(), acks.valueSerde().deserializer(), acks.name());
-    topology.addProcessor(WHEEL_PROCESSOR, () -> new AckWheelProcessor(config, metrics, budget, deliveries.name(),
-        acks.name(), inputLag),
-        DELIVERIES_SOURCE, ACKS_SOURCE);
+    Set<StoreBuilder<?>> stores = new LinkedHashSet<>();
     for (String store : new String[] {PENDING_STORE, WHEEL_STORE, ACKED_STORE}) {
-      topology.addStateStore(Stores.keyValueStoreBuilder(
-          MemtableBudget.keyValue(Stores.persistentKeyValueStore(store)), Serdes.Bytes(), Serdes.ByteArray()),
-          WHEEL_PROCESSOR);
+      stores.add(Stores.keyValueStoreBuilder(MemtableBudget.keyValue(Stores.persistentKeyValueStore(store)),
+          Serdes.Bytes(), Serdes.ByteArray()));
     }
+    AckWheelProcessor.StoreNames names = new AckWheelProcessor.StoreNames(PENDING_STORE, WHEEL_STORE, ACKED_STORE,
+        TIMEOUTS_SINK, REJECTED_SINK, FINAL_HEADER);
+    // The supplier attaches the stores: the processor knows them by the names it is given, not by our constants.
+    topology.addProcessor(WHEEL_PROCESSOR, new ProcessorSupplier<String, SpecificRecord, Object, Object>() {
+      @Override
+      public Processor<String, SpecificRecord, Object, Object> get() {
+        return new AckWheelProcessor(config, metrics, budget, deliveries.name(), acks.name(), inputLag, names);
+      }
+
+      @Override
+      public Set<StoreBuilder<?>> stores() {
+        return stores;
+      }
+    }, DELIVERIES_SOURCE, ACKS_SOURCE);
     topology.addSink(TIMEOUTS_SINK, timeouts.name(), timeouts.keySerde().serializer(),
         timeouts.valueSerde().serializer(), WHEEL_PROCESSOR);
     topology.addSink(REJECTED_SINK, topics.rejected().name(), topics.rejected().keySerde().serializer(),

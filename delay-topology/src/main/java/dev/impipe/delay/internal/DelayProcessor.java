@@ -1,26 +1,16 @@
 package dev.impipe.delay.internal;
 
 import dev.impipe.avro.ScheduleCommand;
-import dev.impipe.avro.ScheduleOp;
 import dev.impipe.delay.DelayConfig;
-import dev.impipe.delay.DelayHeaders;
 import dev.impipe.delay.DelayMetrics;
-import dev.impipe.delay.DelayTopology;
 import dev.impipe.delay.TargetTopics;
-import dev.impipe.runtime.streams.OrderedKey;
 import dev.impipe.runtime.streams.RejectedHeaders;
 import dev.impipe.runtime.streams.RejectedRecord;
-import dev.impipe.runtime.streams.StoredValues;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.Locale;
-import java.util.Map;
 import java.util.Optional;
 import java.util.function.Supplier;
-import org.apache.kafka.common.header.Headers;
-import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.Deserializer;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
@@ -31,7 +21,6 @@ import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.state.KeyValueIterator;
-import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.WindowStore;
 import org.apache.kafka.streams.state.WindowStoreIterator;
 
@@ -42,7 +31,7 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
  *
  * <p>One write per delivery: the schedule and index stores are segmented by due time (window stores), a delivered
  * entry is not deleted but left behind the sweep {@link ScheduleCodec.Position position}, which is written once per
- * punctuation that moved it (in both stores, filed at its segment + {@link DelayTopology#STORE_RETENTION_MS}). Kafka
+ * punctuation that moved it (in both stores, filed at its segment + {@link ScheduleRules#STORE_RETENTION_MS}). Kafka
  * Streams drops every segment older than the position's segment whole, locally and on restore, without a tombstone
  * per record; the changelog's time retention drops them on the broker. An entry below the position counts as gone
  * for CANCEL and replace, so the index stays exact.
@@ -60,7 +49,7 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
   public static final String SOURCE = "delay";
 
   /** Names of the stores the processor uses. */
-  public record StoreNames(String schedule, String index, String legacySchedule, String legacyIndex) {}
+  public record StoreNames(String schedule, String index) {}
 
   private final String inputTopic;
   private final String rejectedTopic;
@@ -75,15 +64,8 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
   private ProcessorContext<byte[], Outgoing> context;
   private WindowStore<Bytes, byte[]> schedule;
   private WindowStore<Bytes, byte[]> index;
-  private KeyValueStore<Bytes, byte[]> legacySchedule;
-  private KeyValueStore<Bytes, byte[]> legacyIndex;
-  /** Null until the old stores were first looked at (lazily: the first command or sweep). */
-  private Boolean legacyEmpty;
   private DelayMetrics.TaskGauges gauges;
-  private byte[] resumeFrom;
-  private long fileFromMs;
-  /** The time the stored position record is filed under (Long.MIN_VALUE: none written by this instance). */
-  private long positionTs = Long.MIN_VALUE;
+  private SweepCursor cursor;
   private Cancellable drain;
 
   public DelayProcessor(String inputTopic, String rejectedTopic, StoreNames stores, DelayConfig config,
@@ -105,34 +87,14 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
     this.context = ctx;
     this.schedule = ctx.getStateStore(stores.schedule());
     this.index = ctx.getStateStore(stores.index());
-    this.legacySchedule = ctx.getStateStore(stores.legacySchedule());
-    this.legacyIndex = ctx.getStateStore(stores.legacyIndex());
     this.gauges = metrics.task(ctx.taskId());
     // Stores are restored before init: the last committed position says where the sweep was.
     ScheduleCodec.Position stored = storedPosition();
-    if (stored == null) {
-      resumeFrom = ScheduleCodec.duePrefix(0);
-      fileFromMs = 0;
-    } else {
-      resumeFrom = stored.resumeFrom();
-      fileFromMs = stored.fileFromMs();
-      positionTs = positionTs(stored.resumeFrom());
+    cursor = new SweepCursor(stored, config.segmentMs());
+    if (stored != null) {
       gauges.pending(stored.pending());
     }
     ctx.schedule(Duration.ofMillis(config.tickMs()), PunctuationType.WALL_CLOCK_TIME, now -> sweep(now, true));
-  }
-
-  /** Whether the key-value stores of an earlier release are empty (looked at once, then tracked). */
-  private boolean legacyEmpty() {
-    if (legacyEmpty == null) {
-      try (KeyValueIterator<Bytes, byte[]> any = legacySchedule.all()) {
-        legacyEmpty = !any.hasNext();
-      }
-      if (!legacyEmpty) {
-        gauges.pending(gauges.pending() + legacyIndex.approximateNumEntries());
-      }
-    }
-    return legacyEmpty;
   }
 
   private ScheduleCodec.Position storedPosition() {
@@ -140,12 +102,6 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
         Long.MAX_VALUE)) {
       return it.hasNext() ? ScheduleCodec.decodePosition(it.next().value) : null;
     }
-  }
-
-  /** Where the position record for {@code resume} is filed: its segment's start + the stores' retention. */
-  private long positionTs(byte[] resume) {
-    long due = ScheduleCodec.dueOf(resume);
-    return due - Math.floorMod(due, config.segmentMs()) + DelayTopology.STORE_RETENTION_MS - 1;
   }
 
   @Override
@@ -160,47 +116,27 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
       throw reject("invalid", "undecodable schedule command: " + e.getMessage());
     }
     String id = record.key() == null ? "" : new String(record.key(), StandardCharsets.UTF_8);
-    if (id.isEmpty()) {
-      throw reject("invalid", "missing key: a schedule command is keyed by its schedule id");
+    ScheduleRules.Verdict verdict = ScheduleRules.check(id, command, context.currentSystemTimeMs(),
+        config.maxDelayMs(), targets::rejection);
+    if (verdict instanceof ScheduleRules.Refuse refuse) {
+      throw reject(refuse.category(), refuse.reason());
     }
-    if (id.indexOf('\0') >= 0) {
-      throw reject("invalid", "schedule id contains a NUL character");
-    }
-    if (!id.equals(command.getId())) {
-      // CANCEL finds a schedule only in the partition of its key, so key and id must agree.
-      throw reject("invalid", "key '" + id + "' does not match schedule id '" + command.getId() + "'");
-    }
-    if (command.getOp() == ScheduleOp.CANCEL) {
-      refuseCancelOfAnother(record, command, id);
+    if (verdict instanceof ScheduleRules.Cancel cancel) {
+      refuseCancelOfAnother(record, cancel.requester(), id);
       metrics.cancelled(remove(record.key()));
-      return;
+    } else if (verdict instanceof ScheduleRules.Schedule filed) {
+      boolean replaced = remove(record.key());
+      file(record.key(), filed.dueMs(), ScheduleCodec.encodeEntry(filed.entry()));
+      if (!replaced) {
+        gauges.pending(gauges.pending() + 1);
+      }
+      metrics.scheduled();
     }
-    if (command.getOp() != ScheduleOp.SCHEDULE) {
-      throw reject("invalid", "unknown schedule operation " + command.getOp() + " (written by a newer producer?)");
-    }
-    long now = context.currentSystemTimeMs();
-    long dueMs = command.getDeliverAt().toEpochMilli();
-    if (dueMs > now + config.maxDelayMs()) {
-      throw reject("max-delay", "deliverAt " + command.getDeliverAt() + " is more than the maximum delay of "
-          + Duration.ofMillis(config.maxDelayMs()) + " ahead");
-    }
-    Optional<String> badTarget = targets.rejection(command.getTargetTopic());
-    if (badTarget.isPresent()) {
-      throw reject("target", badTarget.get());
-    }
-    boolean replaced = remove(record.key());
-    byte[] entry = ScheduleCodec.encodeEntry(new ScheduledEntry(dueMs, command.getTargetTopic(),
-        bytes(command.getKey()), bytes(command.getValue()), headers(command.getHeaders())));
-    file(record.key(), dueMs, entry);
-    if (!replaced) {
-      gauges.pending(gauges.pending() + 1);
-    }
-    metrics.scheduled();
   }
 
-  /** Files {@code entry} for {@code id} at its due time, or at {@link #fileFromMs} if that is later. */
+  /** Files {@code entry} for {@code id} at its due time, or at the cursor's file-from time if that is later. */
   private void file(byte[] id, long dueMs, byte[] entry) {
-    long fileAt = Math.max(Math.max(0, dueMs), fileFromMs);
+    long fileAt = ScheduleRules.fileAt(dueMs, cursor.fileFromMs());
     schedule.put(Bytes.wrap(ScheduleCodec.scheduleKey(fileAt, id)), entry, fileAt);
     index.put(Bytes.wrap(id), ScheduleCodec.indexValue(fileAt), fileAt);
   }
@@ -209,12 +145,12 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
   private Long pendingDue(byte[] id) {
     // Only the segments an undelivered entry can be in: filed at or after the sweep position's millisecond, at
     // most at the maximum delay from now (or at fileFromMs); not the delivered ones, not the position's own.
-    long from = ScheduleCodec.dueOf(resumeFrom);
-    long to = Math.max(context.currentSystemTimeMs() + config.maxDelayMs(), fileFromMs);
+    long from = ScheduleCodec.dueOf(cursor.resumeFrom());
+    long to = Math.max(context.currentSystemTimeMs() + config.maxDelayMs(), cursor.fileFromMs());
     try (WindowStoreIterator<byte[]> it = index.fetch(Bytes.wrap(id), from, to)) {
       while (it.hasNext()) {
         long due = ScheduleCodec.indexDue(it.next().value);
-        if (OrderedKey.compare(ScheduleCodec.scheduleKey(due, id), resumeFrom) >= 0) {
+        if (!cursor.behind(ScheduleCodec.scheduleKey(due, id))) {
           return due;
         }
       }
@@ -225,31 +161,16 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
   /** The stored bytes of {@code id}'s undelivered schedule, or null. */
   private byte[] storedEntry(byte[] id) {
     Long due = pendingDue(id);
-    if (due != null) {
-      return schedule.fetch(Bytes.wrap(ScheduleCodec.scheduleKey(due, id)), due);
-    }
-    if (!legacyEmpty()) {
-      byte[] legacyDue = legacyIndex.get(Bytes.wrap(id));
-      if (legacyDue != null) {
-        return legacySchedule.get(Bytes.wrap(ScheduleCodec.scheduleKey(ScheduleCodec.indexDue(legacyDue), id)));
-      }
-    }
-    return null;
+    return due == null ? null : schedule.fetch(Bytes.wrap(ScheduleCodec.scheduleKey(due, id)), due);
   }
 
   /**
-   * A CANCEL naming a requester is honoured only from the user who scheduled it ({@link DelayHeaders#SENDER} of the
-   * schedule). Refused: the requester is told, then a {@link RejectedRecord} sends the CANCEL to the rejected topic
-   * (same transaction). A CANCEL without a requester (an operator), of an unknown or delivered id (a no-op anyway),
-   * or of a schedule that records no sender (scheduled before senders were recorded, or by an operator) is not
-   * refused.
+   * A CANCEL naming a requester is honoured only from the user who scheduled it ({@link ScheduleRules#cancelRefusal}).
+   * Refused: the requester is told, then a {@link RejectedRecord} sends the CANCEL to the rejected topic (same
+   * transaction). A CANCEL of an unknown or delivered id is a no-op anyway and never refused.
    */
-  private void refuseCancelOfAnother(Record<byte[], byte[]> record, ScheduleCommand command, String id) {
-    ByteBuffer requesterHeader = command.getHeaders().get(DelayHeaders.REQUESTER);
-    if (requesterHeader == null) {
-      return;
-    }
-    byte[] stored = storedEntry(record.key());
+  private void refuseCancelOfAnother(Record<byte[], byte[]> record, String requester, String id) {
+    byte[] stored = requester == null ? null : storedEntry(record.key());
     if (stored == null) {
       return;
     }
@@ -260,17 +181,15 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
       // Undecodable: its sender is unknown, as for an operator's schedule; the sweep quarantines it.
       return;
     }
-    byte[] sender = entry.headers().get(DelayHeaders.SENDER);
-    String requester = new String(bytes(requesterHeader), StandardCharsets.UTF_8);
-    if (sender == null || requester.equals(new String(sender, StandardCharsets.UTF_8))) {
+    Optional<String> refusal = ScheduleRules.cancelRefusal(id, requester, entry);
+    if (refusal.isEmpty()) {
       return;
     }
-    String reason = "CANCEL of scheduled message " + id + " by " + requester + ", but only its sender may cancel it";
-    Record<byte[], Outgoing> notice = refusals.notice(requester, id, entry, reason, record.timestamp());
+    Record<byte[], Outgoing> notice = refusals.notice(requester, id, entry, refusal.get(), record.timestamp());
     if (notice != null) {
       context.forward(notice);
     }
-    throw reject("not-sender", reason);
+    throw reject("not-sender", refusal.get());
   }
 
   /** Removes the undelivered schedule of {@code id}; true if there was one. */
@@ -282,37 +201,7 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
       gauges.pending(gauges.pending() - 1);
       return true;
     }
-    if (legacyEmpty()) {
-      return false;
-    }
-    byte[] legacyDue = legacyIndex.get(Bytes.wrap(id));
-    if (legacyDue == null) {
-      return false;
-    }
-    legacySchedule.delete(Bytes.wrap(ScheduleCodec.scheduleKey(ScheduleCodec.indexDue(legacyDue), id)));
-    legacyIndex.delete(Bytes.wrap(id));
-    gauges.pending(gauges.pending() - 1);
-    return true;
-  }
-
-  /**
-   * Moves up to {@code limit} schedules of the key-value stores of an earlier release into the segmented stores
-   * (filed no earlier than {@link #fileFromMs}, so never behind the sweep); returns how many it moved.
-   */
-  private int migrateLegacy(int limit) {
-    int moved = 0;
-    try (KeyValueIterator<Bytes, byte[]> all = legacySchedule.all()) {
-      while (moved < limit && all.hasNext()) {
-        KeyValue<Bytes, byte[]> next = all.next();
-        byte[] id = ScheduleCodec.idOf(next.key.get());
-        file(id, ScheduleCodec.dueOf(next.key.get()), next.value);
-        legacySchedule.delete(next.key);
-        legacyIndex.delete(Bytes.wrap(id));
-        moved++;
-      }
-      legacyEmpty = !all.hasNext();
-    }
-    return moved;
+    return false;
   }
 
   /**
@@ -329,25 +218,19 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
       metrics.punctuated(0, now);
       return;
     }
-    long started = budget.start();
-    if (!legacyEmpty()) {
-      allowance -= migrateLegacy(allowance);
-    }
-    if (OrderedKey.compare(resumeFrom, upTo) >= 0) {
+    if (cursor.nothingBefore(upTo)) {
       // Nothing can be due yet (or the wall clock stepped back): never deliver early.
-      if (!legacyEmpty()) {
-        budget.spent(started, 0, now);
-        ensureDrain();
-      }
       metrics.punctuated(0, now);
       return;
     }
+    long started = budget.start();
     int delivered = 0;
     byte[] lastKey = null;
     boolean more = false;
     long remaining = 0;
     // Only the regular tick (or a sweep without a drain) counts the rest, a scan; the drain ticks count down.
     boolean recount = mainTick || drain == null;
+    byte[] resumeFrom = cursor.resumeFrom();
     long fromTs = ScheduleCodec.dueOf(resumeFrom);
     try (KeyValueIterator<Windowed<Bytes>, byte[]> due = schedule.fetch(Bytes.wrap(resumeFrom),
         Bytes.wrap(upTo), fromTs, now)) {
@@ -358,14 +241,14 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
         }
         KeyValue<Windowed<Bytes>, byte[]> next = due.next();
         byte[] key = next.key.key().get();
-        if (OrderedKey.compare(key, resumeFrom) < 0) {
+        if (cursor.behind(key)) {
           continue;
         }
         ScheduledEntry entry;
         try {
           entry = ScheduleCodec.decodeEntry(next.value);
         } catch (RuntimeException e) {
-          quarantine(key, next.value, "undecodable stored schedule: " + e, now);
+          quarantine(key, next.value, e, now);
           lastKey = key;
           delivered++;
           continue;
@@ -390,17 +273,13 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
     gauges.pending(gauges.pending() - delivered);
     if (more) {
       // Resume right after the last delivered key; later arrivals are filed after its millisecond.
-      if (lastKey != null) {
-        resumeFrom = OrderedKey.after(lastKey);
-        fileFromMs = ScheduleCodec.dueOf(lastKey) + 1;
-      }
+      cursor.stoppedAfter(lastKey);
       gauges.backlog(recount ? remaining : Math.max(0, gauges.backlog() - delivered));
       ensureDrain();
     } else {
-      resumeFrom = upTo;
-      fileFromMs = now + 1;
+      cursor.caughtUp(upTo, now);
       gauges.backlog(0);
-      if (drain != null && legacyEmpty()) {
+      if (drain != null) {
         drain.cancel();
         drain = null;
       }
@@ -420,53 +299,36 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
     }
   }
 
-  /**
-   * Stores the sweep position (in both stores, so both drop the segments behind it) if something was delivered
-   * or the position moved into another segment; otherwise re-sweeping from the older stored position after a
-   * crash finds nothing new, so it need not be written.
-   */
+  /** Stores the sweep position if it moved (in both stores, so both drop the segments behind it). */
   private void writePosition(boolean delivered) {
-    long ts = positionTs(resumeFrom);
-    if (!delivered && ts == positionTs) {
+    SweepCursor.Move move = cursor.move(delivered, gauges.pending());
+    if (move == null) {
       return;
     }
-    byte[] value = ScheduleCodec.encodePosition(new ScheduleCodec.Position(resumeFrom, fileFromMs,
-        gauges.pending()));
+    byte[] value = ScheduleCodec.encodePosition(move.position());
     Bytes key = Bytes.wrap(ScheduleCodec.POSITION_KEY);
-    schedule.put(key, value, ts);
-    index.put(key, value, ts);
-    if (positionTs != Long.MIN_VALUE && positionTs != ts) {
-      schedule.put(key, null, positionTs);
-      index.put(key, null, positionTs);
+    schedule.put(key, value, move.ts());
+    index.put(key, value, move.ts());
+    if (move.previousTs() != SweepCursor.Move.NONE) {
+      schedule.put(key, null, move.previousTs());
+      index.put(key, null, move.previousTs());
     }
-    positionTs = ts;
   }
 
   /** An entry that cannot be decoded goes to the rejected topic with its stored bytes, keyed by its id. */
-  private void quarantine(byte[] scheduleKey, byte[] stored, String reason, long now) {
-    Headers headers = new RecordHeaders();
-    headers.add(DelayHeaders.SCHEDULE_ID, ScheduleCodec.idOf(scheduleKey));
-    addRejectHeaders(headers, StoredValues.UNDECODABLE, reason, stores.schedule());
-    context.forward(new Record<>(ScheduleCodec.idOf(scheduleKey), new Outgoing(rejectedTopic, stored), now,
-        headers));
+  private void quarantine(byte[] scheduleKey, byte[] stored, RuntimeException cause, long now) {
+    context.forward(Deliveries.undecodable(stores.schedule(), scheduleKey, stored, cause, now, rejectedTopic));
     metrics.rejected("undecodable");
   }
 
   private void deliver(byte[] id, ScheduledEntry entry, long now) {
-    Headers headers = new RecordHeaders();
-    entry.headers().forEach(headers::add);
     Optional<String> badTarget = targets.rejection(entry.topic());
+    context.forward(Deliveries.due(id, entry, now, badTarget, rejectedTopic));
     if (badTarget.isPresent()) {
-      // The topic went away (or the allow-list changed) since the record was scheduled.
-      headers.add(DelayHeaders.SCHEDULE_ID, id);
-      addRejectHeaders(headers, "TARGET", "undeliverable at " + now + ": " + badTarget.get(), entry.topic());
-      context.forward(new Record<>(entry.key(), new Outgoing(rejectedTopic, entry.value()), now, headers));
       metrics.rejected("target");
-      return;
+    } else {
+      metrics.delivered(now - entry.deliverAtMs());
     }
-    headers.add(DelayHeaders.SCHEDULED_AT, Long.toString(entry.deliverAtMs()).getBytes(StandardCharsets.UTF_8));
-    context.forward(new Record<>(entry.key(), new Outgoing(entry.topic(), entry.value()), now, headers));
-    metrics.delivered(now - entry.deliverAtMs());
   }
 
   /**
@@ -478,32 +340,8 @@ public final class DelayProcessor implements Processor<byte[], byte[], byte[], O
     return new RejectedRecord(category.toUpperCase(Locale.ROOT).replace('-', '_'), reason, SOURCE);
   }
 
-  /** The reason headers of a record this processor writes to the rejected topic itself (from a punctuation). */
-  private static void addRejectHeaders(Headers headers, String code, String reason, String topic) {
-    RejectedHeaders.add(headers, RejectedHeaders.MESSAGE, reason);
-    RejectedHeaders.add(headers, RejectedHeaders.CODE, code);
-    RejectedHeaders.add(headers, RejectedHeaders.SOURCE, SOURCE);
-    RejectedHeaders.add(headers, RejectedHeaders.TOPIC, topic);
-  }
-
   @Override
   public void close() {
     metrics.closeTask(context.taskId());
-  }
-
-  private static byte[] bytes(ByteBuffer buffer) {
-    if (buffer == null) {
-      return null;
-    }
-    ByteBuffer copy = buffer.duplicate();
-    byte[] out = new byte[copy.remaining()];
-    copy.get(out);
-    return out;
-  }
-
-  private static Map<String, byte[]> headers(Map<String, ByteBuffer> headers) {
-    Map<String, byte[]> out = new LinkedHashMap<>();
-    headers.forEach((name, value) -> out.put(name, bytes(value)));
-    return out;
   }
 }

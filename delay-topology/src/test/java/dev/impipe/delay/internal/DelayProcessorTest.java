@@ -36,8 +36,6 @@ import org.apache.kafka.streams.processor.api.MockProcessorContext;
 import org.apache.kafka.streams.processor.api.MockProcessorContext.CapturedForward;
 import org.apache.kafka.streams.processor.api.MockProcessorContext.CapturedPunctuator;
 import org.apache.kafka.streams.processor.api.Record;
-import org.apache.kafka.streams.state.KeyValueIterator;
-import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.Stores;
 import org.apache.kafka.streams.state.WindowStore;
 import org.apache.kafka.streams.state.WindowStoreIterator;
@@ -46,7 +44,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The delay processor alone, on a mock context with in-memory stores and punctuators called by hand: the rules of
- * one sweep (the due boundary, the commit, the position record, the drain, the legacy migration, cancels) at unit
+ * one sweep (the due boundary, the commit, the position record, the drain, cancels) at unit
  * speed. {@code DelayTopologyTest} checks the same processor end to end on the production topology.
  */
 class DelayProcessorTest {
@@ -55,7 +53,7 @@ class DelayProcessorTest {
   /** Mid-second on purpose: delivery must never be early by a millisecond. */
   private static final long T0 = Instant.parse("2026-03-01T12:00:00.250Z").toEpochMilli();
   private static final DelayProcessor.StoreNames STORES =
-      new DelayProcessor.StoreNames("schedule", "index", "legacy-schedule", "legacy-index");
+      new DelayProcessor.StoreNames("schedule", "index");
 
   private final ImTopics topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope(REGISTRY));
   private final Set<String> existing = new HashSet<>(Set.of("im.messages", "im.inbox"));
@@ -79,8 +77,6 @@ class DelayProcessorTest {
     final MockProcessorContext<byte[], Outgoing> context;
     final WindowStore<Bytes, byte[]> schedule;
     final WindowStore<Bytes, byte[]> index;
-    final KeyValueStore<Bytes, byte[]> legacySchedule;
-    final KeyValueStore<Bytes, byte[]> legacyIndex;
     final List<org.apache.kafka.streams.processor.StateStore> stores;
     DelayProcessor processor;
     /** Index of the current instance's regular punctuator (a restart schedules another). */
@@ -91,23 +87,13 @@ class DelayProcessorTest {
           new TaskId(0, partition), null);
       schedule = windowStore(STORES.schedule());
       index = windowStore(STORES.index());
-      legacySchedule = keyValueStore(STORES.legacySchedule());
-      legacyIndex = keyValueStore(STORES.legacyIndex());
-      stores = List.of(schedule, index, legacySchedule, legacyIndex);
+      stores = List.of(schedule, index);
     }
 
     private WindowStore<Bytes, byte[]> windowStore(String name) {
       WindowStore<Bytes, byte[]> store = Stores.windowStoreBuilder(Stores.inMemoryWindowStore(name,
           Duration.ofMillis(DelayTopology.STORE_RETENTION_MS), Duration.ofMillis(1), false), Serdes.Bytes(),
           Serdes.ByteArray()).withLoggingDisabled().withCachingDisabled().build();
-      store.init(context.getStateStoreContext(), store);
-      context.addStateStore(store);
-      return store;
-    }
-
-    private KeyValueStore<Bytes, byte[]> keyValueStore(String name) {
-      KeyValueStore<Bytes, byte[]> store = Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(name),
-          Serdes.Bytes(), Serdes.ByteArray()).withLoggingDisabled().withCachingDisabled().build();
       store.init(context.getStateStoreContext(), store);
       context.addStateStore(store);
       return store;
@@ -175,24 +161,6 @@ class DelayProcessorTest {
       List<KeyValue<Long, ScheduleCodec.Position>> all = positions(schedule);
       assertThat(all).hasSize(1);
       return all.get(0).value;
-    }
-
-    /** Files a schedule in the key-value stores of an earlier release. */
-    void legacy(String id, long dueMs, Map<String, byte[]> headers) {
-      byte[] key = ScheduleCodec.scheduleKey(dueMs, utf8(id));
-      legacySchedule.put(Bytes.wrap(key), ScheduleCodec.encodeEntry(new ScheduledEntry(dueMs, "im.messages",
-          utf8("conv-" + id), utf8("value-" + id), headers)));
-      legacyIndex.put(Bytes.wrap(utf8(id)), ScheduleCodec.indexValue(dueMs));
-    }
-
-    long legacyLeft() {
-      long n = 0;
-      try (KeyValueIterator<Bytes, byte[]> it = legacySchedule.all()) {
-        for (; it.hasNext(); it.next()) {
-          n++;
-        }
-      }
-      return n;
     }
   }
 
@@ -349,30 +317,7 @@ class DelayProcessorTest {
   }
 
   @Test
-  void schedulesOfTheEarlierStoresCountAsPendingAndMoveWithinTheRoundsBudgetUntilAllAreDelivered() {
-    Task t = start(DelayConfig.defaults().withBatch(2, 20));
-    t.legacy("x1", T0 + 100, Map.of());
-    t.legacy("x2", T0 + 200, Map.of());
-    t.legacy("x3", T0 + 300, Map.of());
-
-    // now: T0+1000: moving two uses the round of two, nothing is delivered yet; the three count as pending
-    t.tick(T0 + 1_000);
-    assertThat(t.out()).isEmpty();
-    assertThat(t.legacyLeft()).isEqualTo(1);
-    assertThat(gauge("im.delay.scheduled")).isEqualTo(3);
-
-    // the drain ticks move the last one and deliver all three in due order, once
-    t.drainTick(T0 + 1_020);
-    assertThat(t.out()).containsExactly(delivered("x1"));
-    assertThat(t.legacyLeft()).isZero();
-    t.drainTick(T0 + 1_040);
-    assertThat(t.out()).containsExactly(delivered("x2"), delivered("x3"));
-    assertThat(gauge("im.delay.scheduled")).isZero();
-    assertThat(t.drains()).singleElement().matches(CapturedPunctuator::cancelled);
-  }
-
-  @Test
-  void withoutSchedulesOfTheEarlierStoresAnIdleTickSchedulesNoDrainEvenWhenTheClockStepsBack() {
+  void anIdleTickSchedulesNoDrainEvenWhenTheClockStepsBack() {
     Task t = start();
     t.tick(T0 + 1_000);
     // now: T0+900, the wall clock stepped back
@@ -382,26 +327,35 @@ class DelayProcessorTest {
   }
 
   @Test
-  void aScheduleOfTheEarlierStoresCanBeCancelledBeforeItMovesButOnlyByItsSender() {
+  void aScheduleCanBeCancelledOnlyByItsSenderOrAnOperator() {
     Task t = start();
-    t.legacy("x1", T0 + 5_000, Map.of(DelayHeaders.SENDER, utf8("alice")));
-    t.legacy("x2", T0 + 6_000, Map.of(DelayHeaders.SENDER, utf8("alice")));
+    t.send(fromSender(schedule("x1", T0 + 5_000), "alice"));
+    t.send(fromSender(schedule("x2", T0 + 6_000), "alice"));
+    t.send(schedule("x3", T0 + 6_000));
 
-    // bob may not cancel x2 (rejected: the handler dead-letters it); an unknown id is a no-op; alice cancels x1
+    // bob may not cancel x2 (rejected: the handler dead-letters it); an unknown id is a no-op; alice cancels x1;
+    // bob may cancel x3, which records no sender
     assertThatThrownBy(() -> t.send(cancel("x2", "bob"))).isInstanceOfSatisfying(RejectedRecord.class, r -> {
       assertThat(r.code()).isEqualTo("NOT_SENDER");
       assertThat(r.source()).isEqualTo("delay");
+      assertThat(r.reason()).isEqualTo("CANCEL of scheduled message x2 by bob, but only its sender may cancel it");
     });
     assertThat(t.out()).isEmpty();
     t.send(cancel("unknown", null));
     t.send(cancel("x1", "alice"));
-    assertThat(counter("im.delay.cancels", "result", "removed")).isEqualTo(1);
+    t.send(cancel("x3", "bob"));
+    assertThat(counter("im.delay.cancels", "result", "removed")).isEqualTo(2);
     assertThat(counter("im.delay.cancels", "result", "noop")).isEqualTo(1);
     assertThat(counter("im.delay.rejected", "reason", "not-sender")).isEqualTo(1);
     assertThat(gauge("im.delay.scheduled")).isEqualTo(1);
 
     t.tick(T0 + 6_000);
     assertThat(t.out()).containsExactly(delivered("x2"));
+  }
+
+  private static ScheduleCommand fromSender(ScheduleCommand command, String sender) {
+    command.setHeaders(Map.of(DelayHeaders.SENDER, ByteBuffer.wrap(utf8(sender))));
+    return command;
   }
 
   @Test
@@ -480,23 +434,18 @@ class DelayProcessorTest {
   }
 
   @Test
-  void whenTheWallClockStepsBackNothingIsDeliveredEarlyAndTheEarlierStoresKeepMoving() {
-    Task t = start(DelayConfig.defaults().withBatch(1, 20));
-    t.legacy("x1", T0 + 5_000, Map.of());
-    t.legacy("x2", T0 + 5_100, Map.of());
-    t.legacy("x3", T0 + 5_200, Map.of());
+  void whenTheWallClockStepsBackNothingIsDeliveredEarly() {
+    Task t = start();
+    t.send(schedule("a", T0 + 1_500));
     t.tick(T0 + 1_000);
-    assertThat(t.legacyLeft()).isEqualTo(2);
 
-    // now: T0+900, the clock stepped back: one more moves, a drain keeps the migration going
+    // now: T0+900, the clock stepped back: nothing is due, no drain
     t.tick(T0 + 900);
     assertThat(t.out()).isEmpty();
-    assertThat(t.legacyLeft()).isEqualTo(1);
+    assertThat(t.drains()).isEmpty();
     assertThat(meters.get("im.delay.punctuation.records").summary().count()).isEqualTo(2);
-    t.drainTick(T0 + 1_100);
-    assertThat(t.legacyLeft()).isZero();
-    t.tick(T0 + 5_000);
-    assertThat(t.out()).containsExactly(delivered("x1"));
+    t.tick(T0 + 2_000);
+    assertThat(t.out()).containsExactly(delivered("a"));
   }
 
   @Test

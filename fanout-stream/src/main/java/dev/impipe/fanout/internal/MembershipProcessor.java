@@ -5,7 +5,6 @@ import dev.impipe.avro.MembershipChange;
 import dev.impipe.avro.MembershipOp;
 import dev.impipe.fanout.FanoutConfig;
 import dev.impipe.fanout.FanoutMetrics;
-import dev.impipe.fanout.FanoutTopology;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.streams.RejectedRecord;
 import org.apache.kafka.common.utils.Bytes;
@@ -27,22 +26,24 @@ public final class MembershipProcessor implements Processor<String, MembershipCh
 
   private final FanoutMetrics metrics;
   private final FanoutConfig config;
+  private final FanoutNames names;
   private ProcessorContext<String, InboxEntry> context;
   private MembershipRules rules;
 
-  public MembershipProcessor(FanoutConfig config, FanoutMetrics metrics) {
+  public MembershipProcessor(FanoutConfig config, FanoutMetrics metrics, FanoutNames names) {
     this.config = config;
     this.metrics = metrics;
+    this.names = names;
   }
 
   @Override
   public void init(ProcessorContext<String, InboxEntry> context) {
     this.context = context;
-    KeyValueStore<Bytes, byte[]> members = context.getStateStore(FanoutTopology.MEMBERS_STORE);
-    this.rules = new MembershipRules(metrics, members, context.getStateStore(FanoutTopology.GROUPS_STORE),
-        new TaskClock(context.getStateStore(FanoutTopology.CLOCK_STORE)),
-        context.getStateStore(FanoutTopology.PAST_MEMBERS_STORE),
-        new ModeSwitchRounds(context.getStateStore(FanoutTopology.MODE_SWITCHES_STORE), members, metrics),
+    KeyValueStore<Bytes, byte[]> members = context.getStateStore(names.membersStore());
+    this.rules = new MembershipRules(metrics, members, context.getStateStore(names.groupsStore()),
+        new TaskClock(context.getStateStore(names.clockStore())),
+        context.getStateStore(names.pastMembersStore()),
+        new ModeSwitchRounds(context.getStateStore(names.modeSwitchesStore()), members, metrics),
         config.groupMaxMembers());
   }
 

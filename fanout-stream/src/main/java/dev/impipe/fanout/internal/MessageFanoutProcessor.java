@@ -8,7 +8,6 @@ import dev.impipe.avro.MembershipChange;
 import dev.impipe.avro.MembershipOp;
 import dev.impipe.fanout.FanoutConfig;
 import dev.impipe.fanout.FanoutMetrics;
-import dev.impipe.fanout.FanoutTopology;
 import dev.impipe.runtime.domain.HistoryKey;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.streams.RejectedRecord;
@@ -17,7 +16,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.function.Supplier;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -43,90 +41,63 @@ import org.apache.kafka.streams.state.WindowStoreIterator;
 public final class MessageFanoutProcessor implements Processor<String, ChatMessage, String, SpecificRecord> {
 
   /** History attribute of a recalled message: the messageId of the RECALL that withdrew it. */
-  public static final String RECALLED_ATTRIBUTE = "im.recalled-by";
+  public static final String RECALLED_ATTRIBUTE = FanoutPlanner.RECALLED_ATTRIBUTE;
 
   private final FanoutConfig config;
   private final FanoutMetrics metrics;
+  private final FanoutNames names;
   private ProcessorContext<String, SpecificRecord> context;
-  /** Set by an accepted RECALL check: the history record that replaces the original (its body removed). */
-  private KeyValue<String, ChatMessage> recallOverwrite;
-  /**
-   * Set by an accepted RECALL check: where the original's copies went ({@link #WRITE_DIFFUSED}, {@link #TIMELINE}),
-   * or 0 when the sent store did not say (a value from before the mode was kept).
-   */
-  private char recalledMode;
-  /** Set by {@link #groupMode}: the MESSAGE goes to the group's timeline (read diffusion). */
-  private boolean toTimeline;
-  /** Sent-store mode: the message was copied into each recipient's inbox. */
-  private static final char WRITE_DIFFUSED = 'W';
-  /** Sent-store mode: the message went once to a large group's timeline. */
-  private static final char TIMELINE = 'T';
   private KeyValueStore<Bytes, byte[]> members;
-  private WindowStore<Bytes, byte[]> dedupe;
+  private RetryGate retries;
   private WindowStore<Bytes, byte[]> sent;
   private TaskClock clock;
   private KeyValueStore<String, byte[]> groups;
   private MembershipRules membership;
   private WindowStore<Bytes, byte[]> pastMembers;
   private ModeSwitchRounds switches;
-  /** Built on the first message (see {@link #mightBeRetry}); null before, and when configured off. */
-  private DedupeFilter dedupeFilter;
-  private long newestTimestamp = Long.MIN_VALUE;
-  /** The filter heap this processor has added to {@link FanoutMetrics#dedupeFilterBytes} so far. */
-  private long reportedFilterBytes;
 
-  public MessageFanoutProcessor(FanoutConfig config, FanoutMetrics metrics) {
+  public MessageFanoutProcessor(FanoutConfig config, FanoutMetrics metrics, FanoutNames names) {
     this.config = config;
     this.metrics = metrics;
+    this.names = names;
   }
 
   @Override
   public void init(ProcessorContext<String, SpecificRecord> context) {
     this.context = context;
-    this.members = context.getStateStore(FanoutTopology.MEMBERS_STORE);
-    this.dedupe = context.getStateStore(FanoutTopology.DEDUPE_STORE);
-    this.sent = context.getStateStore(FanoutTopology.SENT_STORE);
-    this.clock = new TaskClock(context.getStateStore(FanoutTopology.CLOCK_STORE));
-    this.groups = context.getStateStore(FanoutTopology.GROUPS_STORE);
-    this.pastMembers = context.getStateStore(FanoutTopology.PAST_MEMBERS_STORE);
-    this.switches = new ModeSwitchRounds(context.getStateStore(FanoutTopology.MODE_SWITCHES_STORE), members, metrics);
+    this.members = context.getStateStore(names.membersStore());
+    if (retries != null) {
+      retries.reset();
+    }
+    // Built again from the store: a task revived after an aborted transaction re-initializes its processors.
+    this.retries = new RetryGate(config, metrics, context.getStateStore(names.dedupeStore()));
+    this.sent = context.getStateStore(names.sentStore());
+    this.clock = new TaskClock(context.getStateStore(names.clockStore()));
+    this.groups = context.getStateStore(names.groupsStore());
+    this.pastMembers = context.getStateStore(names.pastMembersStore());
+    this.switches = new ModeSwitchRounds(context.getStateStore(names.modeSwitchesStore()), members, metrics);
     this.membership = new MembershipRules(metrics, members, groups, clock, pastMembers, switches,
         config.groupMaxMembers());
     // The rest of each switch to read diffusion, a bounded round at a time (see ModeSwitchRounds).
     context.schedule(config.modeSwitchInterval(), PunctuationType.WALL_CLOCK_TIME,
         now -> switches.round(config.maxEntriesPerRound(), this::toInbox));
-    // Built again from the store: a task revived after an aborted transaction re-initializes its processors.
-    this.dedupeFilter = null;
-    this.newestTimestamp = Long.MIN_VALUE;
-    reportFilterBytes();
   }
 
   /** A record of its own (a punctuation has no input record): {@code entry} into {@code user}'s inbox. */
   private void toInbox(String user, InboxEntry entry, long timestamp) {
-    context.forward(new Record<String, SpecificRecord>(user, entry, timestamp), FanoutTopology.INBOX_SINK);
+    context.forward(new Record<String, SpecificRecord>(user, entry, timestamp), names.inboxSink());
   }
 
   @Override
   public void close() {
-    dedupeFilter = null;
-    reportFilterBytes();
-  }
-
-  /** Keeps the process's filter-heap gauge in step with this processor's filter. */
-  private void reportFilterBytes() {
-    long bytes = dedupeFilter == null ? 0 : dedupeFilter.bits() / 8;
-    if (bytes != reportedFilterBytes) {
-      metrics.dedupeFilterBytes(bytes - reportedFilterBytes);
-      reportedFilterBytes = bytes;
+    if (retries != null) {
+      retries.reset();
     }
   }
 
   @Override
   public void process(Record<String, ChatMessage> record) {
     long seq = context.recordMetadata().map(RecordMetadata::offset).orElse(-1L);
-    recallOverwrite = null;
-    recalledMode = 0;
-    toTimeline = false;
     // Whatever comes of it, a join processed after this record takes effect after it (TaskClock#joinBoundary).
     clock.processed(seq);
     if (record.value() != null && isMembership(record.value().getType())) {
@@ -170,12 +141,12 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
         .setClientMsgId(m.getClientMsgId())
         .build();
     boolean changed = membership.apply(change, seq, record.timestamp(),
-        (user, entry) -> context.forward(record.withKey(user).withValue(entry), FanoutTopology.INBOX_SINK));
+        (user, entry) -> context.forward(record.withKey(user).withValue(entry), names.inboxSink()));
     if (changed) {
       Headers headers = new RecordHeaders().add(MembershipProcessor.DERIVED_HEADER,
           Long.toString(seq).getBytes(StandardCharsets.UTF_8));
       context.forward(record.withKey(m.getGroupId()).withValue((SpecificRecord) change).withHeaders(headers),
-          FanoutTopology.GROUP_MEMBERS_SINK);
+          names.groupMembersSink());
     }
   }
 
@@ -187,7 +158,7 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
   private void nothingInHistory(String conversationId, long seq, Record<String, ChatMessage> record) {
     if (conversationId != null && !conversationId.isEmpty() && seq >= 0) {
       context.forward(record.withKey(HistoryKey.of(conversationId, seq)).withValue((SpecificRecord) null),
-          FanoutTopology.HISTORY_SINK);
+          names.historySink());
     }
   }
 
@@ -201,71 +172,69 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     long timestamp = record.timestamp();
     // The conversation is part of the key: the same clientMsgId in two chats is two messages.
     Bytes dedupeKey = SentCodec.dedupeKey(m.getSenderId(), m.getConversationId(), m.getClientMsgId());
-    if (!mightBeRetry(dedupeKey, timestamp)) {
-      metrics.dedupeSkipped().increment();
-    } else {
-      metrics.dedupeReads().increment();
-      if (seen(dedupe, dedupeKey, timestamp, config.dedupeWindow().toMillis())) {
-        metrics.duplicates().increment();
-        return false;
-      }
+    if (retries.seen(dedupeKey, timestamp)) {
+      return false;
     }
-    // Validation happens here; the (possibly large) member scan only when the entries are really written.
-    Supplier<List<String>> recipients;
-    try {
-      recipients = switch (m.getType()) {
-        case MESSAGE -> messageRecipients(m);
-        case READ -> readRecipients(m);
-        case RECALL -> recallRecipients(m, timestamp);
-        case UNKNOWN, JOIN, LEAVE -> throw new IllegalStateException("validated: " + m.getType());
-      };
-    } catch (Refused refused) {
+    FanoutPlanner.Plan plan = plan(m, timestamp);
+    if (plan.refusal() != null) {
       // The sender's devices learn of it; then the dead letter (same transaction, see RejectedRecord).
-      context.forward(record.withKey(m.getSenderId()).withValue(refused.refusal.entryFor(m, seq)),
-          FanoutTopology.INBOX_SINK);
+      context.forward(record.withKey(m.getSenderId()).withValue(plan.refusal().entryFor(m, seq)), names.inboxSink());
       metrics.inboxEntriesWritten(1);
-      throw reject(refused.refusal.code(), refused.refusal.reason());
+      throw reject(plan.refusal().code(), plan.refusal().reason());
     }
     // All checks passed: from here on, state changes and output.
-    dedupe.put(dedupeKey, SentCodec.dedupeValue(m.getMessageId()), timestamp);
-    if (dedupeFilter != null) {
-      dedupeFilter.add(dedupeKey.get(), timestamp);
-      reportFilterBytes();
+    retries.put(dedupeKey, m.getMessageId(), timestamp);
+    FanoutPlanner.Route route = m.getConversationType() == ConversationType.GROUP
+        ? groupMode(record, m, seq, plan) : new FanoutPlanner.Route(true, false);
+    // The (possibly large) member scan only now that the entries are really written.
+    List<String> users = new ArrayList<>(route.members() ? recipients(m, plan.audience(), timestamp) : List.of());
+    if (route.timeline()) {
+      users.add(Ids.groupTimeline(m.getGroupId()));
     }
-    InboxEntryType type = switch (m.getType()) {
-      case MESSAGE -> InboxEntryType.MESSAGE;
-      case READ -> InboxEntryType.READ;
-      case RECALL -> InboxEntryType.RECALL;
-      case UNKNOWN, JOIN, LEAVE -> throw new IllegalStateException("validated: " + m.getType());
-    };
-    List<String> users = m.getConversationType() == ConversationType.GROUP
-        ? groupMode(record, m, seq, recipients) : recipients.get();
-    if (m.getType() == dev.impipe.avro.MessageType.MESSAGE) {
-      // Where the copies went decides where a recall of it must go (see recallTargets).
+    if (plan.type() == InboxEntryType.MESSAGE) {
+      // Where the copies went decides where a recall of it must go (FanoutPlanner#route).
+      char mode = route.timeline() ? FanoutPlanner.TIMELINE : FanoutPlanner.WRITE_DIFFUSED;
       sent.put(SentCodec.sentKey(m.getMessageId()), SentCodec.sentValue(new SentCodec.Sent(m.getSenderId(),
-          m.getConversationId(), clock.tick(), toTimeline ? TIMELINE : WRITE_DIFFUSED, seq,
-          m.getSentAt().toEpochMilli(), m.getClientMsgId())), timestamp);
+          m.getConversationId(), clock.tick(), mode, seq, m.getSentAt().toEpochMilli(), m.getClientMsgId())),
+          timestamp);
     }
     for (String user : users) {
-      context.forward(record.withKey(user).withValue(entry(m, user, type, seq)), FanoutTopology.INBOX_SINK);
+      context.forward(record.withKey(user).withValue(FanoutPlanner.entry(m, user, plan.type(), seq)),
+          names.inboxSink());
     }
     // History holds what was accepted, at its conversation seq; a recall also replaces the original there.
-    context.forward(record.withKey(HistoryKey.of(m.getConversationId(), seq)).withValue(m),
-        FanoutTopology.HISTORY_SINK);
-    if (recallOverwrite != null) {
-      context.forward(record.withKey(recallOverwrite.key).withValue(recallOverwrite.value),
-          FanoutTopology.HISTORY_SINK);
+    context.forward(record.withKey(HistoryKey.of(m.getConversationId(), seq)).withValue(m), names.historySink());
+    if (plan.historyOverwrite() != null) {
+      context.forward(record.withKey(plan.historyOverwrite().key).withValue(plan.historyOverwrite().value),
+          names.historySink());
     }
     metrics.messages().increment();
     metrics.inboxEntriesWritten(users.size());
     return true;
   }
 
+  /** Reads what the planner needs to know about {@code m}: whether its sender is a member, or what it recalls. */
+  private FanoutPlanner.Plan plan(ChatMessage m, long timestamp) {
+    boolean group = m.getConversationType() == ConversationType.GROUP;
+    boolean senderIsMember = !group || m.getType() == dev.impipe.avro.MessageType.RECALL
+        || members.get(MemberKeys.key(m.getGroupId(), m.getSenderId())) != null;
+    SentCodec.Sent original = null;
+    if (m.getType() == dev.impipe.avro.MessageType.RECALL) {
+      long from = FanoutPlanner.recallFrom(timestamp, config.recallWindow());
+      try (WindowStoreIterator<byte[]> it = sent.fetch(SentCodec.sentKey(m.getRefMessageId()), from,
+          Long.MAX_VALUE)) {
+        original = it.hasNext() ? SentCodec.decodeSent(it.next().value) : null;
+      }
+    }
+    return FanoutPlanner.plan(m, senderIsMember, original, config.recallWindow());
+  }
+
   /**
    * Hybrid diffusion. A group at or above the threshold is large: its MESSAGE and RECALL records go once to the
    * group's own timeline ({@code #groupId} in the inbox topic) instead of once per member; members read it from
-   * there. The mode changes only here, at this message's conversation seq, and every member is told with a
-   * CONVERSATION_MODE entry from that seq on, so no member misses or doubly receives a message around the switch.
+   * there ({@link FanoutPlanner#route}). The mode changes only here, at this message's conversation seq, and every
+   * member is told with a CONVERSATION_MODE entry from that seq on, so no member misses or doubly receives a message
+   * around the switch.
    *
    * <p>A switch to read diffusion tells at most {@code IM_FANOUT_MAX_ENTRIES_PER_ROUND} members here, the others in
    * later rounds ({@link ModeSwitchRounds}). Meanwhile the group is large: its messages go to the timeline only, and a
@@ -273,76 +242,36 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
    * round is done the mode does not change again. A switch back to write diffusion is written at once: the group has
    * fewer members than the threshold then, as many entries as each of its messages costs from then on.
    */
-  private List<String> groupMode(Record<String, ChatMessage> record, ChatMessage m, long seq,
-      Supplier<List<String>> recipients) {
+  private FanoutPlanner.Route groupMode(Record<String, ChatMessage> record, ChatMessage m, long seq,
+      FanoutPlanner.Plan plan) {
     GroupState group = GroupState.decode(groups.get(m.getGroupId()));
-    boolean wanted = group.wantsLarge(config.largeGroupThreshold());
-    boolean large = wanted != group.large() && switches.pending(m.getGroupId()) ? group.large() : wanted;
+    boolean large = FanoutPlanner.large(group, config.largeGroupThreshold(), switches.pending(m.getGroupId()));
     if (large != group.large()) {
       ModeSwitch change = new ModeSwitch(seq, clock.tick(), m.getSentAt().toEpochMilli(), record.timestamp(), large,
           null);
       switches.start(m.getGroupId(), change, large ? config.maxEntriesPerRound() : Integer.MAX_VALUE,
-          (user, entry, timestamp) -> context.forward(record.withKey(user).withValue(entry),
-              FanoutTopology.INBOX_SINK));
+          (user, entry, timestamp) -> context.forward(record.withKey(user).withValue(entry), names.inboxSink()));
       metrics.modeSwitches().increment();
       // Written only when the mode changes: the boundary of a later join is the task's (TaskClock#processed).
       groups.put(m.getGroupId(), group.withLarge(large).encode());
     }
-    if (m.getType() == dev.impipe.avro.MessageType.RECALL) {
-      return recallTargets(m.getGroupId(), group, large, recipients);
-    }
-    if (!large || m.getType() == dev.impipe.avro.MessageType.READ) {
-      return recipients.get();
-    }
-    toTimeline = true;
-    metrics.writesSaved().increment(Math.max(0, group.members() - 1));
-    return List.of(Ids.groupTimeline(m.getGroupId()));
-  }
-
-  /**
-   * A group RECALL goes where the original's copies are, whatever the group's mode is now: the store rewrites the
-   * copy held under the RECALL's key (inbox-store's recall index), and the merged sync shows a timeline entry only
-   * inside the user's read intervals but every inbox entry. So:
-   * <ul>
-   *   <li>copies in the recipients' inboxes (sent while the group was small): a RECALL to each of them, and none to
-   *       the timeline, even when the group is large now. The timeline holds no copy, and its RECALL would be shown
-   *       a second time to every member reading the timeline, and to members who never got the message;
-   *   <li>one copy in the timeline, group still large: the timeline only; its members read it there;
-   *   <li>one copy in the timeline, group small again: the timeline (to remove the copy; the sync does not show
-   *       this entry, its seq is outside every read interval) and a RECALL to each recipient, who is told in the
-   *       inbox as for any message of a small group;
-   *   <li>not recorded (sent before the mode was kept): as the group's mode is now, as it always was.
-   * </ul>
-   */
-  private List<String> recallTargets(String groupId, GroupState group, boolean large,
-      Supplier<List<String>> recipients) {
-    String timeline = Ids.groupTimeline(groupId);
-    boolean timelineCopy = recalledMode == TIMELINE || recalledMode == 0 && large;
-    if (timelineCopy && large) {
+    FanoutPlanner.Route route = FanoutPlanner.route(plan.type(), large, plan.recalledMode());
+    if (route.savesWrites()) {
       metrics.writesSaved().increment(Math.max(0, group.members() - 1));
-      return List.of(timeline);
     }
-    if (!timelineCopy) {
-      return recipients.get();
-    }
-    List<String> users = new ArrayList<>(recipients.get());
-    users.add(timeline);
-    return users;
+    return route;
   }
 
-  private static InboxEntry entry(ChatMessage m, String user, InboxEntryType type, long seq) {
-    return InboxEntry.newBuilder()
-        .setUserId(user)
-        .setType(type)
-        .setConversationId(m.getConversationId())
-        .setConversationSeq(seq)
-        .setMessageId(m.getMessageId())
-        .setSenderId(m.getSenderId())
-        .setBody(type == InboxEntryType.MESSAGE ? m.getBody() : null)
-        .setRefMessageId(m.getRefMessageId())
-        .setReadUpToSeq(m.getReadUpToSeq())
-        .setTimestamp(m.getSentAt())
-        .build();
+  /** The users {@code audience} names, reading the member stores for a group's. */
+  private List<String> recipients(ChatMessage m, FanoutPlanner.Audience audience, long timestamp) {
+    if (audience.listed() != null) {
+      return audience.listed();
+    }
+    if (!audience.pastMembers()) {
+      return groupMembers(m.getGroupId(), audience.joinedBefore());
+    }
+    return recallRecipients(m.getGroupId(), audience.joinedBefore(),
+        FanoutPlanner.recallFrom(timestamp, config.recallWindow()));
   }
 
   private void validate(String key, ChatMessage m) {
@@ -350,82 +279,6 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
     if (invalid != null) {
       throw reject(invalid);
     }
-  }
-
-  private Supplier<List<String>> messageRecipients(ChatMessage m) {
-    if (m.getConversationType() == ConversationType.DIRECT) {
-      List<String> users = distinct(m.getRecipientId(), m.getSenderId());
-      return () -> users;
-    }
-    if (members.get(MemberKeys.key(m.getGroupId(), m.getSenderId())) == null) {
-      throw new Refused("NOT_MEMBER", "sender " + m.getSenderId() + " is not a member of group " + m.getGroupId());
-    }
-    return () -> groupMembers(m.getGroupId(), Long.MAX_VALUE);
-  }
-
-  private Supplier<List<String>> readRecipients(ChatMessage m) {
-    if (m.getConversationType() == ConversationType.GROUP
-        && members.get(MemberKeys.key(m.getGroupId(), m.getSenderId())) == null) {
-      // Like any other action in a group: a non-member's read marker is refused, and history never shows it.
-      throw new Refused("NOT_MEMBER", "reader " + m.getSenderId() + " is not a member of group " + m.getGroupId());
-    }
-    // The reader's other devices, and in a direct chat the other party (a read receipt).
-    List<String> users = m.getConversationType() == ConversationType.DIRECT
-        ? distinct(m.getSenderId(), m.getRecipientId()) : List.of(m.getSenderId());
-    return () -> users;
-  }
-
-  private Supplier<List<String>> recallRecipients(ChatMessage m, long timestamp) {
-    SentCodec.Sent original = null;
-    long from = Math.max(0, timestamp - config.recallWindow().toMillis());
-    try (WindowStoreIterator<byte[]> it = sent.fetch(SentCodec.sentKey(m.getRefMessageId()), from, Long.MAX_VALUE)) {
-      if (it.hasNext()) {
-        original = SentCodec.decodeSent(it.next().value);
-      }
-    }
-    if (original == null) {
-      throw new Refused("UNKNOWN_MESSAGE", "RECALL of unknown message " + m.getRefMessageId()
-          + " (or older than the recall window " + config.recallWindow() + ")");
-    }
-    if (!original.senderId().equals(m.getSenderId())) {
-      throw new Refused("NOT_SENDER", "RECALL of message " + m.getRefMessageId() + " by " + m.getSenderId()
-          + ", but only its sender may recall it");
-    }
-    if (!original.conversationId().equals(m.getConversationId())) {
-      throw new Refused("UNKNOWN_MESSAGE", "RECALL of message " + m.getRefMessageId() + " in conversation "
-          + m.getConversationId() + ", but it was sent in another conversation");
-    }
-    recallOverwrite = recalled(m, original.seq(), original.sentAt(), original.clientMsgId());
-    if (m.getConversationType() == ConversationType.DIRECT) {
-      List<String> users = distinct(m.getRecipientId(), m.getSenderId());
-      return () -> users;
-    }
-    // Everyone who received the original: their inbox holds it, also when they left since (added back or not).
-    recalledMode = original.mode() == WRITE_DIFFUSED || original.mode() == TIMELINE ? original.mode() : 0;
-    long sentAtClock = original.clock();
-    return () -> recallRecipients(m.getGroupId(), sentAtClock, from);
-  }
-
-  /**
-   * The history record that replaces a recalled message at its seq: the same ids and time, no body, attribute
-   * {@value #RECALLED_ATTRIBUTE} = the recall's messageId. (The original stays in {@code im.messages} only.)
-   */
-  private static KeyValue<String, ChatMessage> recalled(ChatMessage recall, long seq, long sentAt,
-      String clientMsgId) {
-    ChatMessage stub = ChatMessage.newBuilder()
-        .setMessageId(recall.getRefMessageId())
-        .setClientMsgId(clientMsgId)
-        .setConversationId(recall.getConversationId())
-        .setConversationType(recall.getConversationType())
-        .setType(dev.impipe.avro.MessageType.MESSAGE)
-        .setSenderId(recall.getSenderId())
-        .setRecipientId(recall.getRecipientId())
-        .setGroupId(recall.getGroupId())
-        .setBody(null)
-        .setSentAt(java.time.Instant.ofEpochMilli(sentAt))
-        .setAttributes(java.util.Map.of(RECALLED_ATTRIBUTE, recall.getMessageId()))
-        .build();
-    return KeyValue.pair(HistoryKey.of(recall.getConversationId(), seq), stub);
   }
 
   /**
@@ -460,56 +313,6 @@ public final class MessageFanoutProcessor implements Processor<String, ChatMessa
       }
     }
     return users;
-  }
-
-  /**
-   * False when the dedupe filter knows the key was not put within the window: then the store's range read is
-   * skipped. The filter is built from the store on the first message the processor sees (after restoration: what
-   * the store holds then, including what an earlier run of the task put), and follows every put after that.
-   */
-  private boolean mightBeRetry(Bytes dedupeKey, long timestamp) {
-    if (config.dedupeFilterMb() == 0) {
-      return true;
-    }
-    long window = config.dedupeWindow().toMillis();
-    if (dedupeFilter == null) {
-      dedupeFilter = new DedupeFilter(window, config.dedupeFilterMb() * 8L * 1024 * 1024);
-      try (KeyValueIterator<Windowed<Bytes>, byte[]> all = dedupe.all()) {
-        while (all.hasNext()) {
-          Windowed<Bytes> key = all.next().key;
-          dedupeFilter.add(key.key().get(), key.window().start());
-        }
-      }
-    }
-    newestTimestamp = Math.max(newestTimestamp, timestamp);
-    // The store keeps one window before its stream time; a record older than that reads the store.
-    dedupeFilter.expireBefore(newestTimestamp - window);
-    reportFilterBytes();
-    return dedupeFilter.mightContain(dedupeKey.get(), timestamp);
-  }
-
-  private static boolean seen(WindowStore<Bytes, byte[]> store, Bytes key, long timestamp, long window) {
-    try (WindowStoreIterator<byte[]> it = store.fetch(key, Math.max(0, timestamp - window), timestamp + window)) {
-      return it.hasNext();
-    }
-  }
-
-  private static List<String> distinct(String a, String b) {
-    Set<String> users = new LinkedHashSet<>();
-    users.add(a);
-    users.add(b);
-    return List.copyOf(users);
-  }
-
-  /** A well-formed request its sender may not make (thrown before any state change or output). */
-  private static final class Refused extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-    private final transient Refusal refusal;
-
-    Refused(String code, String reason) {
-      super(reason, null, false, false);
-      this.refusal = new Refusal(code, reason);
-    }
   }
 
   private RejectedRecord reject(String reason) {

@@ -26,7 +26,6 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
@@ -70,17 +69,10 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
   private final ImTopics topics;
   private final PrometheusMeterRegistry metrics;
   private final HttpApi http;
-  private final Map<String, KafkaStreams> streams = new java.util.concurrent.ConcurrentSkipListMap<>();
-  /** The apps that have been RUNNING at least once (a later REBALANCING keeps them ready, see {@link #health}). */
-  private final java.util.Set<String> everRunning = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final InstanceHealth health = new InstanceHealth();
   private final Deque<AutoCloseable> closeables = new ArrayDeque<>();
   private final String advertisedHost;
   private final ConfigValues runtimeConfig;
-  /** Components' own readiness checks ({@link #readiness}), by name. */
-  private final Map<String, java.util.function.BooleanSupplier> checks =
-      new java.util.concurrent.ConcurrentSkipListMap<>();
-  /** Set once every component has started: before that the instance is not ready, whatever its apps say. */
-  private volatile boolean started;
 
   /**
    * A runtime whose {@code /v1} routes require bearer tokens verified as {@link AuthConfig} reads them from
@@ -145,7 +137,7 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
         closeOnShutdown(closeable);
       }
     }
-    http.probe("GET", "/health", r -> health());
+    http.probe("GET", "/health", r -> health.response());
     http.probe("GET", "/health/live", r -> Response.json(200, Map.of("status", "ALIVE")));
     http.system("GET", "/metrics", r -> Response.text(200, "text/plain; version=0.0.4; charset=utf-8",
         metrics.scrape()));
@@ -175,58 +167,26 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
       for (ConfigTable table : component.configTables()) {
         LOG.info("Config of {}", table.read(env).describe());
       }
-      component.start(new Scoped(config.forComponent(component.name())));
+      component.start(new ScopedContext(this, config.forComponent(component.name())));
       LOG.info("Component {} started in {} ms", component.name(), (System.nanoTime() - t0) / 1_000_000);
     }
     http.routesComplete();
-    started = true;
+    health.started();
   }
 
-  /**
-   * {@code /health}: 200 once every component has started and every Streams app has been RUNNING; an app that is
-   * REBALANCING after that still counts. A rebalance involves every instance of the group (one instance starting,
-   * stopping or dying puts them all in REBALANCING): if that made every instance unready, a load balancer would take
-   * the whole service out during each rolling restart. Requests for keys whose task is moving answer 503 with
-   * Retry-After on their own.
-   */
-  private Response health() {
-    Map<String, Object> apps = new LinkedHashMap<>();
-    boolean up = started;
-    for (Map.Entry<String, KafkaStreams> e : streams.entrySet()) {
-      KafkaStreams.State state = e.getValue().state();
-      apps.put(e.getKey(), state.name());
-      up &= ready(state, everRunning.contains(e.getKey()));
-    }
-    Map<String, Object> failing = new LinkedHashMap<>();
-    checks.forEach((name, check) -> {
-      if (!check.getAsBoolean()) {
-        failing.put(name, "DOWN");
-      }
-    });
-    up &= failing.isEmpty();
-    Map<String, Object> body = new LinkedHashMap<>();
-    body.put("status", up ? "UP" : started ? "DOWN" : "STARTING");
-    body.put("streams", apps);
-    if (!failing.isEmpty()) {
-      body.put("checks", failing);
-    }
-    return Response.json(up ? 200 : 503, body);
-  }
-
-  /** Whether an app in {@code state} lets the instance be ready (see {@link #health}). */
+  /** Whether an app in {@code state} lets the instance be ready (see {@link InstanceHealth#response}). */
   static boolean ready(KafkaStreams.State state, boolean hasRun) {
-    return state == KafkaStreams.State.RUNNING || state == KafkaStreams.State.REBALANCING && hasRun;
+    return InstanceHealth.ready(state, hasRun);
   }
 
   /** True once every component has started and every Streams app is RUNNING. */
   public boolean healthy() {
-    return started && streams.values().stream().allMatch(s -> s.state() == KafkaStreams.State.RUNNING)
-        && checks.values().stream().allMatch(java.util.function.BooleanSupplier::getAsBoolean);
+    return health.healthy();
   }
 
   @Override
   public void readiness(String name, java.util.function.BooleanSupplier ready) {
-    checks.put(name, ready);
+    health.readiness(name, ready);
   }
 
   @Override
@@ -234,20 +194,15 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
     return startStreams(name, topology, overrides, config);
   }
 
-  private KafkaStreams startStreams(String name, Topology topology, Map<String, Object> overrides,
-      ImConfig clientConfig) {
+  /** Starts app {@code name} with the Kafka client settings of {@code clientConfig} (a component's principal). */
+  KafkaStreams startStreams(String name, Topology topology, Map<String, Object> overrides, ImConfig clientConfig) {
     Properties props = streamsProperties(name, overrides, clientConfig);
     LOG.info("Topology of {}:\n{}", props.get(StreamsConfig.APPLICATION_ID_CONFIG), topology.describe());
     KafkaStreams app = new KafkaStreams(topology, props);
-    app.setStateListener((now, before) -> {
-      if (now == KafkaStreams.State.RUNNING) {
-        everRunning.add(name);
-      }
-    });
+    health.follow(name, app);
     app.setUncaughtExceptionHandler(threadReplacement(name, env));
     KafkaStreamsMetrics binder = new KafkaStreamsMetrics(app);
     binder.bindTo(metrics);
-    streams.put(name, app);
     closeOnShutdown(() -> {
       // Leave the group on a clean stop, so a restart (or another instance) takes the partitions over at once
       // instead of after the session timeout.
@@ -323,66 +278,9 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
     return http;
   }
 
-  /**
-   * What one component sees: the runtime, with the config of its own Kafka principal
-   * ({@link ImConfig#forComponent}) for the clients and Streams apps it starts.
-   */
-  private final class Scoped implements ComponentContext {
-    private final ImConfig scoped;
-
-    Scoped(ImConfig scoped) {
-      this.scoped = scoped;
-    }
-
-    @Override
-    public ImConfig config() {
-      return scoped;
-    }
-
-    @Override
-    public Map<String, String> env() {
-      return env;
-    }
-
-    @Override
-    public ImTopics topics() {
-      return topics;
-    }
-
-    @Override
-    public MeterRegistry metrics() {
-      return metrics;
-    }
-
-    @Override
-    public HttpApi http() {
-      return http;
-    }
-
-    @Override
-    public String applicationServer() {
-      return PipelineRuntime.this.applicationServer();
-    }
-
-    @Override
-    public KafkaStreams startStreams(String name, Topology topology, Map<String, Object> overrides) {
-      return PipelineRuntime.this.startStreams(name, topology, overrides, scoped);
-    }
-
-    @Override
-    public void readiness(String name, java.util.function.BooleanSupplier ready) {
-      PipelineRuntime.this.readiness(name, ready);
-    }
-
-    @Override
-    public <T extends AutoCloseable> T closeOnShutdown(T resource) {
-      return PipelineRuntime.this.closeOnShutdown(resource);
-    }
-  }
-
   /** The running Streams apps by name. */
   public Map<String, KafkaStreams> streams() {
-    return java.util.Collections.unmodifiableMap(streams);
+    return health.streams();
   }
 
   @Override

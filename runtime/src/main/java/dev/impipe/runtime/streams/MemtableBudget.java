@@ -69,11 +69,11 @@ public final class MemtableBudget {
   }
 
   KeyValueBytesStoreSupplier budgeted(KeyValueBytesStoreSupplier supplier) {
-    return new BudgetedStores.KeyValueSupplier(supplier, this);
+    return new BudgetedKeyValueSupplier(supplier, this);
   }
 
   WindowBytesStoreSupplier budgeted(WindowBytesStoreSupplier supplier) {
-    return new BudgetedStores.WindowSupplier(supplier, this);
+    return new BudgetedWindowSupplier(supplier, this);
   }
 
   /** Bytes the budgeted stores are estimated to hold in memtables. */

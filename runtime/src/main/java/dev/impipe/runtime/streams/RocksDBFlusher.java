@@ -83,7 +83,7 @@ final class RocksDBFlusher {
     try {
       StateStore s = store;
       while (!ROCKSDB_STORE.isInstance(s)) {
-        if (s instanceof BudgetedStores.Budgeted budgeted) {
+        if (s instanceof Budgeted budgeted) {
           s = budgeted.inner();
         } else if (WRAPPED_STORE.isInstance(s)) {
           s = (StateStore) WRAPPED.invoke(s);

@@ -1,0 +1,132 @@
+package dev.impipe.ack.wheel;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+
+/** How far the wheel's inputs are known to have been read, from end-offset marks or, without them, record times. */
+class InputMarksTest {
+
+  private static final long GRACE = 10_000;
+  private static final long TOLERANCE = 1_000;
+  private static final long IDLE = 5_000;
+  private static final long T0 = 1_000_000;
+
+  private static Optional<InputLag.Ends> ends(long end, long position) {
+    return Optional.of(new InputLag.Ends(end, position));
+  }
+
+  private static InputMarks started() {
+    InputMarks marks = new InputMarks(GRACE, TOLERANCE, IDLE);
+    marks.start(T0);
+    return marks;
+  }
+
+  @Test
+  void withoutRecordsOrEndsBothInputsAreIdleAfterTheIdleTimeAndTheHorizonIsTheWallClock() {
+    InputMarks marks = started();
+
+    // now: within the idle time of the start, nothing read: both inputs may hold a backlog, grace bounds it
+    assertThat(marks.horizon(T0 + 1_000)).isEqualTo(T0 + 1_000 - GRACE);
+    // now: the idle time after the start
+    assertThat(marks.horizon(T0 + IDLE)).isEqualTo(T0 + IDLE);
+    assertThat(marks.waiting()).isFalse();
+  }
+
+  @Test
+  void freshRecordsOnBothInputsKeepTheHorizonAtTheWallClock() {
+    InputMarks marks = started();
+    marks.deliveryRead(T0 + 100, T0 + 50, 0);
+    marks.ackRead(T0 + 100, T0 + 100 - TOLERANCE, 0);
+
+    assertThat(marks.horizon(T0 + 200)).isEqualTo(T0 + 200);
+  }
+
+  @Test
+  void aLaggingInputHoldsTheHorizonAtTheSmallerNewestRecordTimeButNoMoreThanTheGraceBehind() {
+    InputMarks marks = started();
+    marks.deliveryRead(T0 + 100, T0 + 90, 0);
+    marks.ackRead(T0 + 100, T0 - 20_000, 0);
+
+    assertThat(marks.horizon(T0 + 200)).isEqualTo(T0 + 200 - GRACE);
+    marks.ackRead(T0 + 150, T0 - 3_000, 1);
+    assertThat(marks.horizon(T0 + 200)).isEqualTo(T0 - 3_000);
+  }
+
+  @Test
+  void anInputReadTooLongAgoIsNotCurrentAndOneIdleIsLeftOut() {
+    InputMarks marks = started();
+    marks.deliveryRead(T0, T0, 0);
+    marks.ackRead(T0, T0 - 2_000, 0);
+
+    // now: past the tolerance since the last record, both still active: the watermark holds
+    assertThat(marks.horizon(T0 + TOLERANCE)).isEqualTo(T0 - 2_000);
+    // now: the ACKs went idle, the deliveries too: the wall clock
+    assertThat(marks.horizon(T0 + IDLE)).isEqualTo(T0 + IDLE);
+  }
+
+  @Test
+  void withEndsTheHorizonIsTheNewestMarkBothInputsAreProcessedUpTo() {
+    InputMarks marks = started();
+    marks.deliveryRead(T0, T0, 4);
+    marks.ackRead(T0, T0, 2);
+
+    // a round at T0+100: the deliveries end at 10 (5 unprocessed, handed over), the ACKs at 3 (processed)
+    marks.ends(T0 + 100, ends(10, 5), ends(3, 3));
+    assertThat(marks.waiting()).isTrue();
+    assertThat(marks.horizon(T0 + 100)).isEqualTo(T0 + 100 - GRACE);
+
+    // processed up to offset 9: the mark of T0+100 is reached
+    marks.deliveryRead(T0 + 150, T0 + 150, 9);
+    assertThat(marks.horizon(T0 + 200)).isEqualTo(T0 + 100);
+    assertThat(marks.waiting()).isFalse();
+  }
+
+  @Test
+  void marksOlderThanTheGraceAreDropped() {
+    InputMarks marks = started();
+    marks.deliveryRead(T0, T0, 0);
+    marks.ackRead(T0, T0, 0);
+    marks.ends(T0, ends(5, 1), ends(5, 1));
+    assertThat(marks.waiting()).isTrue();
+
+    marks.ends(T0 + GRACE + 1, ends(9, 1), ends(9, 1));
+    marks.deliveryRead(T0 + GRACE + 2, T0, 8);
+    marks.ackRead(T0 + GRACE + 2, T0, 8);
+
+    assertThat(marks.horizon(T0 + GRACE + 3)).isEqualTo(T0 + GRACE + 1);
+  }
+
+  @Test
+  void endsThatDoNotTellForBothInputsLeaveItToTheRecordTimes() {
+    InputMarks marks = started();
+    marks.deliveryRead(T0, T0, 4);
+    marks.ackRead(T0, T0 - 2_000, 2);
+
+    // ACKs: fetched but not handed over yet (position at the end): cannot tell
+    marks.ends(T0 + 100, ends(10, 10), ends(9, 9));
+    assertThat(marks.waiting()).isFalse();
+    assertThat(marks.horizon(T0 + 100)).isEqualTo(T0 - 2_000);
+
+    // both processed to their ends: nothing holds back
+    marks.ends(T0 + 200, ends(5, 5), ends(3, 3));
+    assertThat(marks.horizon(T0 + 200)).isEqualTo(T0 + 200);
+
+    // unknown ends of the deliveries, read just now and fresh; the ACKs processed to their end hold nothing back
+    marks.ends(T0 + 300, Optional.empty(), ends(3, 3));
+    assertThat(marks.waiting()).isFalse();
+    assertThat(marks.horizon(T0 + 300)).isEqualTo(T0 + 300);
+  }
+
+  @Test
+  void unprocessedRecordsHoldTheHorizonBackHoweverLongNothingWasRead() {
+    InputMarks marks = started();
+    marks.deliveryRead(T0, T0 - 500, 4);
+    marks.ackRead(T0, T0 - 700, 2);
+    // deliveries: 3 records not handed over; ACKs: unknown position
+    marks.ends(T0 + 100, ends(10, 7), Optional.empty());
+
+    assertThat(marks.horizon(T0 + 2 * IDLE)).isEqualTo(T0 + 2 * IDLE - GRACE);
+  }
+}
