@@ -2,6 +2,7 @@ package dev.impipe.runtime.http;
 
 import io.vertx.core.Context;
 import io.vertx.core.Vertx;
+import io.vertx.core.http.HttpClosedException;
 import io.vertx.core.http.HttpServerRequest;
 import io.vertx.ext.web.RoutingContext;
 
@@ -41,10 +42,22 @@ final class RequestEdges {
       answers.respondAndClose(req, ctx, Failures.error(400, "malformed percent-encoding in the path"));
       return;
     }
+    // A body larger than allowed is refused from its declared length, before a byte of it is read, whatever the
+    // path (BodyHandler does the same on matched routes, and counts a chunked body).
     String length = req.getHeader("Content-Length");
-    if (length != null && !length.trim().matches("[0-9]{1,18}")) {
-      answers.respondAndClose(req, ctx, Failures.error(400, "invalid Content-Length"));
-      return;
+    if (length != null) {
+      long declared;
+      try {
+        declared = Long.parseLong(length.trim());
+      } catch (NumberFormatException e) {
+        answers.respondAndClose(req, ctx, Failures.error(400, "invalid Content-Length"));
+        return;
+      }
+      if (declared > settings.maxBodyBytes()) {
+        answers.respondAndClose(req, ctx, Failures.error(413, "request body larger than " + settings.maxBodyBytes()
+            + " bytes"));
+        return;
+      }
     }
     if (!sockets.take(rc, ctx, rc.normalizedPath())) {
       rc.next();
@@ -81,6 +94,9 @@ final class RequestEdges {
     HttpServerRequest req = rc.request();
     Context ctx = Vertx.currentContext();
     int status = rc.statusCode();
+    if (rc.failure() instanceof HttpClosedException || req.response().closed()) {
+      return; // the client went away while its body was read: nobody to answer
+    }
     if (rc.failure() != null) {
       answers.respond(req, ctx, Failures.toResponse(req.method().name(), rc.normalizedPath(), rc.failure()));
     } else if (status == 413) {
