@@ -2,9 +2,13 @@ package dev.impipe.push;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.impipe.avro.InboxEntry;
+import dev.impipe.inbox.http.JsonViews;
+import dev.impipe.inbox.query.SyncCursor;
 import dev.impipe.runtime.http.Json;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
@@ -32,6 +36,33 @@ final class Frames {
     withSource.put("source", "inbox");
     withSource.setAll((ObjectNode) entry);
     return withSource;
+  }
+
+  /** A live entry of {@code source} ({@code inbox} or {@code #groupId}) as the sync API shows it. */
+  static JsonNode live(String source, long seq, InboxEntry entry) {
+    Map<String, Object> json = new LinkedHashMap<>();
+    json.put("source", source);
+    json.putAll(JsonViews.inboxEntry(seq, entry));
+    return Json.MAPPER.valueToTree(json);
+  }
+
+  /**
+   * The cursor an ACK frame names: {@code {"type":"ack","seq":n}} or {@code {"type":"ack","cursor":"..."}};
+   * {@link IllegalArgumentException} with the message for the device when it names none or one this gateway did not
+   * send.
+   */
+  static SyncCursor ackCursor(JsonNode frame) {
+    if (frame.hasNonNull("cursor")) {
+      try {
+        return SyncCursor.decode(frame.get("cursor").asText());
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("not a cursor this gateway sent", e);
+      }
+    }
+    if (frame.path("seq").canConvertToLong() && frame.path("seq").isIntegralNumber()) {
+      return SyncCursor.of(frame.get("seq").asLong(), Map.of());
+    }
+    throw new IllegalArgumentException("an ack needs \"seq\" or \"cursor\"");
   }
 
   /** {@code {"type":"error","clientMsgId"?,"status"?,"error"}} ({@code status} 0: none). */

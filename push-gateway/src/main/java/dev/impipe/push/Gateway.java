@@ -1,6 +1,7 @@
 package dev.impipe.push;
 
 import dev.impipe.runtime.auth.Principal;
+import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.http.Json;
 import dev.impipe.runtime.topics.ImTopics;
 import io.micrometer.core.instrument.Counter;
@@ -158,6 +159,26 @@ final class Gateway implements AutoCloseable {
     if (removed[0]) {
       open.decrementAndGet();
     }
+  }
+
+  /** Subscribes {@code c} to the timelines of the large groups it listens to, through this gateway's reader. */
+  GroupListening.Subscriptions subscriptions(Connection c) {
+    return new GroupListening.Subscriptions() {
+      @Override
+      public void subscribe(String group) {
+        Gateway.this.subscribe(group, c);
+      }
+
+      @Override
+      public void unsubscribe(String group) {
+        Gateway.this.unsubscribe(group, c);
+      }
+
+      @Override
+      public long seen(String group) {
+        return Gateway.this.seen(Ids.groupTimeline(group));
+      }
+    };
   }
 
   /** From now on the reader offers the timeline entries of large group {@code group} to {@code c}. */

@@ -1,7 +1,11 @@
 package dev.impipe.push;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.impipe.avro.InboxEntry;
+import dev.impipe.avro.InboxEntryType;
+import dev.impipe.inbox.query.SyncCursor;
 import dev.impipe.runtime.http.Json;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -44,5 +48,32 @@ class FramesTest {
   @Test
   void aRedeliveryReadsFromItsFirstSeq() {
     assertThat(Frames.inboxPath("ann", 5, 3)).isEqualTo("/v1/users/ann/inbox?after=4&limit=3");
+  }
+
+  @Test
+  void anAckNamesASeqOrACursorThisGatewaySent() throws Exception {
+    String cursor = SyncCursor.of(9, Map.of("g1", 2L)).encode();
+    assertThat(Frames.ackCursor(Json.MAPPER.readTree("{\"type\":\"ack\",\"cursor\":\"" + cursor + "\"}")))
+        .isEqualTo(SyncCursor.of(9, Map.of("g1", 2L)));
+    assertThat(Frames.ackCursor(Json.MAPPER.readTree("{\"type\":\"ack\",\"seq\":4}")))
+        .isEqualTo(SyncCursor.of(4, Map.of()));
+    assertThatThrownBy(() -> Frames.ackCursor(Json.MAPPER.readTree("{\"type\":\"ack\",\"cursor\":\"x\"}")))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("not a cursor this gateway sent");
+    for (String bad : new String[] {"{}", "{\"seq\":\"4\"}", "{\"seq\":4.5}", "{\"seq\":null}"}) {
+      assertThatThrownBy(() -> Frames.ackCursor(Json.MAPPER.readTree(bad))).as(bad)
+          .isInstanceOf(IllegalArgumentException.class).hasMessage("an ack needs \"seq\" or \"cursor\"");
+    }
+  }
+
+  @Test
+  void aLiveEntryNamesItsSourceFirst() {
+    InboxEntry entry = InboxEntry.newBuilder().setUserId("bo").setType(InboxEntryType.MESSAGE).setConversationId("g1")
+        .setConversationSeq(3).setMessageId("m1").setSenderId("ann").setTimestamp(java.time.Instant.ofEpochMilli(1000))
+        .build();
+    var json = Frames.live("#g1", 42, entry);
+    assertThat(json.fieldNames().next()).isEqualTo("source");
+    assertThat(json.path("source").asText()).isEqualTo("#g1");
+    assertThat(json.path("seq").asLong()).isEqualTo(42);
+    assertThat(json.path("messageId").asText()).isEqualTo("m1");
   }
 }

@@ -30,12 +30,29 @@ final class RequestPaths {
       }
       int end = raw.indexOf('/', i);
       String segment = raw.substring(i, end < 0 ? raw.length() : end);
-      if (segment.equals(".") || segment.equals("..")) {
+      if (dotSegment(segment)) {
         return null;
       }
       out.append('/').append(segment);
       i = end < 0 ? raw.length() : end;
     }
     return out.toString();
+  }
+
+  /** {@code .} or {@code ..}, also percent-encoded ({@code %2e%2E}), which a router would resolve after decoding. */
+  private static boolean dotSegment(String segment) {
+    String decoded = segment.replace("%2e", ".").replace("%2E", ".");
+    return decoded.equals(".") || decoded.equals("..");
+  }
+
+  /** Whether every {@code %} in {@code path} starts a two-digit hex escape (else the path cannot be decoded). */
+  static boolean wellEncoded(String path) {
+    for (int i = path.indexOf('%'); i >= 0; i = path.indexOf('%', i + 1)) {
+      if (i + 2 >= path.length() || Character.digit(path.charAt(i + 1), 16) < 0
+          || Character.digit(path.charAt(i + 2), 16) < 0) {
+        return false;
+      }
+    }
+    return true;
   }
 }

@@ -101,6 +101,15 @@ class HttpApiHardeningTest {
   }
 
   @Test
+  void aDeclaredOversizedBodyIs413OnAPathNoRouteServes() throws Exception {
+    // Given a body declared at 100 MB, none of it sent, to a path this instance has no route for
+    HttpResponse<String> r = raw("POST /v1/elsewhere HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: " + (100L << 20)
+        + "\r\nConnection: close\r\n\r\n");
+    // Then it is refused from the declared length, not answered 404 after reading it
+    assertThat(r.statusCode()).isEqualTo(413);
+  }
+
+  @Test
   void dotSegmentsAre400() throws Exception {
     HttpResponse<String> r = raw("GET /x/../v1/open HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
     assertThat(r.statusCode()).isEqualTo(400);

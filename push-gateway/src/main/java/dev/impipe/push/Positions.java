@@ -1,0 +1,102 @@
+package dev.impipe.push;
+
+import dev.impipe.inbox.query.SyncCursor;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Where one connection is in the user's inbox and in each large group's timeline: what it pushed (the vector a
+ * frame's cursor and the next sync page are read after) and what the device committed by its ACKs (what a resync
+ * tells it to start from). Pure; the connection holds its lock while using it.
+ */
+final class Positions {
+
+  /** Inbox seq of the last entry pushed (or the committed cursor, once the first page told it). */
+  private long pushed = -1;
+  /** Per large group: timeline seq of the last entry pushed (or the position a page reported). */
+  private final TreeMap<String, Long> groups = new TreeMap<>();
+  private long committedInbox = -1;
+  private final Map<String, Long> committedGroups = new HashMap<>();
+
+  long pushed() {
+    return pushed;
+  }
+
+  void pushed(long seq) {
+    pushed = seq;
+  }
+
+  /** The timeline seq last pushed of {@code group} (-1: none). */
+  long group(String group) {
+    return groups.getOrDefault(group, -1L);
+  }
+
+  /** Records a group push; returns the position before (null: none), for {@link #undoGroup}. */
+  Long pushedGroup(String group, long seq) {
+    return groups.put(group, seq);
+  }
+
+  /** Restores {@code group} to what {@link #pushedGroup} returned (the frame did not fit after all). */
+  void undoGroup(String group, Long before) {
+    if (before == null) {
+      groups.remove(group);
+    } else {
+      groups.put(group, before);
+    }
+  }
+
+  /** The cursor of everything pushed: inbox and every group. */
+  SyncCursor vector() {
+    return SyncCursor.of(pushed, groups);
+  }
+
+  /** The cursor an inbox entry at {@code seq} goes out with. */
+  SyncCursor vectorAt(long seq) {
+    return SyncCursor.of(seq, groups);
+  }
+
+  /** A page ended: the store's {@code next} inbox position and the group positions its cursor may commit past. */
+  void pageEnded(long next, SyncCursor cursor) {
+    pushed = Math.max(pushed, next);
+    if (cursor != null) {
+      cursor.groups().forEach((g, seq) -> groups.merge(g, seq, Math::max));
+    }
+  }
+
+  /** Why the device may not ACK {@code cursor} (beyond what was pushed), or null when it may. */
+  String refusal(SyncCursor cursor) {
+    if (cursor.inbox() > pushed) {
+      return "ack for seq " + cursor.inbox() + ", beyond what was pushed (" + pushed + ")";
+    }
+    for (Map.Entry<String, Long> g : cursor.groups().entrySet()) {
+      if (g.getValue() > group(g.getKey())) {
+        return "ack for group " + g.getKey() + " beyond what was pushed";
+      }
+    }
+    return null;
+  }
+
+  /** Commits the inbox at {@code seq}; true when that moved the committed position on. */
+  boolean commitInbox(long seq) {
+    if (seq <= committedInbox) {
+      return false;
+    }
+    committedInbox = seq;
+    return true;
+  }
+
+  /** Commits {@code group} at {@code seq}; true when that moved its committed position on. */
+  boolean commitGroup(String group, long seq) {
+    if (seq <= committedGroups.getOrDefault(group, -1L)) {
+      return false;
+    }
+    committedGroups.put(group, seq);
+    return true;
+  }
+
+  /** The cursor the device committed (null before its first inbox ACK): where a resync starts. */
+  String committed() {
+    return committedInbox >= 0 ? SyncCursor.of(committedInbox, committedGroups).encode() : null;
+  }
+}
