@@ -10,7 +10,8 @@ const webpush = (endpoint = 'https://push.test/sub/x') => ({
 });
 
 function api(gw, device = 'phone') {
-  return new HttpApi({ baseUrl: 'http://gw.test', user: 'bob', device, tokens: new TokenSource('t1'), fetch: gw.fetch });
+  return new HttpApi({ baseUrl: 'http://gw.test', user: 'bob', device, tokens: new TokenSource('t1'),
+    fetch: gw.fetch });
 }
 
 function client(gw) {
@@ -31,18 +32,19 @@ test('push routes: config, register for this device or another, read back redact
   assert.deepEqual(gw.requests.filter(([m]) => m === 'PUT'),
     [['PUT', '/v1/users/bob/devices/phone/push'], ['PUT', '/v1/users/bob/devices/laptop/push']]);
   assert.deepEqual(await http.pushRegistration(),
-    { provider: 'webpush', subscription: { endpoint: 'https://push.test/sub/x' } });
+    { userId: 'bob', deviceId: 'phone', provider: 'webpush', pushService: 'https://push.test' });
   // When this device unregisters, Then it is gone (404 as an ImError), the other one is kept
   assert.equal(await http.unregisterPush(), null);
   await assert.rejects(http.pushRegistration(), (e) => e instanceof ImError && e.status === 404);
   await assert.rejects(http.unregisterPush(), (e) => e instanceof ImError && e.status === 404);
-  assert.equal((await http.pushRegistration('laptop')).subscription.endpoint, 'https://push.test/sub/y');
+  assert.equal((await http.pushRegistration('laptop')).deviceId, 'laptop');
+  assert.equal(gw.registrations.get('bob/laptop').subscription.endpoint, 'https://push.test/sub/y');
 });
 
 test('push routes: an endpoint outside the allow-list is an ImError 400 with the reason', async () => {
   const gw = new FakeGateway();
   await assert.rejects(api(gw).registerPush(webpush('http://10.0.0.1/steal')),
-    (e) => e instanceof ImError && e.status === 400 && e.error === 'push endpoint not allowed');
+    (e) => e instanceof ImError && e.status === 400 && e.error.includes('not under a push service'));
   assert.equal(gw.registrations.size, 0);
 });
 
@@ -80,7 +82,7 @@ test('enableNotifications: permission asked, worker registered, subscribed to th
     subscription: { endpoint: subscription.endpoint, keys: { p256dh: 'BPk-p256dh', auth: 'auth-16' } } });
 });
 
-test('enableNotifications again: the same subscription is registered again, no new prompt or subscription', async () => {
+test('enableNotifications again: the same subscription registered again, no new prompt or subscription', async () => {
   // Given notifications already on
   const gw = new FakeGateway();
   const env = fakeBrowser();
@@ -147,7 +149,8 @@ test('enableNotifications where the server has no Web Push: NotificationError un
 
 test('enableNotifications: a worker that fails to install, and a refused endpoint, reject', async () => {
   const gw = new FakeGateway();
-  await assert.rejects(client(gw).enableNotifications({ serviceWorkerUrl: '/sw.js', env: fakeBrowser({ failInstall: true }) }),
+  const failing = fakeBrowser({ failInstall: true });
+  await assert.rejects(client(gw).enableNotifications({ serviceWorkerUrl: '/sw.js', env: failing }),
     (e) => e instanceof NotificationError && e.reason === 'unsupported');
   gw.pushEndpoints = ['https://elsewhere.test/'];
   await assert.rejects(client(gw).enableNotifications({ serviceWorkerUrl: '/sw.js', env: fakeBrowser() }),

@@ -83,7 +83,8 @@ export function fakeBrowser({ permission = 'default', answer = 'granted', failIn
           let registration = registrations.get(scope);
           if (!registration) {
             const worker = new FakeWorker();
-            registration = { scope, active: null, installing: worker, waiting: null, pushManager: new FakePushManager() };
+            registration = { scope, active: null, installing: worker, waiting: null,
+              pushManager: new FakePushManager() };
             registrations.set(scope, registration);
             setTimeout(() => {
               if (failInstall) {

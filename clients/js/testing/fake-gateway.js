@@ -144,16 +144,19 @@ export class FakeGateway {
         return json(400, { error: 'a webpush registration needs subscription.endpoint and keys' });
       }
       if (!this.pushEndpoints.some((p) => endpoint.startsWith(p))) {
-        return json(400, { error: 'push endpoint not allowed' });
+        return json(400, { error: "'subscription.endpoint' is not under a push service this server sends to" });
       }
       this.registrations.set(key, r);
-      return json(202, { accepted: true });
+      return json(202, { userId: decodeURIComponent(m[1]), deviceId: decodeURIComponent(m[2]),
+        registrationId: 'r' + this.requests.length });
     }
     if (!held) {
       return json(404, { error: 'no push registration for this device' });
     }
     if (method === 'GET') {
-      return json(200, { provider: held.provider, subscription: { endpoint: held.subscription.endpoint } });
+      // redacted as the server does: no endpoint path (it is a capability URL), no keys
+      return json(200, { userId: decodeURIComponent(m[1]), deviceId: decodeURIComponent(m[2]), provider: held.provider,
+        pushService: new URL(held.subscription.endpoint).origin });
     }
     if (method === 'DELETE') {
       this.registrations.delete(key);

@@ -30,7 +30,8 @@ self.addEventListener('push', (event) => {
   } catch (e) {
     data = null; // not JSON: still show something, browsers require a notification for every push
   }
-  const n = data && data.conversationId ? notificationOf(data) : { title: 'im-pipeline', options: { body: 'New messages' } };
+  const n = data && data.conversationId ? notificationOf(data)
+    : { title: 'im-pipeline', options: { body: 'New messages' } };
   event.waitUntil(self.registration.showNotification(n.title, n.options));
 });
 
