@@ -43,8 +43,8 @@ class BrowserClientIT {
 
   private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
   private static final Path DRIVER = Path.of("/usr/bin/chromedriver");
-  /** Where the stubbed push service's subscriptions point (nothing is sent there: no message goes unreceived). */
-  private static final String TEST_PUSH_SERVICE = "http://127.0.0.1:9/push-test/";
+  /** Where the stubbed push service's subscriptions point (the pipeline's only allowed Web Push prefix). */
+  private static final String TEST_PUSH_SERVICE = LocalPipeline.PUSH_SERVICE;
   /**
    * Replaces PushManager.subscribe: a subscription at {@code arguments[0]} with a real P-256 key and a random auth
    * secret; remembers the VAPID key it was asked for ({@code window.subscribedWith}, base64url) and the secret.
@@ -146,8 +146,7 @@ class BrowserClientIT {
     assumeChromium();
     List<String> consoleErrors = new ArrayList<>();
     ChromeDriver carol = null;
-    try (LocalPipeline pipeline = LocalPipeline.start("browser-push",
-        Map.of("IM_NOTIFY_PUSH_ENDPOINTS", TEST_PUSH_SERVICE))) {
+    try (LocalPipeline pipeline = LocalPipeline.start("browser-push")) {
       String url = pipeline.url();
       carol = browser();
       // Given carol signed in, notifications allowed for the page (the browser's own prompt cannot be clicked
