@@ -49,6 +49,9 @@ function activated(registration) {
     return Promise.resolve(registration);
   }
   const worker = registration.installing ?? registration.waiting;
+  if (!worker) {
+    return Promise.reject(new NotificationError('unsupported', 'the service worker did not install'));
+  }
   return new Promise((resolve, reject) => {
     const check = () => {
       if (worker.state === 'activated') {

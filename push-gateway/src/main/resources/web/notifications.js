@@ -12,11 +12,15 @@ const $ = (id) => document.getElementById(id);
  * this device before the user signs out, so a shared browser does not keep notifying for them.
  */
 export async function setUpNotifications(client, { openConversation }) {
-  const fromNotification = new URLSearchParams(location.hash.slice(1)).get('c');
-  if (fromNotification) {
-    history.replaceState(null, '', location.pathname);
-    openConversation(fromNotification);
-  }
+  const fromNotification = () => {
+    const id = new URLSearchParams(location.hash.slice(1)).get('c');
+    if (id) {
+      history.replaceState(null, '', location.pathname);
+      openConversation(id);
+    }
+  };
+  fromNotification();
+  addEventListener('hashchange', fromNotification);
   const state = { on: false };
   const off = { signOut: async () => {} };
   if (!notificationsSupported()) {
@@ -58,9 +62,13 @@ export async function setUpNotifications(client, { openConversation }) {
   render();
   $('notify-bar').hidden = false;
   // On in this browser before (allowed, subscribed): register the subscription for this device too, no prompt.
-  const registration = await navigator.serviceWorker.getRegistration(SW.serviceWorkerUrl);
-  if (Notification.permission === 'granted' && await registration?.pushManager.getSubscription()) {
-    await run(true);
+  try {
+    const registration = await navigator.serviceWorker.getRegistration(SW.serviceWorkerUrl);
+    if (Notification.permission === 'granted' && await registration?.pushManager.getSubscription()) {
+      await run(true);
+    }
+  } catch (e) {
+    note.textContent = e.message;
   }
   return { signOut: () => (state.on ? client.disableNotifications(SW).catch(() => {}) : Promise.resolve()) };
 }

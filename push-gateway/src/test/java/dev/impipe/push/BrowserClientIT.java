@@ -200,7 +200,8 @@ class BrowserClientIT {
       assertThat(shown(c)).containsExactly(Map.of("title", "alice", "body", "lunch?", "tag", "d:alice:carol",
           "conversationId", "d:alice:carol"));
 
-      // When the page is opened from a notification (the worker opens /#c=<conversation>)
+      // When the page is opened from a notification (the worker opens /#c=<conversation> when no page is open)
+      carol.get("about:blank");
       carol.get(url + "#c=d:alice:carol");
 
       // Then it opens that conversation
