@@ -99,7 +99,7 @@ export async function enableNotifications(http, { serviceWorkerUrl, scope, devic
   }
   await permission(env);
   const config = await http.pushConfig();
-  if (!config?.vapidPublicKey || !(config.providers ?? []).includes('webpush')) {
+  if (!config?.vapidPublicKey || !(config.providers ?? []).some((p) => String(p).toLowerCase() === 'webpush')) {
     throw new NotificationError('unavailable', 'the server does not send Web Push notifications');
   }
   const key = base64UrlToBytes(config.vapidPublicKey);

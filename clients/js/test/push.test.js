@@ -145,6 +145,10 @@ test('enableNotifications where the server has no Web Push: NotificationError un
   await assert.rejects(client(gw).enableNotifications({ serviceWorkerUrl: '/sw.js', env: fakeBrowser() }),
     (e) => e instanceof NotificationError && e.reason === 'unavailable');
   assert.equal(gw.registrations.size, 0);
+  // a provider name in another case is the same provider
+  gw.pushConfig = { vapidPublicKey: new FakeGateway().pushConfig.vapidPublicKey, providers: ['WEBPUSH'] };
+  await client(gw).enableNotifications({ serviceWorkerUrl: '/sw.js', env: fakeBrowser() });
+  assert.equal(gw.registrations.size, 1);
 });
 
 test('enableNotifications: a worker that fails to install, and a refused endpoint, reject', async () => {

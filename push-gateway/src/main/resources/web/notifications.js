@@ -35,7 +35,7 @@ export async function setUpNotifications(client, { openConversation }) {
   } catch {
     return off; // the server runs without notifications: no switch
   }
-  if (!config?.vapidPublicKey || !config.providers?.includes('webpush')) {
+  if (!config?.vapidPublicKey || !config.providers?.some((p) => String(p).toLowerCase() === 'webpush')) {
     return off;
   }
   const button = $('notify');

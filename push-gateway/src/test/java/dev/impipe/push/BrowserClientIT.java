@@ -180,6 +180,7 @@ class BrowserClientIT {
       assertThat(registration.path("pushService").asText()).isEqualTo("http://127.0.0.1:9");
       assertThat(registration.toString()).doesNotContain("carol-1")
           .doesNotContain((String) carol.executeScript("return window.subscribedAuth"));
+      Files.createDirectories(Path.of("target", "screenshots"));
       screenshot(carol, Path.of("target", "screenshots", "browser-notifications-on.png"));
 
       // And the service worker is active at /sw.js for the whole page
