@@ -12,11 +12,8 @@ import dev.impipe.runtime.topics.TopicCatalog;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.runtime.topics.TopicProvisioner;
 import dev.impipe.schemas.registry.SchemaRegistryClients;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -57,7 +54,7 @@ public final class BenchCluster implements AutoCloseable {
   private final Path work;
   private final List<AutoCloseable> resources = new ArrayList<>();
   private final List<PipelineRuntime> runtimes = new ArrayList<>();
-  private Process broker;
+  private BrokerProcess broker;
   private String bootstrap;
   private String registryUrl;
   private String prefix;
@@ -94,7 +91,8 @@ public final class BenchCluster implements AutoCloseable {
       bootstrap = options.bootstrap().get();
       step("using Kafka at " + bootstrap);
     } else {
-      bootstrap = startBroker();
+      broker = BrokerProcess.start(work.resolve("broker.log"), System.getenv(BROKER_OPTS));
+      bootstrap = broker.bootstrap();
       step("Kafka broker (embedded, KRaft, own JVM pid " + broker.pid() + ") at " + bootstrap);
     }
     if (options.registry().isPresent()) {
@@ -142,29 +140,6 @@ public final class BenchCluster implements AutoCloseable {
 
   /** Extra JVM options of the benchmark's own broker (space-separated). */
   public static final String BROKER_OPTS = "IM_BENCH_BROKER_OPTS";
-
-  private String startBroker() throws IOException {
-    String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
-    Path brokerLog = work.resolve("broker.log");
-    List<String> command = new ArrayList<>(List.of(java, "-Xmx1g"));
-    // Extra JVM options for the broker (a GC log, a profiler agent): IM_BENCH_BROKER_OPTS, split on spaces.
-    String extra = System.getenv(BROKER_OPTS);
-    if (extra != null && !extra.isBlank()) {
-      command.addAll(List.of(extra.trim().split("\\s+")));
-    }
-    command.addAll(List.of("-cp", System.getProperty("java.class.path"), BrokerMain.class.getName()));
-    ProcessBuilder pb = new ProcessBuilder(command).redirectError(brokerLog.toFile());
-    broker = pb.start();
-    BufferedReader out = new BufferedReader(new InputStreamReader(broker.getInputStream(), StandardCharsets.UTF_8));
-    String line;
-    while ((line = out.readLine()) != null) {
-      if (line.startsWith(BrokerMain.READY)) {
-        return line.substring(BrokerMain.READY.length()).trim();
-      }
-    }
-    throw new IllegalStateException("the broker JVM exited before it was ready; its log: "
-        + Files.readString(brokerLog));
-  }
 
   /** Pid of the broker JVM, if this cluster started it. */
   public OptionalLong brokerPid() {
@@ -358,17 +333,7 @@ public final class BenchCluster implements AutoCloseable {
     }
     resources.clear();
     if (broker != null) {
-      try {
-        broker.getOutputStream().close();
-        if (!broker.waitFor(60, TimeUnit.SECONDS)) {
-          broker.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-        }
-      } catch (IOException e) {
-        broker.destroyForcibly();
-      } catch (InterruptedException e) {
-        broker.destroyForcibly();
-        Thread.currentThread().interrupt();
-      }
+      broker.stop();
       broker = null;
     }
     Dirs.deleteRecursively(work);

@@ -86,6 +86,7 @@ public final class BenchMain {
       case "push" -> new dev.impipe.bench.scenario.PushScenario();
       case "abuse" -> new dev.impipe.bench.scenario.AbuseScenario();
       case "conversations" -> new dev.impipe.bench.scenario.ConversationsScenario();
+      case "notify" -> new dev.impipe.bench.scenario.NotifyScenario();
       default -> throw new IllegalArgumentException(options.scenario());
     };
     Result result = new Result(options.scenario(), options.command());

@@ -119,11 +119,37 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
             new Setting("fat", "N", "entries of 10,000 control characters in the attacker's inbox (300, scales)"))));
     m.put("conversations", new ScenarioSpec("one user with many conversations (one direct message from each of "
         + "as many senders), then GET /v1/users/u0/conversations?limit=50: requests/s in a closed loop, p99 at "
-        + "half that rate (target <= 10 ms)",
+        + "half that rate (target <= 10 ms); then the list's cost: fanout's workload drained by fan-out + inbox store "
+        + "with the list on and off, each as a ratio to the ceiling, and their quotient (target >= 0.9)",
         List.of(new Setting("conversations", "N", "conversations of the user (1000)"),
             new Setting("concurrency", "N", "connections of the closed loop and of the open loop (4)"),
             new Setting("duration", "SECONDS", "each measured phase (20; 5 at --scale small)"),
-            new Setting("limit", "N", "conversations per page (50)"))));
+            new Setting("limit", "N", "conversations per page (50)"),
+            new Setting("cost", "0|1", "1: also measure the list's cost on the write path, list on vs off (1)"),
+            new Setting("cost-off-first", "0|1", "1: drain with the list off first, then on (0: on first)"),
+            new Setting("users", "N", "cost phase: users (50k" + COUNT + ")"),
+            new Setting("groups", "N", "cost phase: groups (10k, scales)"),
+            new Setting("large-groups", "N", "cost phase: groups of --large-size members (4, scales)"),
+            new Setting("large-size", "N", "cost phase: members of a large group (4000)"),
+            new Setting("messages", "N", "cost phase: messages of each drain (200k, scales)"),
+            new Setting("warmup", "N", "cost phase: messages of one warm-up round (100k, scales; 0: none)"),
+            new Setting("warmup-rounds", "N", "cost phase: warm-up rounds at most (8)"),
+            new Setting("large-group-threshold", "N", "cost phase: members from which a group is read-diffused "
+                + "(1000)"))));
+    m.put("notify", new ScenarioSpec("registered devices that receive nothing (webhook provider to a local "
+        + "receiver), one message per device and conversation: decisions/s and sent/s from a backlog due at once, "
+        + "then entry -> provider latency at half that rate (target p99 <= IM_NOTIFY_AFTER + 1 s); then fanout's "
+        + "workload drained with notify on (a device registered for every user) and off: each ratio to the ceiling "
+        + "and their quotient",
+        List.of(new Setting("devices", "N", "registered devices, one user each (20k" + COUNT + ")"),
+            new Setting("backlog", "N", "messages of the full-speed phase (100k, scales)"),
+            new Setting("duration", "SECONDS", "the half-rate phase (20; 8 at --scale small)"),
+            new Setting("cost", "0|1", "1: also measure notify's cost on the fan-out, on vs off (1)"),
+            new Setting("cost-off-first", "0|1", "1: drain with notify off first, then on (0: on first)"),
+            new Setting("users", "N", "cost phase: users (50k" + COUNT + ")"),
+            new Setting("groups", "N", "cost phase: groups (10k, scales)"),
+            new Setting("messages", "N", "cost phase: messages of each drain (200k, scales)"),
+            new Setting("warmup", "N", "cost phase: messages of one warm-up round (100k, scales; 0: none)"))));
     return java.util.Collections.unmodifiableMap(m);
   }
 

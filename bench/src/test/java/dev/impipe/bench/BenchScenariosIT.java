@@ -54,13 +54,14 @@ class BenchScenariosIT {
       // The latency legs' watchers and the load generator's own JVM too: the default path runs in every bench run.
       "fanout", List.of("--messages", "2k", "--users", "1k", "--groups", "100", "--duration", "5", "--stages", "1",
           "--load-jvm", "1", "--settle", "2"),
-      "sync", List.of("--messages", "1500", "--users", "300", "--groups", "60", "--duration", "5"));
+      "sync", List.of("--messages", "1500", "--users", "300", "--groups", "60", "--duration", "5"),
+      "notify", List.of("--devices", "500", "--backlog", "1000", "--duration", "3", "--cost", "0"));
 
   @TempDir
   Path out;
 
   @ParameterizedTest
-  @ValueSource(strings = {"fanout", "ackwheel", "delay", "scale", "sync"})
+  @ValueSource(strings = {"fanout", "ackwheel", "delay", "scale", "sync", "notify"})
   void scenarioRunsAtSmallScaleAndWritesItsResults(String scenario) throws Exception {
     ItEnvironment.Endpoints env = ItEnvironment.get();
     ByteArrayOutputStream log = new ByteArrayOutputStream();

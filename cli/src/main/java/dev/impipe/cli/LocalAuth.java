@@ -26,7 +26,7 @@ final class LocalAuth {
 
   static final String SECRET_FILE = "hs256.secret";
   private static final int SECRET_BYTES = 32;
-  private static final Set<PosixFilePermission> OWNER_ONLY_FILE = PosixFilePermissions.fromString("rw-------");
+  static final Set<PosixFilePermission> OWNER_ONLY_FILE = PosixFilePermissions.fromString("rw-------");
   private static final Set<PosixFilePermission> OWNER_ONLY_DIR = PosixFilePermissions.fromString("rwx------");
 
   /**
@@ -79,25 +79,31 @@ final class LocalAuth {
       }
       byte[] key = new byte[SECRET_BYTES];
       new SecureRandom().nextBytes(key);
-      String text = Base64.getEncoder().encodeToString(key) + "\n";
-      // Created with owner-only permissions from the start: never readable by others, not even briefly.
-      try {
-        if (posix(dir)) {
-          Files.createFile(file, PosixFilePermissions.asFileAttribute(OWNER_ONLY_FILE));
-        } else {
-          Files.createFile(file);
-        }
-      } catch (FileAlreadyExistsException raced) {
-        return file;
-      }
-      Files.writeString(file, text, StandardCharsets.US_ASCII, StandardOpenOption.TRUNCATE_EXISTING);
+      writePrivate(file, Base64.getEncoder().encodeToString(key) + "\n");
       return file;
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create the local token secret " + file, e);
     }
   }
 
-  private static void createPrivateDirectory(Path dir) throws IOException {
+  /**
+   * Writes {@code text} to a new {@code file} created with owner-only permissions from the start (never readable by
+   * others, not even briefly); a file another process created meanwhile is left as it is.
+   */
+  static void writePrivate(Path file, String text) throws IOException {
+    try {
+      if (posix(file.getParent())) {
+        Files.createFile(file, PosixFilePermissions.asFileAttribute(OWNER_ONLY_FILE));
+      } else {
+        Files.createFile(file);
+      }
+    } catch (FileAlreadyExistsException raced) {
+      return;
+    }
+    Files.writeString(file, text, StandardCharsets.US_ASCII, StandardOpenOption.TRUNCATE_EXISTING);
+  }
+
+  static void createPrivateDirectory(Path dir) throws IOException {
     if (Files.isDirectory(dir)) {
       return;
     }
@@ -109,7 +115,7 @@ final class LocalAuth {
     }
   }
 
-  private static void restrict(Path file) throws IOException {
+  static void restrict(Path file) throws IOException {
     if (posix(file) && !Files.getPosixFilePermissions(file).equals(OWNER_ONLY_FILE)) {
       Files.setPosixFilePermissions(file, OWNER_ONLY_FILE);
     }

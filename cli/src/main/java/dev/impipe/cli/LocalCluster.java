@@ -193,6 +193,7 @@ public final class LocalCluster implements AutoCloseable {
     LocalAuth.Setup auth = LocalAuth.configure(childEnv, root);
     secretFile = auth.secretFile();
     step(auth.describe());
+    step(LocalNotify.configure(childEnv, root));
     Properties ports = LocalLauncher.loadPorts(root);
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     String classPath = System.getProperty("java.class.path");

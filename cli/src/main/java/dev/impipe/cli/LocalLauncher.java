@@ -87,6 +87,7 @@ public final class LocalLauncher implements AutoCloseable {
     // Before the broker starts, so a bad IM_AUTH_* value stops local mode at once.
     LocalAuth.Setup auth = LocalAuth.configure(env, root);
     step(auth.describe());
+    step(LocalNotify.configure(env, root));
     Properties ports = loadPorts(root);
 
     String bootstrap;

@@ -113,8 +113,10 @@ public final class InboxStoreTopology {
 
     topology.addSource(INBOX_SOURCE, inbox.keySerde().deserializer(), inbox.valueSerde().deserializer(),
         inbox.name());
-    // First child of the inbox source (see ConversationTopology#addTo).
-    ConversationTopology.addTo(topology, INBOX_SOURCE, conversations);
+    // First child of the inbox source (see ConversationTopology#addTo); absent when the list is disabled.
+    if (conversations.enabled()) {
+      ConversationTopology.addTo(topology, INBOX_SOURCE, conversations);
+    }
     TimelineMaterialiser.Spec<InboxEntry> inboxSpec = TimelineMaterialiser.Spec.<InboxEntry>builder()
         .entryStore(INBOX_STORE).timeIndexStore(INBOX_TIME_INDEX_STORE).countStore(INBOX_COUNT_STORE)
         .owner(InboxEntry::getUserId, "userId")

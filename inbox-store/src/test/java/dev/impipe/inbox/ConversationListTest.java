@@ -253,6 +253,74 @@ class ConversationListTest {
   }
 
   @Test
+  void aLargeGroupMovesUpWithItsTimelineAndPagesStayWhole() {
+    // Given a fan-out that makes groups of 3 or more large: alice, bob and carol in group g (large from the start)
+    p.close();
+    p = new FanoutThenStore(stateDir.resolve("order"), FanoutConfig.defaults().withLargeGroupThreshold(2),
+        InboxStoreConfig.defaults());
+    p.change(ALICE, "g", ALICE, MembershipOp.JOIN);
+    p.change(ALICE, "g", BOB, MembershipOp.JOIN);
+    p.change(ALICE, "g", CAROL, MembershipOp.JOIN);
+    // When u1 then u2 write alice directly, and then bob writes the group (to its timeline only)
+    p.publish(timed(message("u1", Ids.direct(ALICE, "u1"), "m1", "one")));
+    p.publish(timed(message("u2", Ids.direct(ALICE, "u2"), "m2", "two")));
+    p.publish(timed(message(BOB, "g", "b1", "newest")));
+
+    // Then the group comes first (its timeline's last message is the newest activity), then the direct chats
+    assertThat(ids(largePage(ALICE, Optional.empty(), 10))).containsExactly("g", Ids.direct(ALICE, "u2"),
+        Ids.direct(ALICE, "u1"));
+    // And pages of one follow the same order, each conversation once
+    ConversationList.ListPage first = largePage(ALICE, Optional.empty(), 1);
+    ConversationList.ListPage second = largePage(ALICE, Optional.of(first.next()), 1);
+    ConversationList.ListPage third = largePage(ALICE, Optional.of(second.next()), 1);
+    assertThat(ids(first)).containsExactly("g");
+    assertThat(ids(second)).containsExactly(Ids.direct(ALICE, "u2"));
+    assertThat(ids(third)).containsExactly(Ids.direct(ALICE, "u1"));
+    assertThat(third.next()).isNull();
+
+    // When u1 writes again, then u1's chat is first; pinned u2 goes above both
+    p.publish(timed(message("u1", Ids.direct(ALICE, "u1"), "m3", "again")));
+    assertThat(ids(largePage(ALICE, Optional.empty(), 10))).containsExactly(Ids.direct(ALICE, "u1"), "g",
+        Ids.direct(ALICE, "u2"));
+    settings(ALICE, Ids.direct(ALICE, "u2"), null, true);
+    assertThat(ids(largePage(ALICE, Optional.empty(), 10))).containsExactly(Ids.direct(ALICE, "u2"),
+        Ids.direct(ALICE, "u1"), "g");
+    ConversationList.ListPage pinned = largePage(ALICE, Optional.empty(), 2);
+    assertThat(ids(pinned)).containsExactly(Ids.direct(ALICE, "u2"), Ids.direct(ALICE, "u1"));
+    assertThat(ids(largePage(ALICE, Optional.of(pinned.next()), 2))).containsExactly("g");
+  }
+
+  @Test
+  void aCountThatHitItsCapSaysSo() {
+    // Given a large group g of alice, bob and carol (groups of 3 or more are large)
+    p.close();
+    p = new FanoutThenStore(stateDir.resolve("capped"), FanoutConfig.defaults().withLargeGroupThreshold(2),
+        InboxStoreConfig.defaults());
+    p.change(ALICE, "g", ALICE, MembershipOp.JOIN);
+    p.change(ALICE, "g", BOB, MembershipOp.JOIN);
+    p.change(ALICE, "g", CAROL, MembershipOp.JOIN);
+    // When bob writes three messages to the group
+    for (int i = 1; i <= 3; i++) {
+      p.publish(timed(message(BOB, "g", "b" + i, "hi " + i)));
+    }
+
+    // Then with IM_CONVERSATION_LARGE_UNREAD_MAX=2 the count stops at 2 and says it is capped, page and total
+    ConversationList.ListPage capped = largePage(ALICE, Optional.empty(), 10, 2);
+    assertThat(capped.conversations().get(0).state().unread()).isEqualTo(2);
+    assertThat(capped.conversations().get(0).unreadCapped()).isTrue();
+    assertThat(capped.unreadTotalCapped()).isTrue();
+    // And with room for all three it is exact
+    ConversationList.ListPage exact = largePage(ALICE, Optional.empty(), 10, 100);
+    assertThat(exact.conversations().get(0).state().unread()).isEqualTo(3);
+    assertThat(exact.conversations().get(0).unreadCapped()).isFalse();
+    assertThat(exact.unreadTotalCapped()).isFalse();
+    // And a conversation with more unread than IM_CONVERSATION_UNREAD_TRACKED indexes (some untracked) is capped
+    ConversationState untracked = ConversationState.empty().withUnread(5, 2, 3);
+    assertThat(new ConversationList.Item(DIRECT, untracked).unreadCapped()).isTrue();
+    assertThat(new ConversationList.Item(DIRECT, untracked.withUnread(3, 0, -1)).unreadCapped()).isFalse();
+  }
+
+  @Test
   void theListOutlivesTheInboxRetention() {
     // Given (now = T0) bob wrote alice once
     p.publish(timed(message(BOB, DIRECT, "b1", "a month ago")));
@@ -292,12 +360,20 @@ class ConversationListTest {
 
   /** The page as the route builds it, large groups read from their timelines (one partition here). */
   private ConversationList.ListPage largePage(String user) {
+    return largePage(user, Optional.empty(), 100);
+  }
+
+  private ConversationList.ListPage largePage(String user, Optional<String> after, int limit) {
+    return largePage(user, after, limit, 100);
+  }
+
+  private ConversationList.ListPage largePage(String user, Optional<String> after, int limit, int cap) {
     LargeGroupCounts.Source timelines = (group, reader, ranges, readUpTo) -> LargeGroupCounts.read(
         p.storeView(ConversationTopology.STATES_STORE), p.storeView(InboxStoreTopology.INBOX_STORE), group, reader,
-        ranges, readUpTo, 100);
+        ranges, readUpTo, cap);
     return ConversationList.page(p.storeView(ConversationTopology.ORDER_STORE),
         p.storeView(ConversationTopology.STATES_STORE), p.storeView(ConversationTopology.TOTALS_STORE),
-        p.storeView(InboxStoreTopology.LARGE_GROUPS_STORE), timelines, user, Optional.empty(), 100);
+        p.storeView(InboxStoreTopology.LARGE_GROUPS_STORE), timelines, user, after, limit);
   }
 
   private ConversationState listed(String user, String conversation) {

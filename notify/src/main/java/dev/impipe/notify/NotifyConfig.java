@@ -21,6 +21,7 @@ import java.util.Map;
  * @param pushEndpoints URL prefixes a Web Push subscription endpoint must start with
  * @param maxAttempts sends of one notification (429/5xx/network errors) before it goes to the rejected topic
  * @param maxInFlight sends waiting for a provider's answer at once (per process)
+ * @param pendingTracked messages kept one by one per device and conversation while they wait to be notified
  */
 public record NotifyConfig(
     Duration after,
@@ -46,7 +47,8 @@ public record NotifyConfig(
     String apnsTopic,
     String apnsBaseUrl,
     String apnsSandboxUrl,
-    Duration sendTimeout) {
+    Duration sendTimeout,
+    int pendingTracked) {
 
   public static final String IM_NOTIFY_AFTER = "IM_NOTIFY_AFTER";
   public static final String IM_NOTIFY_PUSH_ENDPOINTS = "IM_NOTIFY_PUSH_ENDPOINTS";
@@ -109,10 +111,15 @@ public record NotifyConfig(
   public static final Setting<Duration> SEND_TIMEOUT = Setting.duration("IM_NOTIFY_SEND_TIMEOUT", "10s", "100ms",
       "5m", "how long a provider may take to answer one send (then it counts as a failed attempt)");
 
+  public static final Setting<Integer> PENDING_TRACKED = Setting.integer("IM_NOTIFY_PENDING_TRACKED", 1_000, 1,
+      100_000, "messages kept one by one per device and conversation while they wait to be notified; older ones "
+          + "are still counted, but a recall of one no longer lowers the count");
+
   public static final ConfigTable TABLE = ConfigTable.of("notify", AFTER, COALESCE, PREVIEW_CHARS, LARGE_GROUPS,
       PUSH_ENDPOINTS, MAX_ATTEMPTS, RETRY_BACKOFF, MAX_RETRY_AFTER, MAX_IN_FLIGHT, MAX_ENTRIES_PER_PUNCTUATION,
       STREAM_THREADS, VAPID_SUBJECT, VAPID_KEY_FILE, WEBHOOK_URL, WEBHOOK_SECRET, FCM_CREDENTIALS_FILE, FCM_BASE_URL,
-      APNS_KEY_FILE, APNS_KEY_ID, APNS_TEAM_ID, APNS_TOPIC, APNS_BASE_URL, APNS_SANDBOX_URL, SEND_TIMEOUT);
+      APNS_KEY_FILE, APNS_KEY_ID, APNS_TEAM_ID, APNS_TOPIC, APNS_BASE_URL, APNS_SANDBOX_URL, SEND_TIMEOUT,
+      PENDING_TRACKED);
 
   public NotifyConfig {
     pushEndpoints = List.copyOf(pushEndpoints);
@@ -142,7 +149,7 @@ public record NotifyConfig(
         v.optional(WEBHOOK_SECRET).orElse(null), v.optional(FCM_CREDENTIALS_FILE).orElse(null), v.get(FCM_BASE_URL),
         v.optional(APNS_KEY_FILE).orElse(null), v.optional(APNS_KEY_ID).orElse(null),
         v.optional(APNS_TEAM_ID).orElse(null), v.optional(APNS_TOPIC).orElse(null), v.get(APNS_BASE_URL),
-        v.get(APNS_SANDBOX_URL), v.get(SEND_TIMEOUT));
+        v.get(APNS_SANDBOX_URL), v.get(SEND_TIMEOUT), v.get(PENDING_TRACKED));
   }
 
   /** A copy with another timing (tests). */
@@ -150,7 +157,7 @@ public record NotifyConfig(
     return new NotifyConfig(newAfter, newCoalesce, previewChars, largeGroups, pushEndpoints, maxAttempts,
         retryBackoff, maxRetryAfter, maxInFlight, maxEntriesPerPunctuation, streamThreads, vapidSubject, vapidKeyFile,
         webhookUrl, webhookSecret, fcmCredentialsFile, fcmBaseUrl, apnsKeyFile, apnsKeyId, apnsTeamId, apnsTopic,
-        apnsBaseUrl, apnsSandboxUrl, sendTimeout);
+        apnsBaseUrl, apnsSandboxUrl, sendTimeout, pendingTracked);
   }
 
   /** Whether a Web Push endpoint may be used: it starts with one of {@link #pushEndpoints()}. */

@@ -31,7 +31,8 @@ import org.apache.kafka.clients.producer.ProducerRecord;
  * conversations} senders to {@code u0}, then {@code GET /v1/users/u0/conversations?limit=50} in a closed loop (the
  * peak rate) and in an open loop at half of it, where the target (p99 <= 10 ms) is checked; each open-loop request
  * is timed from when it was due. The load comes from {@link SyncLoad} in a JVM of its own (as in the sync benchmark),
- * on {@code --concurrency} keep-alive connections.
+ * on {@code --concurrency} keep-alive connections. Then, unless {@code --cost 0}, what the list costs the write
+ * path: {@link ConversationsCost}, the fan-out workload drained with the list on and off in the same command.
  */
 public final class ConversationsScenario implements Scenario {
 
@@ -107,7 +108,11 @@ public final class ConversationsScenario implements Scenario {
       }
       Files.deleteIfExists(dir);
     }
-    result.note("Not measured here: the fan-out ratio to the ceiling with and without the conversation state "
-        + "(run bench fanout on both builds).");
+    cluster.stop(runtime);
+    if (options.fixed("cost", 1) > 0) {
+      ConversationsCost.measure(options, cluster, result, log);
+    } else {
+      result.note("Not measured (--cost 0): the fan-out ratio to the ceiling with the list on and off.");
+    }
   }
 }

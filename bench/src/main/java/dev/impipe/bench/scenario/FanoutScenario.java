@@ -3,7 +3,6 @@ package dev.impipe.bench.scenario;
 import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.InboxEntryType;
-import dev.impipe.avro.MembershipChange;
 import dev.impipe.bench.BenchCluster;
 import dev.impipe.bench.BenchOptions;
 import dev.impipe.bench.Ceiling;
@@ -47,9 +46,6 @@ public final class FanoutScenario implements Scenario {
   /** The workload's seed: the groups and their members follow from it (FanoutLoad builds the same ones). */
   static final long WORKLOAD_SEED = 42;
 
-  /** A warm-up round whose drain gave the JIT compilers less of the JVM's CPU than this ends the warm-up. */
-  static final double JIT_QUIET = 0.05;
-
   /** The JIT compilers' share of the CPU in {@code byKind} ({@link ThreadCpu#since}). */
   static double jitShare(Map<String, Double> byKind) {
     double total = byKind.values().stream().mapToDouble(Double::doubleValue).sum();
@@ -84,131 +80,30 @@ public final class FanoutScenario implements Scenario {
     double ceiling = Ceiling.measure(cluster, result, cluster.partitions(cluster.names().inbox()), entrySize,
         Ceiling.records(options, entrySize));
 
-    // Membership first, then the app is paused (KafkaStreams#pause: it stays in its group, processes nothing)
-    // while the backlog of messages is produced, so the drain below measures fan-out alone, not fan-out competing
-    // with the load generator for the two cores.
+    // Membership first, then the app is paused while each backlog is produced (FanoutDrain).
     long threshold = options.fixed("large-group-threshold", 1_000);
     result.setup("large-group threshold (IM_LARGE_GROUP_THRESHOLD; 0 = write diffusion only)",
         Long.toString(threshold));
     PipelineRuntime runtime = cluster.run(List.of(new FanoutComponent()),
         Map.of("IM_LARGE_GROUP_THRESHOLD", Long.toString(threshold)));
-    KafkaStreams app = runtime.streams().get(FanoutTopology.APP_NAME);
+    FanoutDrain drain = new FanoutDrain(cluster, runtime, workload, Map.of());
+    KafkaStreams app = drain.fanout();
     Support.SendErrors errors = new Support.SendErrors();
-    String membersTopic = cluster.names().groupMembers();
-    try (KafkaProducer<String, MembershipChange> producer =
-        cluster.producer(cluster.topics().groupMembers().valueSerde().serializer())) {
-      AtomicLong n = new AtomicLong();
-      try (Progress p = Progress.start(log, result, "joins", "records", workload.memberships(), n::get,
-          null, null)) {
-        workload.joins(Instant.now(), (group, change) -> {
-          producer.send(new ProducerRecord<>(membersTopic, group, change), errors);
-          n.incrementAndGet();
-        });
-        producer.flush();
-      }
-    }
-    errors.check();
-    BenchCluster.await("fan-out has applied every JOIN", Duration.ofMinutes(5),
-        cluster.caughtUp(FanoutTopology.APP_NAME, Set.of(membersTopic)));
-    // Warm-up: the full-speed phase is the first fan-out work of a fresh JVM, and on two cores the JIT's compiler
-    // threads would take a large share of the CPU while it runs. A single warm-up backlog is not enough (C2 compiles
-    // the producer's sender path after the warm-up has queued it), so the warm-up drains backlogs like the measured
-    // phase until a round's drain is JIT-quiet (docs/adr/0008-benchmark-settle-phase.md). Messages fanned out here
-    // are not counted (the counters' baselines are taken after them).
     String messagesTopic = cluster.names().messages();
-    List<String> rounds = new ArrayList<>();
-    for (int round = 1; warmup > 0 && round <= warmupRounds; round++) {
-      app.pause();
-      try (KafkaProducer<String, ChatMessage> producer =
-          cluster.producer(cluster.topics().messages().valueSerde().serializer())) {
-        for (long i = 0; i < warmup; i++) {
-          send(producer, messagesTopic, workload, errors);
-        }
-        producer.flush();
-      }
-      errors.check();
-      ThreadCpu roundStart = ThreadCpu.now();
-      app.resume();
-      BenchCluster.await("fan-out has fanned out the warm-up messages", Duration.ofMinutes(5),
-          cluster.caughtUp(FanoutTopology.APP_NAME, Set.of(messagesTopic)));
-      double jit = jitShare(ThreadCpu.now().since(roundStart));
-      rounds.add(String.format(java.util.Locale.ROOT, "%.0f%%", jit * 100));
-      cluster.step(String.format(java.util.Locale.ROOT, "warm-up round %d: %,d messages fanned out, JIT compilers "
-          + "%.0f%% of this JVM's CPU", round, warmup, jit * 100));
-      if (jit < JIT_QUIET) {
-        break;
-      }
-    }
-    result.setup("warm-up", warmup == 0 ? "none" : rounds.size() + " round(s) of " + warmup + " messages fanned "
-        + "out at full speed (a backlog, as in the measured phase), not measured; until the JIT compilers took under "
-        + Math.round(JIT_QUIET * 100) + "% of this JVM's CPU in a round (at most " + warmupRounds + "): "
-        + String.join(", ", rounds));
-    app.pause();
-    double baseline = Support.counter(runtime, ENTRIES_METRIC);
+    drain.joins(result, log);
+    // Messages fanned out in the warm-up are not counted (the counters' baselines are taken after them).
+    result.setup("warm-up", drain.warmUp(warmup, warmupRounds));
     double savedBaseline = Support.counter(runtime, SAVED_METRIC);
     cluster.step("memberships applied; fan-out paused");
 
-    // The backlog.
-    long expectedEntries = 0;
-    long t0 = System.nanoTime();
-    try (KafkaProducer<String, ChatMessage> producer =
-        cluster.producer(cluster.topics().messages().valueSerde().serializer())) {
-      AtomicLong n = new AtomicLong();
-      try (Progress p = Progress.start(log, result, "produce", "messages", messages, n::get, null,
-          "messages produced")) {
-        for (long i = 0; i < messages; i++) {
-          expectedEntries += send(producer, messagesTopic, workload, errors).recipients();
-          n.incrementAndGet();
-        }
-        producer.flush();
-      }
-    }
-    errors.check();
-    double produceSeconds = (System.nanoTime() - t0) / 1e9;
-    result.figure("messages produced (load generator, app paused)", messages / produceSeconds, "messages/s");
-
-    // Full speed: the app drains the backlog.
-    Support.Cpu cpuStart = Support.Cpu.now(cluster.brokerPid());
-    ThreadCpu threadsStart = ThreadCpu.now();
-    app.resume();
-    long firstAt = 0;
-    long lastAt = 0;
-    double written = 0;
-    try (Progress p = Progress.start(log, result, "fan-out (full speed)", "inbox entries", 0,
-        () -> (long) (Support.counter(runtime, ENTRIES_METRIC) - baseline), null, "inbox entries written")) {
-      long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(4);
-      long nextLagCheck = 0;
-      while (true) {
-        long now = System.nanoTime();
-        double c = Support.counter(runtime, ENTRIES_METRIC) - baseline;
-        if (c > 0 && firstAt == 0) {
-          firstAt = now;
-        }
-        if (c > written) {
-          written = c;
-          lastAt = now;
-        }
-        // Done when every message is committed (large groups are read-diffused, so the entry count is not known
-        // in advance: the app's own counter says how many it wrote).
-        if (now >= nextLagCheck && written > 0) {
-          nextLagCheck = now + 500_000_000L;
-          if (cluster.lag(FanoutTopology.APP_NAME, Set.of(messagesTopic)) == 0
-              && Support.counter(runtime, ENTRIES_METRIC) - baseline == written) {
-            break;
-          }
-        }
-        if (now > deadline) {
-          throw new IllegalStateException("fan-out did not drain " + messages + " messages in 4 minutes ("
-              + (long) c + " entries written)");
-        }
-        TimeUnit.MILLISECONDS.sleep(20);
-      }
-    }
-    Support.Cpu cpu = Support.Cpu.now(cluster.brokerPid()).since(cpuStart);
-    result.setup("CPU of this JVM in the full-speed phase, by thread",
-        ThreadCpu.describe(ThreadCpu.now().since(threadsStart)));
-    long total = (long) written;
-    double seconds = (lastAt - firstAt) / 1e9;
+    // The backlog, then full speed: the app drains it.
+    FanoutDrain.Drained drained = drain.drain(messages, result, log, "fan-out (full speed)",
+        "messages produced (load generator, app paused)");
+    Support.Cpu cpu = drained.cpu();
+    result.setup("CPU of this JVM in the full-speed phase, by thread", ThreadCpu.describe(drained.threads()));
+    long expectedEntries = drained.expectedEntries();
+    long total = drained.entries();
+    double seconds = drained.seconds();
     double entryRate = total / seconds;
     double ratio = entryRate / ceiling;
     result.figure("fan-out: inbox entries written (full speed, EOS)", entryRate, "entries/s");

@@ -11,16 +11,19 @@ public final class ConversationJson {
 
   private ConversationJson() {}
 
-  /** {@code {"userId", "conversations": [...], "unreadTotal", "next"}}. */
+  /** {@code {"userId", "conversations": [...], "unreadTotal", "unreadTotalCapped", "next"}}. */
   public static Map<String, Object> list(String user, ConversationList.ListPage page) {
     List<Object> conversations = new ArrayList<>(page.conversations().size());
     for (ConversationList.Item item : page.conversations()) {
-      conversations.add(conversation(user, item.conversationId(), item.state()));
+      Map<String, Object> c = conversation(user, item.conversationId(), item.state());
+      c.put("unreadCapped", item.unreadCapped());
+      conversations.add(c);
     }
     Map<String, Object> json = new LinkedHashMap<>();
     json.put("userId", user);
     json.put("conversations", conversations);
     json.put("unreadTotal", page.unreadTotal());
+    json.put("unreadTotalCapped", page.unreadTotalCapped());
     json.put("next", page.next());
     return json;
   }

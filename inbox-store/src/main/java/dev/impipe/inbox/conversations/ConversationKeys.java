@@ -34,6 +34,11 @@ public final class ConversationKeys {
     return OrderedKey.key().string(user).rest(position(s.pinned(), s.activityAt(), conversation)).bytes();
   }
 
+  /** Where a conversation with these flags stands in its user's list (a large group: by its timeline's activity). */
+  public static Bytes order(String user, boolean pinned, long activityAt, String conversation) {
+    return OrderedKey.key().string(user).rest(position(pinned, activityAt, conversation)).bytes();
+  }
+
   /** First key of a user's list. */
   public static Bytes orderFrom(String user) {
     return OrderedKey.key().string(user).bytes();

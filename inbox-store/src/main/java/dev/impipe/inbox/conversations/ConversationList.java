@@ -4,6 +4,7 @@ import dev.impipe.inbox.internal.StoreKeys;
 import dev.impipe.inbox.query.ReadIntervals;
 import dev.impipe.inbox.query.StoreView;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -18,16 +19,29 @@ import org.apache.kafka.streams.KeyValue;
  */
 public final class ConversationList {
 
-  /** One conversation on a page. */
-  public record Item(String conversationId, ConversationState state) {}
+  /**
+   * One conversation on a page.
+   *
+   * @param unreadCapped its count hit a cap: more unread than the index tracks ({@code
+   *     IM_CONVERSATION_UNREAD_TRACKED}: a recall of an older one no longer lowers it) or, for a large group, more
+   *     than {@code IM_CONVERSATION_LARGE_UNREAD_MAX} on its timeline (the count stops there)
+   */
+  public record Item(String conversationId, ConversationState state, boolean unreadCapped) {
+
+    /** A conversation counted from its own state only: capped when some unread are untracked. */
+    public Item(String conversationId, ConversationState state) {
+      this(conversationId, state, state.untracked() > 0);
+    }
+  }
 
   /**
    * A page.
    *
    * @param unreadTotal unread of all the user's conversations that are not muted
+   * @param unreadTotalCapped a count in the total hit a cap: any large group's of the user, or any on this page
    * @param next the cursor of the next page, null on the last
    */
-  public record ListPage(List<Item> conversations, long unreadTotal, String next) {}
+  public record ListPage(List<Item> conversations, long unreadTotal, boolean unreadTotalCapped, String next) {}
 
   private ConversationList() {}
 
@@ -46,36 +60,81 @@ public final class ConversationList {
    * The page, with the user's large groups counted from their timelines: {@code largeGroups} is the user's
    * read-diffused intervals per group (the {@code large-groups} store), {@code timelines} reads a group's summary.
    * Every large group of the user adds to {@code unreadTotal} (one timeline read each), not only those on the page.
+   * Their messages bring no inbox entry, so their place in the order index is stale: a large group is placed by the
+   * newer of its own activity and its timeline's last message (pinned first still), merged with the rest of the
+   * index; the cursor is the position of the page's last conversation either way.
    */
   public static ListPage page(StoreView<byte[]> order, StoreView<byte[]> states, StoreView<Long> totals,
       StoreView<byte[]> largeGroups, LargeGroupCounts.Source timelines, String user, Optional<String> after,
       int limit) {
     Bytes from = after.isPresent() ? ConversationKeys.orderAfter(user, after.get()) : ConversationKeys.orderFrom(user);
-    List<KeyValue<Bytes, byte[]>> keys = order.range(from, ConversationKeys.orderTo(user), false, limit + 1);
-    Map<String, LargeGroupCounts.Summary> summaries = new HashMap<>();
     long total = totals.get(ConversationKeys.total(user)).orElse(0L);
+    boolean capped = false;
+    // The user's large groups, placed by their timelines: those after the cursor, in list order.
+    Map<String, Placed> large = new HashMap<>();
     if (largeGroups != null) {
       for (KeyValue<Bytes, byte[]> g : largeGroups.range(StoreKeys.userGroupsFrom(user),
           StoreKeys.userGroupsTo(user), false, Integer.MAX_VALUE)) {
         String group = StoreKeys.userGroupId(g.key);
-        ConversationState s = state(states, user, group).orElse(ConversationState.empty());
+        Optional<ConversationState> own = state(states, user, group);
+        ConversationState s = own.orElse(ConversationState.empty());
         LargeGroupCounts.Summary summary = timelines.fetch(group, user,
             ReadIntervals.parseRanges(ReadIntervals.decode(g.value).ranges()), s.readUpToSeq());
-        summaries.put(group, summary);
         total += s.muted() ? 0 : summary.unread();
+        capped |= !s.muted() && (summary.capped() || s.untracked() > 0);
+        // Listed only once the user's own state has it (as any conversation: an order key comes with a state).
+        large.put(group, own.map(o -> placed(user, group, o, summary)).orElse(null));
       }
     }
-    List<Item> items = new ArrayList<>(Math.min(limit, keys.size()));
-    for (int i = 0; i < keys.size() && i < limit; i++) {
-      String conversation = ConversationKeys.orderConversation(keys.get(i).key);
-      // Both are written in one transaction by one processor; an order key without state is never left behind.
-      state(states, user, conversation).ifPresent(s -> {
-        LargeGroupCounts.Summary summary = summaries.get(conversation);
-        items.add(new Item(conversation, summary == null ? s : LargeGroupCounts.merge(s, summary)));
-      });
+    List<Placed> largeAfter = new ArrayList<>();
+    for (Placed pl : large.values()) {
+      if (pl != null && pl.key().compareTo(from) >= 0) {
+        largeAfter.add(pl);
+      }
     }
-    String next = keys.size() > limit ? ConversationKeys.cursor(keys.get(limit - 1).key) : null;
-    return new ListPage(items, total, next);
+    largeAfter.sort(Comparator.comparing(Placed::key));
+    // The index without the large groups (they are placed above), merged with them: limit + 1 to know if more.
+    List<KeyValue<Bytes, byte[]>> keys = order.range(from, ConversationKeys.orderTo(user), false,
+        limit + large.size() + 1);
+    List<Placed> merged = new ArrayList<>(limit + 1);
+    int li = 0;
+    for (int i = 0; i <= keys.size() && merged.size() <= limit; i++) {
+      Bytes key = i < keys.size() ? keys.get(i).key : null;
+      String conversation = key == null ? null : ConversationKeys.orderConversation(key);
+      if (conversation != null && large.containsKey(conversation)) {
+        continue;
+      }
+      while (li < largeAfter.size() && merged.size() <= limit
+          && (key == null || largeAfter.get(li).key().compareTo(key) < 0)) {
+        merged.add(largeAfter.get(li++));
+      }
+      if (key != null && merged.size() <= limit) {
+        // Both are written in one transaction by one processor; an order key without state is never left behind.
+        Optional<ConversationState> s = state(states, user, conversation);
+        if (s.isPresent()) {
+          merged.add(new Placed(key, new Item(conversation, s.get())));
+        }
+      }
+    }
+    List<Item> items = new ArrayList<>(Math.min(limit, merged.size()));
+    for (int i = 0; i < merged.size() && i < limit; i++) {
+      Item item = merged.get(i).item();
+      items.add(item);
+      capped |= item.unreadCapped() && !item.state().muted();
+    }
+    String next = merged.size() > limit ? ConversationKeys.cursor(merged.get(limit - 1).key()) : null;
+    return new ListPage(items, total, capped, next);
+  }
+
+  /** A conversation at its position in the list. */
+  private record Placed(Bytes key, Item item) {}
+
+  /** A large group as listed: the member's state with the timeline's, placed by the newer activity of the two. */
+  private static Placed placed(String user, String group, ConversationState own, LargeGroupCounts.Summary summary) {
+    long activity = summary.last() == null ? own.activityAt()
+        : Math.max(own.activityAt(), summary.last().timestamp());
+    return new Placed(ConversationKeys.order(user, own.pinned(), activity, group),
+        new Item(group, LargeGroupCounts.merge(own, summary), summary.capped() || own.untracked() > 0));
   }
 
   private static Optional<ConversationState> state(StoreView<byte[]> states, String user, String conversation) {

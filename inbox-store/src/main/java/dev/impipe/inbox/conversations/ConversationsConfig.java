@@ -13,8 +13,14 @@ import java.util.Map;
  * @param defaultLimit conversations per page when the request names no {@code limit}
  * @param maxLimit most conversations per page ({@code limit} above it: 400)
  * @param largeUnreadMax a large group's unread messages are counted from its timeline up to this many
+ * @param enabled false: the list's materialiser is not in the topology and its routes answer 404
  */
-public record ConversationsConfig(int unreadTracked, int defaultLimit, int maxLimit, int largeUnreadMax) {
+public record ConversationsConfig(int unreadTracked, int defaultLimit, int maxLimit, int largeUnreadMax,
+    boolean enabled) {
+
+  public static final Setting<Boolean> ENABLED = Setting.bool("IM_CONVERSATIONS_ENABLED", true, "keep the "
+      + "conversation list; `false`: its materialiser is not in the inbox store's topology (no state, no work per "
+      + "inbox entry) and `GET /v1/users/{userId}/conversations` and the settings route answer `404`");
 
   public static final Setting<Integer> UNREAD_TRACKED = Setting.integer("IM_CONVERSATION_UNREAD_TRACKED", 1_000, 1,
       1_000_000, "unread messages indexed per user and conversation; older unread ones are still counted, but a "
@@ -28,8 +34,9 @@ public record ConversationsConfig(int unreadTracked, int defaultLimit, int maxLi
       1, 100_000, "a large group's unread messages are counted from its timeline up to this many (each list "
           + "request reads at most this many entries per large group of the user)");
 
-  public static final ConfigTable TABLE = ConfigTable.of("conversations", UNREAD_TRACKED, PAGE_DEFAULT, PAGE_MAX,
-      LARGE_UNREAD_MAX);
+  public static final ConfigTable TABLE =
+      ConfigTable.of("conversations", ENABLED, UNREAD_TRACKED, PAGE_DEFAULT, PAGE_MAX,
+          LARGE_UNREAD_MAX);
 
   public ConversationsConfig {
     if (unreadTracked < 1 || defaultLimit < 1 || maxLimit < defaultLimit || largeUnreadMax < 1) {
@@ -46,6 +53,6 @@ public record ConversationsConfig(int unreadTracked, int defaultLimit, int maxLi
     ConfigValues values = TABLE.read(environment);
     int max = values.get(PAGE_MAX);
     return new ConversationsConfig(values.get(UNREAD_TRACKED), Math.min(values.get(PAGE_DEFAULT), max), max,
-        values.get(LARGE_UNREAD_MAX));
+        values.get(LARGE_UNREAD_MAX), values.get(ENABLED));
   }
 }

@@ -69,8 +69,19 @@ public final class ConversationRoutes {
     this.timeoutMs = timeoutMs;
   }
 
-  /** Creates the settings producer (closed on shutdown) and registers the routes on the context's server. */
+  /** The answer of the list's routes when {@code IM_CONVERSATIONS_ENABLED=false} (404). */
+  static final String DISABLED = "the conversation list is disabled";
+
+  /**
+   * Creates the settings producer (closed on shutdown) and registers the routes on the context's server; with the
+   * list disabled, routes that answer 404 {@value #DISABLED} (no producer).
+   */
   public static void start(ComponentContext context, KafkaStreams streams, OwnerRouter router, long timeoutMs) {
+    ConversationsConfig cfg = ConversationsConfig.fromEnv(context.env());
+    if (!cfg.enabled()) {
+      registerDisabled(context.http());
+      return;
+    }
     Map<String, Object> props = new HashMap<>(context.config().clientProperties());
     props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
     props.put(ProducerConfig.ACKS_CONFIG, "all");
@@ -81,8 +92,18 @@ public final class ConversationRoutes {
     var inbox = context.topics().inbox();
     KafkaProducer<String, InboxEntry> producer = context.closeOnShutdown(new KafkaProducer<>(props,
         inbox.keySerde().serializer(), inbox.valueSerde().serializer()));
-    new ConversationRoutes(streams, inbox.name(), router, producer,
-        ConversationsConfig.fromEnv(context.env()), timeoutMs, context.http()).register(context.http());
+    new ConversationRoutes(streams, inbox.name(), router, producer, cfg, timeoutMs, context.http())
+        .register(context.http());
+  }
+
+  /** The list's routes, each answering 404 {@value #DISABLED}. */
+  static void registerDisabled(HttpApi api) {
+    api.routeAsync("GET", "/v1/users/{userId}/conversations", ConversationRoutes::disabled);
+    api.routeAsync("PUT", "/v1/users/{userId}/conversations/{conversationId}/settings", ConversationRoutes::disabled);
+  }
+
+  static CompletableFuture<Response> disabled(Request request) {
+    throw new HttpError(404, DISABLED);
   }
 
   public void register(HttpApi api) {

@@ -1,18 +1,12 @@
 package dev.impipe.inbox.http;
 
 import static dev.impipe.inbox.InboxStoreTopology.CURSOR_STORE;
-import static dev.impipe.inbox.InboxStoreTopology.HISTORY_APPLIED_STORE;
 import static dev.impipe.inbox.InboxStoreTopology.INBOX_STORE;
 import static dev.impipe.inbox.InboxStoreTopology.LARGE_GROUPS_STORE;
-import static dev.impipe.inbox.InboxStoreTopology.MEMBERSHIPS_STORE;
-import static dev.impipe.inbox.InboxStoreTopology.TIMELINE_STORE;
 
-import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.DeviceCursor;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.inbox.query.ReadIntervals;
-import dev.impipe.inbox.query.HistoryAccess;
-import dev.impipe.inbox.query.HistoryApplied;
 import dev.impipe.inbox.query.InteractiveQueryView;
 import dev.impipe.inbox.query.JsonSize;
 import dev.impipe.inbox.query.NotServableException;
@@ -22,15 +16,12 @@ import dev.impipe.inbox.query.SyncCursor;
 import dev.impipe.inbox.query.Timelines;
 import dev.impipe.runtime.http.HttpApi;
 import dev.impipe.runtime.http.HttpError;
-import dev.impipe.runtime.http.Json;
 import dev.impipe.runtime.http.Request;
 import dev.impipe.runtime.http.Response;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.inbox.internal.StoreKeys;
 import dev.impipe.runtime.auth.Principal;
 import dev.impipe.runtime.domain.Ids;
-import java.net.URLEncoder;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -51,7 +42,7 @@ import org.slf4j.LoggerFactory;
  * <p>Authorization (the caller is who the bearer token names): a user reads only their own inbox, devices and
  * cursors (a token with a {@code dev} claim: only that device's sync and cursor); a large group's timeline
  * {@code #groupId} is read only through the caller's merged sync (an instance-signed sub-read), never directly; a
- * conversation's history only by its members (see {@link #history}).
+ * conversation's history only by its members (see {@link HistoryRoutes}).
  */
 public final class InboxRoutes {
 
@@ -69,6 +60,7 @@ public final class InboxRoutes {
   private final long timeoutMs;
   private final long maxResponseBytes;
   private final SyncRoute syncRoute;
+  private final HistoryRoutes historyRoutes;
 
   /** @param maxResponseBytes most bytes of entries in one page ({@code IM_SYNC_MAX_RESPONSE_BYTES}) */
   public InboxRoutes(KafkaStreams streams, TopicNames topics, OwnerRouter router, HttpApi http,
@@ -81,6 +73,7 @@ public final class InboxRoutes {
     this.timeoutMs = timeoutMs;
     this.maxResponseBytes = maxResponseBytes;
     this.syncRoute = new SyncRoute(streams, router, http, this, maxResponseBytes);
+    this.historyRoutes = new HistoryRoutes(streams, router, maxResponseBytes);
   }
 
   public void register(HttpApi api) {
@@ -88,8 +81,7 @@ public final class InboxRoutes {
     api.routeAsync("GET", "/v1/users/{userId}/devices/{deviceId}/sync", syncRoute::sync);
     api.routeAsync("GET", "/v1/users/{userId}/devices/{deviceId}/cursor", this::getCursor);
     api.routeAsync("PUT", "/v1/users/{userId}/devices/{deviceId}/cursor", this::putCursor);
-    api.routeAsync("GET", "/v1/conversations/{conversationId}/messages", this::history);
-    api.routeAsync("GET", "/v1/users/{userId}/conversations/{conversationId}/access", this::access);
+    historyRoutes.register(api);
   }
 
   /**
@@ -167,80 +159,6 @@ public final class InboxRoutes {
         : applied.get().thenApply(v -> response));
   }
 
-  /**
-   * {@code GET /v1/conversations/{conversationId}/messages?before&limit&minSeq}: history, newest first, for members
-   * only: a direct conversation's two parties all of it, a group's current members from the conversation seq of
-   * their last join (the user's membership view lives on the user's partition, the history on the conversation's:
-   * two routed reads, each on its owner).
-   */
-  CompletableFuture<Response> history(Request request) {
-    String conversation = request.path("conversationId");
-    Principal caller = request.caller();
-    requireMember(caller, conversation);
-    OptionalLong before = request.query("before").isPresent()
-        ? OptionalLong.of(request.longQuery("before", 0, 0, Long.MAX_VALUE)) : OptionalLong.empty();
-    int limit = limit(request);
-    OptionalLong minSeq = minSeq(request);
-    CompletableFuture<Long> from = Ids.isDirect(conversation) ? CompletableFuture.completedFuture(0L)
-        : router.route("history-access", MEMBERSHIPS_STORE, caller.userId(), accessRequest(caller, conversation),
-            partition -> accessAnswer(partition, caller.userId(), conversation))
-            .thenApply(InboxRoutes::fromSeq);
-    return from.thenCompose(fromSeq -> router.route("history", TIMELINE_STORE, conversation, request, partition -> {
-      if (minSeq.isPresent()) {
-        // minSeq is a conversation seq: wait until this partition's history has applied it (checked first).
-        HistoryApplied.require(InteractiveQueryView.of(streams, HISTORY_APPLIED_STORE, partition),
-            minSeq.getAsLong(), partition);
-      }
-      StoreView<ChatMessage> view = InteractiveQueryView.of(streams, TIMELINE_STORE, partition);
-      Page<ChatMessage> page = Timelines.before(view, conversation, before, limit, fromSeq, JsonSize::message,
-          maxResponseBytes);
-      return Response.json(200, JsonViews.historyPage(conversation, page));
-    }));
-  }
-
-  /**
-   * {@code GET /v1/users/{userId}/conversations/{conversationId}/access}: from which conversation seq the user may
-   * read the conversation's history ({@code {"fromSeq": n}}), 403 when not at all. A user asks only about
-   * themselves; the history route asks it on the owner of the user's partition.
-   */
-  CompletableFuture<Response> access(Request request) {
-    String user = request.path("userId");
-    String conversation = request.path("conversationId");
-    requireSelf(request.caller(), user);
-    return router.route("history-access", MEMBERSHIPS_STORE, user, request,
-        partition -> accessAnswer(partition, user, conversation));
-  }
-
-  private Response accessAnswer(int partition, String user, String conversation) {
-    OptionalLong from = HistoryAccess.from(InteractiveQueryView.of(streams, MEMBERSHIPS_STORE, partition), user,
-        conversation);
-    if (from.isEmpty()) {
-      throw HttpError.forbidden("only members read a conversation's history, from when they joined");
-    }
-    return Response.json(200, Map.of("userId", user, "conversationId", conversation, "fromSeq", from.getAsLong()));
-  }
-
-  private static Request accessRequest(Principal caller, String conversation) {
-    String path = "/v1/users/" + URLEncoder.encode(caller.userId(), StandardCharsets.UTF_8) + "/conversations/"
-        + URLEncoder.encode(conversation, StandardCharsets.UTF_8) + "/access";
-    return new Request("GET", path, Map.of("userId", caller.userId(), "conversationId", conversation), Map.of(),
-        Map.of(), new byte[0], path, caller, OptionalLong.empty());
-  }
-
-  private static long fromSeq(Response access) {
-    if (access.status() == 403) {
-      throw HttpError.forbidden("only members read a conversation's history, from when they joined");
-    }
-    if (access.status() != 200) {
-      throw HttpError.unavailable("membership not available, retry", 1);
-    }
-    try {
-      return Json.MAPPER.readTree(access.body()).get("fromSeq").asLong();
-    } catch (java.io.IOException | RuntimeException e) {
-      throw HttpError.unavailable("membership not available, retry", 1);
-    }
-  }
-
   static void requireSelf(Principal caller, String user) {
     if (!caller.is(user)) {
       throw HttpError.forbidden("you may only read your own inbox, devices and cursors");
@@ -258,18 +176,6 @@ public final class InboxRoutes {
     }
     if (caller.deviceId().isPresent() && !caller.deviceId().get().equals(device)) {
       throw HttpError.forbidden("this token is for device " + caller.deviceId().get() + ", not " + device);
-    }
-  }
-
-  private static void requireMember(Principal caller, String conversation) {
-    if (Ids.isGroupTimeline(conversation)) {
-      throw HttpError.forbidden("a group timeline is read through your device sync only");
-    }
-    if (conversation.startsWith("d:")) {
-      String[] parties = conversation.split(":", -1);
-      if (parties.length != 3 || !(caller.is(parties[1]) || caller.is(parties[2]))) {
-        throw HttpError.forbidden("only the two parties read a direct conversation");
-      }
     }
   }
 
@@ -364,8 +270,7 @@ public final class InboxRoutes {
         ? OptionalLong.of(request.longQuery("minSeq", 0, 0, Long.MAX_VALUE)) : OptionalLong.empty();
   }
 
-  /** {@code {"seq": n}} (inbox only) or {@code {"cursor": "<opaque>"}}; 400 otherwise. */
-                                                                                          /** The body of {@code PUT .../cursor}: {@code seq}, or {@code cursor} (which wins when both are given). */
+  /** The body of {@code PUT .../cursor}: {@code seq}, or {@code cursor} (which wins when both are given). */
   record CursorBody(String cursor, Long seq) {}
 
   static SyncCursor cursorBody(CursorBody body) {

@@ -68,13 +68,15 @@ class ConversationCodecTest {
   void aPageIsTheUsersListWithItsTotalAndCursorAndARecalledLastIsMarked() {
     ConversationState.Last recalled = new ConversationState.Last(3, "m3", "bob", "MESSAGE", null, 5, true);
     ConversationList.ListPage page = new ConversationList.ListPage(List.of(new ConversationList.Item("team",
-        ConversationState.empty().withLast(recalled).withMembership(true, true, 2))), 4, "next-cursor");
+        ConversationState.empty().withLast(recalled).withMembership(true, true, 2), true)), 4, true, "next-cursor");
     Map<String, Object> json = ConversationJson.list("alice", page);
     assertThat(json).containsEntry("userId", "alice").containsEntry("unreadTotal", 4L).containsEntry("next",
         "next-cursor");
     @SuppressWarnings("unchecked")
     Map<String, Object> team = ((List<Map<String, Object>>) json.get("conversations")).get(0);
-    assertThat(team).containsEntry("largeGroup", true).containsEntry("type", "GROUP");
+    assertThat(team).containsEntry("largeGroup", true).containsEntry("type", "GROUP")
+        .containsEntry("unreadCapped", true);
+    assertThat(json).containsEntry("unreadTotalCapped", true);
     @SuppressWarnings("unchecked")
     Map<String, Object> last = (Map<String, Object>) team.get("last");
     assertThat(last).containsEntry("recalled", true).containsEntry("body", null).containsEntry("messageId", "m3");

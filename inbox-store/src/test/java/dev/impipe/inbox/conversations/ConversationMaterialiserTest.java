@@ -113,13 +113,28 @@ class ConversationMaterialiserTest {
 
   @Test
   void invalidSettingsAreRefusedAtStartUp() {
-    assertThatThrownBy(() -> new ConversationsConfig(0, 50, 500, 100)).isInstanceOf(
+    assertThatThrownBy(() -> new ConversationsConfig(0, 50, 500, 100, true)).isInstanceOf(
         IllegalArgumentException.class);
-    assertThatThrownBy(() -> new ConversationsConfig(1, 50, 10, 100)).isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> new ConversationsConfig(1, 50, 500, 0)).isInstanceOf(IllegalArgumentException.class);
-    assertThat(ConversationsConfig.defaults()).isEqualTo(new ConversationsConfig(1_000, 50, 500, 100));
+    assertThatThrownBy(() -> new ConversationsConfig(1, 50, 10, 100, true))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> new ConversationsConfig(1, 50, 500, 0, true)).isInstanceOf(IllegalArgumentException.class);
+    assertThat(ConversationsConfig.defaults()).isEqualTo(new ConversationsConfig(1_000, 50, 500, 100, true));
     assertThat(ConversationsConfig.fromEnv(Map.of("IM_CONVERSATIONS_PAGE_DEFAULT", "900")).defaultLimit())
         .isEqualTo(500);
+  }
+
+  @Test
+  void aDisabledListIsNotInTheTopology() {
+    // Given IM_CONVERSATIONS_ENABLED=false
+    ConversationsConfig off = ConversationsConfig.fromEnv(Map.of("IM_CONVERSATIONS_ENABLED", "false"));
+    assertThat(off.enabled()).isFalse();
+    // When the inbox store's topology is built, then it has neither the list's processor nor its stores
+    String described = dev.impipe.inbox.InboxStoreTopology.build(topics,
+        dev.impipe.inbox.InboxStoreConfig.defaults(), off).describe().toString();
+    assertThat(described).doesNotContain(ConversationTopology.PROCESSOR)
+        .doesNotContain(ConversationTopology.ORDER_STORE);
+    assertThat(dev.impipe.inbox.InboxStoreTopology.build(topics, dev.impipe.inbox.InboxStoreConfig.defaults(),
+        ConversationsConfig.defaults()).describe().toString()).contains(ConversationTopology.PROCESSOR);
   }
 
   private ConversationState state() {

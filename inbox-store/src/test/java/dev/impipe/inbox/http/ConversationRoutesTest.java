@@ -1,8 +1,16 @@
 package dev.impipe.inbox.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.impipe.runtime.auth.Principal;
+import dev.impipe.runtime.http.HttpError;
+import dev.impipe.runtime.http.Request;
+import java.time.Instant;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalLong;
 import org.junit.jupiter.api.Test;
 
 /** The conversation routes' own checks (the routes themselves run in ConversationListIT). */
@@ -16,6 +24,19 @@ class ConversationRoutesTest {
     assertThat(ConversationRoutes.invalidConversation("alice", "d:bob:alice")).contains("sorted");
     assertThat(ConversationRoutes.invalidConversation("alice", "d:alice")).contains("sorted");
     assertThat(ConversationRoutes.invalidConversation("alice", "#team")).contains("not a conversation id");
+  }
+
+  @Test
+  void aDisabledListAnswers404WithItsReason() {
+    // Given the list disabled (IM_CONVERSATIONS_ENABLED=false), when any of its routes is called
+    Request get = new Request("GET", "/v1/users/alice/conversations", Map.of("userId", "alice"), Map.of(), Map.of(),
+        new byte[0], "/v1/users/alice/conversations",
+        new Principal("alice", Optional.empty(), Instant.now().plusSeconds(60), "t"), OptionalLong.empty());
+    // Then it answers 404 {"error": "the conversation list is disabled"}
+    assertThatThrownBy(() -> ConversationRoutes.disabled(get)).isInstanceOfSatisfying(HttpError.class, e -> {
+      assertThat(e.status()).isEqualTo(404);
+      assertThat(e.getMessage()).isEqualTo("the conversation list is disabled");
+    });
   }
 
   @Test

@@ -4,6 +4,7 @@ import dev.impipe.avro.PushProvider;
 import dev.impipe.avro.PushRegistration;
 import dev.impipe.inbox.http.OwnerRouter;
 import dev.impipe.inbox.query.NotServableException;
+import dev.impipe.notify.decide.RegistrationKeys;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.http.HttpApi;
 import dev.impipe.runtime.http.HttpError;
@@ -114,7 +115,7 @@ public final class PushRoutes {
       ReadOnlyKeyValueStore<String, PushRegistration> store = w.streams().store(StoreQueryParameters
           .fromNameAndType(w.registrationsStore(), QueryableStoreTypes.<String, PushRegistration>keyValueStore())
           .withPartition(partition));
-      return Optional.ofNullable(store.get(user + "|" + device));
+      return Optional.ofNullable(store.get(RegistrationKeys.key(user, device)));
     } catch (StreamsException | IllegalStateException e) {
       throw new NotServableException(NotServableException.Reason.NOT_OWNER, "partition " + partition + " of "
           + w.registrationsStore() + " cannot be read here now: " + e.getMessage());
