@@ -6,6 +6,7 @@ import dev.impipe.ack.AckTimeoutComponent;
 import dev.impipe.fanout.FanoutComponent;
 import dev.impipe.inbox.InboxStoreComponent;
 import dev.impipe.ingest.IngestComponent;
+import dev.impipe.notify.NotifyComponent;
 import dev.impipe.runtime.app.PipelineRuntime;
 import dev.impipe.runtime.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
@@ -30,7 +31,7 @@ import java.util.Map;
 import org.apache.kafka.clients.admin.Admin;
 
 /**
- * The whole pipeline in this JVM (ingest, fan-out, inbox store, ACK wheel, gateway) on the real broker, with dev
+ * The whole pipeline in this JVM (ingest, fan-out, inbox store, ACK wheel, gateway, notify) on the real broker, with dev
  * tokens on (local mode), under unique topic names: what the browser and JavaScript client ITs talk to.
  */
 final class LocalPipeline implements AutoCloseable {
@@ -74,7 +75,7 @@ final class LocalPipeline implements AutoCloseable {
     LocalPipeline pipeline = new LocalPipeline(runtime, state);
     try {
       runtime.start(List.of(new IngestComponent(), new FanoutComponent(), new InboxStoreComponent(),
-          new AckTimeoutComponent(), new PushGatewayComponent()));
+          new AckTimeoutComponent(), new PushGatewayComponent(), new NotifyComponent()));
       await().atMost(Duration.ofSeconds(120)).until(runtime::healthy);
       return pipeline;
     } catch (Exception | AssertionError e) {
