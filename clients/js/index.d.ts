@@ -123,7 +123,86 @@ export class ImClient {
   entries(): AsyncGenerator<Entry, void, undefined>;
   /** Sends over the socket; resolves with the `sent` frame, rejects with ImError on a refusal other than 429. */
   send(message: OutgoingMessage): Promise<SentFrame>;
+  /** Browsers: notifications for this device (see `enableNotifications`); call it from a click handler. */
+  enableNotifications(options: NotificationOptions): Promise<NotificationsOn>;
+  /** Browsers: no more notifications for this device; resolves with whether the server had a registration. */
+  disableNotifications(options?: Partial<NotificationOptions>): Promise<boolean>;
 }
+
+/** `GET /v1/push/config`. */
+export interface PushConfig {
+  /** The server's VAPID public key: an uncompressed P-256 point (65 bytes), base64url. */
+  vapidPublicKey: string | null;
+  providers: Array<'webpush' | 'fcm' | 'apns' | 'webhook' | string>;
+}
+
+/** A browser's PushSubscription as JSON (`subscription.toJSON()`). */
+export interface WebPushSubscription {
+  endpoint: string;
+  keys: { p256dh: string; auth: string };
+}
+
+/** What a device registers with `PUT .../devices/{deviceId}/push`. */
+export type PushRegistration =
+  | { provider: 'webpush'; subscription: WebPushSubscription }
+  | { provider: 'fcm'; token: string }
+  | { provider: 'apns'; token: string; sandbox?: boolean };
+
+/** What a push message's data holds (the service worker's `event.data.json()`). */
+export interface NotificationPayload {
+  notificationId: string;
+  conversationId: string;
+  conversationType: 'DIRECT' | 'GROUP' | string;
+  senderId: string;
+  /** The newest message's first characters; absent when the server sends no previews. */
+  preview?: string | null;
+  /** The conversation seq of the newest message covered. */
+  seq: number;
+  /** How many messages this notification covers. */
+  count: number;
+  unreadTotal?: number | null;
+}
+
+export interface NotificationOptions {
+  /** The service worker script, e.g. `/sw.js` (it must show the notifications: browsers require it). */
+  serviceWorkerUrl: string;
+  /** The worker's scope (default: the script's directory). */
+  scope?: string;
+  /** The device to register (default: the client's). */
+  deviceId?: string;
+  /** The browser globals (default `globalThis`): tests pass fakes. */
+  env?: object;
+}
+
+export interface NotificationsOn {
+  subscription: PushSubscription;
+  registration: ServiceWorkerRegistration;
+}
+
+/** Why notifications could not be turned on. */
+export class NotificationError extends Error {
+  constructor(reason: NotificationError['reason'], message: string);
+  /**
+   * `unsupported`: no service worker / Push API / Notification (or the worker failed to install); `denied`: the
+   * site is blocked; `dismissed`: the prompt was closed without an answer; `unavailable`: the server has no Web Push.
+   */
+  readonly reason: 'unsupported' | 'denied' | 'dismissed' | 'unavailable';
+}
+
+/** Where a page can receive Web Push (a service worker, PushManager and Notification). */
+export function notificationsSupported(env?: object): boolean;
+
+/** base64url (padded or not) to bytes; a TypeError for anything else. */
+export function base64UrlToBytes(text: string): Uint8Array;
+
+/**
+ * Registers the service worker, asks permission, subscribes with the server's VAPID key (reusing a subscription to
+ * the same key) and registers the subscription for the device. Rejects with NotificationError or ImError.
+ */
+export function enableNotifications(http: HttpApi, options: NotificationOptions): Promise<NotificationsOn>;
+
+/** Unregisters the device (none is fine) and cancels the browser's subscription. */
+export function disableNotifications(http: HttpApi, options?: Partial<NotificationOptions>): Promise<boolean>;
 
 export interface Page<T> {
   entries: T[];
@@ -172,6 +251,14 @@ export class HttpApi {
   recall(target: Target, messageId: string): Promise<unknown>;
   join(groupId: string, userId?: string): Promise<unknown>;
   leave(groupId: string, userId?: string): Promise<unknown>;
+  pushConfig(): Promise<PushConfig>;
+  /** 202 when taken; ImError 400 for a Web Push endpoint outside the server's allow-list. */
+  registerPush(registration: PushRegistration): Promise<unknown>;
+  registerPush(deviceId: string | undefined, registration: PushRegistration): Promise<unknown>;
+  /** The device's registration, secrets redacted; ImError 404 when it has none. */
+  pushRegistration(deviceId?: string): Promise<{ provider: string; [field: string]: unknown }>;
+  /** ImError 404 when the device had none. */
+  unregisterPush(deviceId?: string): Promise<null>;
   static devToken(baseUrl: string, user: string, device: string, fetch?: typeof globalThis.fetch):
     Promise<string>;
 }

@@ -7,6 +7,7 @@
 // Order: frames are handled one at a time, in arrival order, each handler awaited before the next frame.
 import { Backoff } from './backoff.js';
 import { HttpApi, ImError, TokenSource } from './http.js';
+import { disableNotifications, enableNotifications } from './push.js';
 import { MemoryStore } from './stores.js';
 
 const OPEN = 1;
@@ -169,6 +170,20 @@ export class ImClient {
       this.pendingSends.set(frame.clientMsgId, { frame, resolve, reject, sentOn: null, retryTimer: null });
       this.#flushSends();
     });
+  }
+
+  /**
+   * Browsers: notifications for this device (service worker, permission, Web Push subscription, registered with
+   * the server). Call it from a click handler; see push.js.
+   * @param {{serviceWorkerUrl: string, scope?: string}} options
+   */
+  enableNotifications(options) {
+    return enableNotifications(this.http, options);
+  }
+
+  /** Browsers: no more notifications for this device; resolves with whether the server had a registration. */
+  disableNotifications(options) {
+    return disableNotifications(this.http, options);
   }
 
   #status(status, detail) {

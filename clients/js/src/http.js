@@ -142,6 +142,40 @@ export class HttpApi {
     return this.request('DELETE', `/v1/groups/${enc(groupId)}/members/${enc(userId)}`);
   }
 
+  /** `GET /v1/push/config`: `{vapidPublicKey, providers}`, what a device needs to subscribe to notifications. */
+  pushConfig() {
+    return this.request('GET', '/v1/push/config');
+  }
+
+  /**
+   * Registers a notification channel for a device (default: this client's): `{provider: 'webpush', subscription}`
+   * (a PushSubscription's JSON), `{provider: 'fcm', token}`, `{provider: 'apns', token, sandbox?}`. Resolves when
+   * the server took it (202); a Web Push endpoint outside the server's allow-list is an ImError 400.
+   */
+  async registerPush(deviceId, registration) {
+    if (registration === undefined && typeof deviceId === 'object') {
+      return this.registerPush(undefined, deviceId); // registerPush(registration): this client's device
+    }
+    return this.request('PUT', this.#pushPath(deviceId), registration);
+  }
+
+  /** The device's registration, secrets redacted; an ImError 404 when it has none. */
+  async pushRegistration(deviceId) {
+    return this.request('GET', this.#pushPath(deviceId));
+  }
+
+  /** Removes the device's registration (204); an ImError 404 when it had none. */
+  async unregisterPush(deviceId) {
+    return this.request('DELETE', this.#pushPath(deviceId));
+  }
+
+  #pushPath(deviceId = this.device) {
+    if (!deviceId) {
+      throw new TypeError('a device id is needed (none given, and the client has none)');
+    }
+    return `/v1/users/${enc(this.user)}/devices/${enc(deviceId)}/push`;
+  }
+
   /** Local mode only (`IM_AUTH_DEV_TOKENS=true`): a token for any user and device. */
   static async devToken(baseUrl, user, device, fetchImpl = globalThis.fetch) {
     const r = await fetchImpl(baseUrl.replace(/\/$/, '') + '/dev/token', {

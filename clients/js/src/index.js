@@ -3,3 +3,5 @@ export { ImClient } from './client.js';
 export { HttpApi, ImError, TokenSource } from './http.js';
 export { MemoryStore, IndexedDbStore } from './stores.js';
 export { Backoff } from './backoff.js';
+export { NotificationError, base64UrlToBytes, disableNotifications, enableNotifications, notificationsSupported }
+  from './push.js';

@@ -1,6 +1,12 @@
 // A gateway in memory that speaks the device protocol to an injected WebSocket class: a log of entries with cursors
 // "c<n>" (the position after the n-th entry), a committed cursor moved by ACKs, a backlog after it on every
-// connection followed by "synced", and hooks to close sockets the ways the real gateway does.
+// connection followed by "synced", and hooks to close sockets the ways the real gateway does. Its `fetch` answers
+// the push routes (/v1/push/config, /v1/users/{u}/devices/{d}/push) as the notify module does.
+
+const json = (status, body) => new Response(body === undefined ? null : JSON.stringify(body), {
+  status, headers: body === undefined ? {} : { 'Content-Type': 'application/json' },
+});
+const PUSH_PATH = /^\/v1\/users\/([^/]+)\/devices\/([^/]+)\/push$/;
 
 export class FakeGateway {
   constructor({ entries = [], tokens = ['t1'] } = {}) {
@@ -13,7 +19,14 @@ export class FakeGateway {
     this.onOpen = null; // (socket) => void, right after the socket opened (it may close it)
     this.onSend = (socket, frame) => socket.push({ type: 'sent', clientMsgId: frame.clientMsgId, messageId: 'm-' + frame.clientMsgId });
     entries.forEach((e) => this.append(e));
+    /** What GET /v1/push/config answers, and the Web Push endpoint prefixes a registration may use. */
+    this.pushConfig = { vapidPublicKey: 'BA' + 'AQID'.repeat(21) + 'A', providers: ['webpush'] };
+    this.pushEndpoints = ['https://push.test/'];
+    /** "user/device" -> the registration as PUT; and every HTTP call as [method, path]. */
+    this.registrations = new Map();
+    this.requests = [];
     const gateway = this;
+    this.fetch = async (url, init = {}) => gateway.http(new URL(url), init);
     this.WebSocket = class FakeSocket {
       constructor(url) {
         this.url = new URL(url);
@@ -106,6 +119,50 @@ export class FakeGateway {
 
   open() {
     return this.sockets.filter((s) => s.readyState === 1);
+  }
+
+  /** One HTTP call: a token of `tokens`, then the push routes; anything else is 404. */
+  http(url, { method = 'GET', headers = {}, body } = {}) {
+    const path = url.pathname;
+    this.requests.push([method, path]);
+    if (!this.tokens.has((headers.Authorization ?? '').replace(/^Bearer /, ''))) {
+      return json(401, { error: 'missing or invalid token' });
+    }
+    if (path === '/v1/push/config' && method === 'GET') {
+      return json(200, this.pushConfig);
+    }
+    const m = PUSH_PATH.exec(path);
+    if (!m) {
+      return json(404, { error: 'no such route' });
+    }
+    const key = decodeURIComponent(m[1]) + '/' + decodeURIComponent(m[2]);
+    const held = this.registrations.get(key);
+    if (method === 'PUT') {
+      const r = JSON.parse(body ?? 'null');
+      const endpoint = r?.subscription?.endpoint;
+      if (r?.provider !== 'webpush' || !endpoint || !r.subscription.keys?.p256dh || !r.subscription.keys?.auth) {
+        return json(400, { error: 'a webpush registration needs subscription.endpoint and keys' });
+      }
+      if (!this.pushEndpoints.some((p) => endpoint.startsWith(p))) {
+        return json(400, { error: "'subscription.endpoint' is not under a push service this server sends to" });
+      }
+      this.registrations.set(key, r);
+      return json(202, { userId: decodeURIComponent(m[1]), deviceId: decodeURIComponent(m[2]),
+        registrationId: 'r' + this.requests.length });
+    }
+    if (!held) {
+      return json(404, { error: 'no push registration for this device' });
+    }
+    if (method === 'GET') {
+      // redacted as the server does: no endpoint path (it is a capability URL), no keys
+      return json(200, { userId: decodeURIComponent(m[1]), deviceId: decodeURIComponent(m[2]), provider: held.provider,
+        pushService: new URL(held.subscription.endpoint).origin });
+    }
+    if (method === 'DELETE') {
+      this.registrations.delete(key);
+      return json(204);
+    }
+    return json(405, { error: 'method not allowed' });
   }
 }
 

@@ -6,10 +6,11 @@
 import { ImClient } from '/lib/client.js';
 import { HttpApi } from '/lib/http.js';
 import { IndexedDbStore, MemoryStore } from '/lib/stores.js';
+import { setUpNotifications } from '/app/notifications.js';
 
 const $ = (id) => document.getElementById(id);
 const session = JSON.parse(sessionStorage.getItem('im-session') || 'null');
-let client, api, me;
+let client, api, me, notifications;
 // id -> { id, group, peer, messages: Map(messageId -> msg), oldest, readUpTo, unread, muted, pinned, last, lastAt }
 const conversations = new Map();
 let current = null;
@@ -29,7 +30,8 @@ $('login-form').onsubmit = async (ev) => {
   }
 };
 
-$('logout').onclick = () => {
+$('logout').onclick = async () => {
+  await notifications?.signOut();
   client?.close();
   sessionStorage.removeItem('im-session');
   location.reload();
@@ -61,6 +63,9 @@ async function start({ user, device, token }) {
   client.on('error', showError);
   await loadList();
   client.connect().catch(() => {}); // the status line says why
+  notifications = await setUpNotifications(client, {
+    openConversation: (id) => { const c = conversation(id); c.known = true; open(c); },
+  });
 }
 
 function showStatus(s, detail) {

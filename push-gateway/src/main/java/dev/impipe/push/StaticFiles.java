@@ -10,7 +10,8 @@ import java.util.regex.Pattern;
 /**
  * The browser client: {@code /} is {@code index.html}, {@code /app/<file>} its modules (classpath {@code web/}),
  * {@code /lib/<file>} the JavaScript client library it is built on ({@code clients/js/src}, copied to
- * {@code web/lib/} by the build).
+ * {@code web/lib/} by the build), {@code /sw.js} its service worker (at the root, so that its scope is the whole
+ * page without a {@code Service-Worker-Allowed} header).
  */
 final class StaticFiles {
 
@@ -20,6 +21,7 @@ final class StaticFiles {
 
   void register(HttpApi http) {
     http.system("GET", "/", r -> file("index.html"));
+    http.system("GET", "/sw.js", r -> file("sw.js"));
     http.system("GET", "/app/{file}", r -> file(r.path("file")));
     http.system("GET", "/lib/{file}", r -> file("lib", r.path("file")));
   }

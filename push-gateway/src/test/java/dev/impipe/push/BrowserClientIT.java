@@ -3,6 +3,12 @@ package dev.impipe.push;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -37,12 +43,32 @@ class BrowserClientIT {
 
   private static final Path CHROMIUM = Path.of("/usr/bin/chromium");
   private static final Path DRIVER = Path.of("/usr/bin/chromedriver");
+  /** Where the stubbed push service's subscriptions point (the pipeline's only allowed Web Push prefix). */
+  private static final String TEST_PUSH_SERVICE = LocalPipeline.PUSH_SERVICE;
+  /**
+   * Replaces PushManager.subscribe: a subscription at {@code arguments[0]} with a real P-256 key and a random auth
+   * secret; remembers the VAPID key it was asked for ({@code window.subscribedWith}, base64url) and the secret.
+   */
+  private static final String STUB_SUBSCRIBE = """
+      const endpoint = arguments[0];
+      const b64u = (b) => btoa(String.fromCharCode(...new Uint8Array(b)))
+        .replace(/\\+/g, '-').replace(/\\//g, '_').replace(/=+$/, '');
+      PushManager.prototype.subscribe = async function (options) {
+        const pair = await crypto.subtle.generateKey({ name: 'ECDH', namedCurve: 'P-256' }, true, ['deriveBits']);
+        const keys = { p256dh: b64u(await crypto.subtle.exportKey('raw', pair.publicKey)),
+          auth: b64u(crypto.getRandomValues(new Uint8Array(16))) };
+        window.subscribedWith = b64u(options.applicationServerKey);
+        window.subscribedAuth = keys.auth;
+        return { endpoint, expirationTime: null, options: { ...options },
+          toJSON: () => ({ endpoint, expirationTime: null, keys }), unsubscribe: async () => true };
+      };
+      """;
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+  private static final ObjectMapper JSON = new ObjectMapper();
 
   @Test
   void twoUsersInTwoBrowsersChatLiveAndTheReceiverSeesTheConversationAfterAReload() throws Exception {
-    Assumptions.assumeTrue(Files.isExecutable(CHROMIUM) && Files.isExecutable(DRIVER),
-        "Chromium not found at " + CHROMIUM + " / " + DRIVER + ": install the Debian packages chromium and"
-            + " chromium-driver (apt-get install -y chromium chromium-driver) to run the browser IT");
+    assumeChromium();
     Path shots = Path.of("target", "screenshots");
     Files.createDirectories(shots);
     List<String> consoleErrors = new ArrayList<>();
@@ -115,7 +141,111 @@ class BrowserClientIT {
     }
   }
 
-  private static WebDriver browser() {
+  @Test
+  void enableNotificationsRegistersTheSubscriptionAndTheServiceWorkerShowsAPush() throws Exception {
+    assumeChromium();
+    List<String> consoleErrors = new ArrayList<>();
+    ChromeDriver carol = null;
+    try (LocalPipeline pipeline = LocalPipeline.start("browser-push")) {
+      String url = pipeline.url();
+      carol = browser();
+      // Given carol signed in, notifications allowed for the page (the browser's own prompt cannot be clicked
+      // headless), and the push service stubbed: PushManager.subscribe answers a subscription with a test endpoint
+      // and real keys, as it would after a round trip to the browser vendor's service (unreachable from here)
+      carol.executeCdpCommand("Browser.grantPermissions", Map.of("origin", url.replaceAll("/$", ""),
+          "permissions", List.of("notifications")));
+      signIn(carol, url, "carol");
+      carol.executeScript(STUB_SUBSCRIBE, TEST_PUSH_SERVICE + "carol-1");
+      ChromeDriver c = carol;
+      await().atMost(Duration.ofSeconds(30)).until(() -> c.findElement(By.id("notify")).isDisplayed());
+
+      // When she clicks "Enable notifications"
+      carol.findElement(By.id("notify")).click();
+
+      // Then the page says they are on, the subscription was made with the server's VAPID key
+      await().atMost(Duration.ofSeconds(30)).until(() -> c.findElement(By.id("notify-note")).getText()
+          .equals("notifications on"));
+      @SuppressWarnings("unchecked")
+      Map<String, Object> session = (Map<String, Object>) carol.executeScript(
+          "return JSON.parse(sessionStorage.getItem('im-session'))");
+      String token = (String) session.get("token");
+      String devicePush = url + "v1/users/carol/devices/" + session.get("device") + "/push";
+      JsonNode config = get(url + "v1/push/config", token, 200);
+      assertThat(carol.executeScript("return window.subscribedWith"))
+          .isEqualTo(config.path("vapidPublicKey").asText());
+      // and the server holds the registration for her device (once stored), its secrets not echoed
+      await().atMost(Duration.ofSeconds(30)).until(() -> status(devicePush, token) == 200);
+      JsonNode registration = get(devicePush, token, 200);
+      assertThat(registration.path("provider").asText()).isEqualTo("webpush");
+      assertThat(registration.path("pushService").asText()).isEqualTo("http://127.0.0.1:9");
+      assertThat(registration.toString()).doesNotContain("carol-1")
+          .doesNotContain((String) carol.executeScript("return window.subscribedAuth"));
+      Files.createDirectories(Path.of("target", "screenshots"));
+      screenshot(carol, Path.of("target", "screenshots", "browser-notifications-on.png"));
+
+      // And the service worker is active at /sw.js for the whole page
+      assertThat(carol.executeAsyncScript("navigator.serviceWorker.getRegistration('/sw.js')"
+          + ".then((r) => arguments[0](r && r.active ? r.scope : 'none'))")).isEqualTo(url);
+
+      // When the push service delivers a notification for two messages of alice to the worker
+      carol.executeCdpCommand("ServiceWorker.enable", Map.of());
+      String payload = "{\"notificationId\":\"n-1\",\"conversationId\":\"d:alice:carol\",\"conversationType\""
+          + ":\"DIRECT\",\"senderId\":\"alice\",\"preview\":\"lunch?\",\"seq\":7,\"count\":2}";
+      for (int id = 0; id < 4; id++) { // registration ids count from 0 in a new profile; unknown ids are ignored
+        carol.executeCdpCommand("ServiceWorker.deliverPushMessage", Map.of("origin", url.replaceAll("/$", ""),
+            "registrationId", String.valueOf(id), "data", payload));
+      }
+
+      // Then it shows one notification: the sender as title, the preview as body, tagged with the conversation
+      await().atMost(Duration.ofSeconds(30)).until(() -> !shown(c).isEmpty());
+      assertThat(shown(c)).containsExactly(Map.of("title", "alice", "body", "lunch?", "tag", "d:alice:carol",
+          "conversationId", "d:alice:carol"));
+
+      // When the page is opened from a notification (the worker opens /#c=<conversation> when no page is open)
+      carol.get("about:blank");
+      carol.get(url + "#c=d:alice:carol");
+
+      // Then it opens that conversation
+      await().atMost(Duration.ofSeconds(30)).until(() -> c.findElement(By.id("title")).getText().equals("alice"));
+      consoleErrors.addAll(severe(carol, "carol"));
+      assertThat(consoleErrors).isEmpty();
+    } finally {
+      if (carol != null) {
+        carol.quit();
+      }
+    }
+  }
+
+  /** The notifications the page's service worker shows: title, body, tag and the payload's conversation. */
+  @SuppressWarnings("unchecked")
+  private static List<Map<String, Object>> shown(ChromeDriver driver) {
+    return (List<Map<String, Object>>) driver.executeAsyncScript("navigator.serviceWorker.ready"
+        + ".then((r) => r.getNotifications()).then((ns) => arguments[0](ns.map((n) => ({title: n.title,"
+        + " body: n.body, tag: n.tag, conversationId: n.data && n.data.conversationId}))))");
+  }
+
+  private static JsonNode get(String url, String token, int status) throws Exception {
+    HttpResponse<String> r = send(url, token);
+    assertThat(r.statusCode()).as("GET " + url + ": " + r.body()).isEqualTo(status);
+    return JSON.readTree(r.body());
+  }
+
+  private static int status(String url, String token) throws Exception {
+    return send(url, token).statusCode();
+  }
+
+  private static HttpResponse<String> send(String url, String token) throws Exception {
+    return HTTP.send(HttpRequest.newBuilder(URI.create(url)).header("Authorization", "Bearer " + token).GET()
+        .build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static void assumeChromium() {
+    Assumptions.assumeTrue(Files.isExecutable(CHROMIUM) && Files.isExecutable(DRIVER),
+        "Chromium not found at " + CHROMIUM + " / " + DRIVER + ": install the Debian packages chromium and"
+            + " chromium-driver (apt-get install -y chromium chromium-driver) to run the browser IT");
+  }
+
+  private static ChromeDriver browser() {
     ChromeOptions options = new ChromeOptions();
     options.setBinary(CHROMIUM.toFile());
     options.addArguments("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",

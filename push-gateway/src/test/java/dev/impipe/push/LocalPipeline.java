@@ -6,6 +6,7 @@ import dev.impipe.ack.AckTimeoutComponent;
 import dev.impipe.fanout.FanoutComponent;
 import dev.impipe.inbox.InboxStoreComponent;
 import dev.impipe.ingest.IngestComponent;
+import dev.impipe.notify.NotifyComponent;
 import dev.impipe.runtime.app.PipelineRuntime;
 import dev.impipe.runtime.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
@@ -16,19 +17,30 @@ import dev.impipe.runtime.topics.TopicCatalog;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.runtime.topics.TopicProvisioner;
 import dev.impipe.schemas.registry.RestSchemaRegistryClient;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.KeyPairGenerator;
+import java.security.spec.ECGenParameterSpec;
 import java.time.Duration;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.admin.Admin;
 
 /**
- * The whole pipeline in this JVM (ingest, fan-out, inbox store, ACK wheel, gateway) on the real broker, with dev
+ * The whole pipeline in this JVM (ingest, fan-out, inbox store, ACK wheel, gateway, notify) on the real broker, with dev
  * tokens on (local mode), under unique topic names: what the browser and JavaScript client ITs talk to.
  */
 final class LocalPipeline implements AutoCloseable {
+
+  /**
+   * The only Web Push endpoint prefix the notify component accepts here: a browser test's stubbed subscriptions point
+   * under it (nothing listens: no test leaves a message unreceived long enough to be notified).
+   */
+  static final String PUSH_SERVICE = "http://127.0.0.1:9/push-test/";
 
   private final PipelineRuntime runtime;
   private final Path state;
@@ -47,9 +59,11 @@ final class LocalPipeline implements AutoCloseable {
   static LocalPipeline start(String name, Map<String, String> settings) throws Exception {
     ItEnvironment.Endpoints env = ItEnvironment.get();
     String prefix = ItEnvironment.unique(name) + ".";
+    Path state = Files.createTempDirectory(name + "-it-");
     Map<String, String> envMap = new HashMap<>(TestTokens.env());
     envMap.putAll(Map.of("IM_TOPIC_PREFIX", prefix, "IM_USER_PARTITIONS", "2", "IM_CONVERSATION_PARTITIONS", "2",
-        "IM_AUTH_DEV_TOKENS", "true"));
+        "IM_AUTH_DEV_TOKENS", "true", "IM_NOTIFY_PUSH_ENDPOINTS", PUSH_SERVICE,
+        "IM_NOTIFY_VAPID_KEY_FILE", vapidKey(state).toString(), "IM_NOTIFY_VAPID_SUBJECT", "mailto:it@example.com"));
     envMap.putAll(settings);
     ImConfig config = ImConfig.fromEnv(envMap).withEndpoints(env.bootstrapServers(), env.schemaRegistryUrl());
     TopicNames names = TopicNames.withPrefix(prefix);
@@ -57,18 +71,30 @@ final class LocalPipeline implements AutoCloseable {
       new TopicProvisioner(admin, (short) 1).ensure(TopicCatalog.specs(names, config));
     }
     ImTopics topics = new ImTopics(names, new RestSchemaRegistryClient(env.schemaRegistryUrl()));
-    Path state = Files.createTempDirectory(name + "-it-");
     PipelineRuntime runtime = new PipelineRuntime(config.withHttpPort(0, state), envMap, topics);
     LocalPipeline pipeline = new LocalPipeline(runtime, state);
     try {
       runtime.start(List.of(new IngestComponent(), new FanoutComponent(), new InboxStoreComponent(),
-          new AckTimeoutComponent(), new PushGatewayComponent()));
+          new AckTimeoutComponent(), new PushGatewayComponent(), new NotifyComponent()));
       await().atMost(Duration.ofSeconds(120)).until(runtime::healthy);
       return pipeline;
     } catch (Exception | AssertionError e) {
       pipeline.close();
       throw e;
     }
+  }
+
+  /** A Web Push key pair as an operator makes it (PEM PKCS#8, 0600), as local mode generates into its data dir. */
+  private static Path vapidKey(Path dir) throws Exception {
+    KeyPairGenerator generator = KeyPairGenerator.getInstance("EC");
+    generator.initialize(new ECGenParameterSpec("secp256r1"));
+    Path file = dir.resolve("vapid.pem");
+    Files.writeString(file, "-----BEGIN PRIVATE KEY-----\n"
+        + Base64.getMimeEncoder(64, "\n".getBytes(StandardCharsets.US_ASCII))
+            .encodeToString(generator.generateKeyPair().getPrivate().getEncoded())
+        + "\n-----END PRIVATE KEY-----\n");
+    Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
+    return file;
   }
 
   /** {@code http://127.0.0.1:<port>/}. */
