@@ -1,6 +1,6 @@
 package dev.impipe.bench;
 
-import dev.impipe.runtime.embedded.EmbeddedKafka;
+import dev.impipe.embedded.EmbeddedKafka;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.util.HashMap;

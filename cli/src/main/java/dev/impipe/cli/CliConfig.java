@@ -3,7 +3,7 @@ package dev.impipe.cli;
 import dev.impipe.runtime.config.ConfigTable;
 import dev.impipe.runtime.config.Setting;
 import dev.impipe.runtime.config.SharedSettings;
-import dev.impipe.runtime.embedded.EmbeddedSchemaRegistry;
+import dev.impipe.embedded.EmbeddedSchemaRegistry;
 import java.util.Locale;
 
 /** Settings of {@code bin/im} itself (the launcher), besides the pipeline's. */

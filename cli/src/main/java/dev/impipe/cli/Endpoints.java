@@ -22,7 +22,7 @@ import java.util.Properties;
 public record Endpoints(String bootstrapServers, String schemaRegistryUrl, String httpUrl, long pid,
     Optional<Path> authSecretFile) {
 
-  static final String IM_LOCAL_ENDPOINTS_FILE = SharedSettings.IM_LOCAL_ENDPOINTS_FILE;
+  public static final String IM_LOCAL_ENDPOINTS_FILE = SharedSettings.IM_LOCAL_ENDPOINTS_FILE;
   static final String AUTH_SECRET_FILE = "auth.secret.file";
 
   public Endpoints {

@@ -2,10 +2,10 @@ package dev.impipe.cli;
 
 import dev.impipe.runtime.app.PipelineRuntime;
 import dev.impipe.runtime.config.ImConfig;
-import dev.impipe.runtime.embedded.ClusterNodeMain;
-import dev.impipe.runtime.embedded.Dirs;
-import dev.impipe.runtime.embedded.EmbeddedSchemaRegistry;
-import dev.impipe.runtime.embedded.FreePorts;
+import dev.impipe.embedded.ClusterNodeMain;
+import dev.impipe.embedded.Dirs;
+import dev.impipe.embedded.EmbeddedSchemaRegistry;
+import dev.impipe.embedded.FreePorts;
 import dev.impipe.runtime.topics.TopicCatalog;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.runtime.topics.TopicProvisioner;

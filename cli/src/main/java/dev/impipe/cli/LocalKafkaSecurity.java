@@ -2,7 +2,7 @@ package dev.impipe.cli;
 
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.config.InvalidConfigException;
-import dev.impipe.runtime.embedded.BrokerSecurity;
+import dev.impipe.embedded.BrokerSecurity;
 import dev.impipe.runtime.security.ComponentAcls;
 import dev.impipe.runtime.security.ScramPrincipals;
 import dev.impipe.runtime.topics.TopicNames;

@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.impipe.fanout.FanoutTopology;
 import dev.impipe.runtime.auth.TestCallers;
-import dev.impipe.runtime.embedded.Dirs;
+import dev.impipe.embedded.Dirs;
 import java.io.ByteArrayInputStream;
 import java.io.PrintStream;
 import java.net.URI;

@@ -8,7 +8,7 @@ import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.InboxEntryType;
 import dev.impipe.avro.MessageType;
 import dev.impipe.avro.ScheduleCommand;
-import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.testkit.StreamsTestConfig;
 import dev.impipe.runtime.streams.RejectedHeaders;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;

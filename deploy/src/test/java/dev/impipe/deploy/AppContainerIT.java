@@ -7,7 +7,7 @@ import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.model.ExposedPort;
 import com.github.dockerjava.api.model.Ports;
 import dev.impipe.runtime.auth.TestTokens;
-import dev.impipe.runtime.testing.ImContainers;
+import dev.impipe.testkit.ImContainers;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.impipe.runtime.auth.TestTokens;
-import dev.impipe.runtime.embedded.FreePorts;
-import dev.impipe.runtime.testing.ImContainers;
+import dev.impipe.embedded.FreePorts;
+import dev.impipe.testkit.ImContainers;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

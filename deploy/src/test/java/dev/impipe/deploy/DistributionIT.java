@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.impipe.runtime.auth.TestTokens;
-import dev.impipe.runtime.embedded.Dirs;
-import dev.impipe.runtime.embedded.FreePorts;
-import dev.impipe.runtime.testing.ItEnvironment;
+import dev.impipe.embedded.Dirs;
+import dev.impipe.embedded.FreePorts;
+import dev.impipe.testkit.ItEnvironment;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -7,7 +7,7 @@ import dev.impipe.avro.ConversationType;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.MessageType;
 import dev.impipe.runtime.domain.Ids;
-import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.testkit.StreamsTestConfig;
 import dev.impipe.fanout.internal.SentCodec;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;

@@ -12,8 +12,8 @@ import dev.impipe.avro.MessageType;
 import dev.impipe.runtime.app.PipelineRuntime;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.domain.Ids;
-import dev.impipe.runtime.testing.Drain;
-import dev.impipe.runtime.testing.ItEnvironment;
+import dev.impipe.testkit.Drain;
+import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
 import dev.impipe.runtime.topics.TopicNames;
@@ -149,7 +149,7 @@ class FanoutIT {
             .serialize(names.groupMembers(),
                 new MembershipChange("crew", user, MembershipOp.JOIN, Instant.now(), null, null)));
       }
-      dev.impipe.runtime.testing.ChildPipeline child = dev.impipe.runtime.testing.ChildPipeline
+      dev.impipe.testkit.ChildPipeline child = dev.impipe.testkit.ChildPipeline
           .start(FanoutComponent.class, vars, work.resolve("child-1.log"));
       try {
         // While it works through 1,500 messages, kill it with SIGKILL mid-stream
@@ -187,7 +187,7 @@ class FanoutIT {
     for (List<String> ids : expected.values()) {
       total += ids.size();
     }
-    try (dev.impipe.runtime.testing.ChildPipeline again = dev.impipe.runtime.testing.ChildPipeline
+    try (dev.impipe.testkit.ChildPipeline again = dev.impipe.testkit.ChildPipeline
         .start(FanoutComponent.class, vars, work.resolve("child-2.log"))) {
       List<ConsumerRecord<String, InboxEntry>> inbox = readCommitted(config, names, topics, total);
       Map<String, List<String>> got = inbox.stream().filter(r -> r.value().getMessageId() != null)

@@ -14,7 +14,7 @@ import dev.impipe.avro.MessageType;
 import dev.impipe.fanout.internal.MemberKeys;
 import dev.impipe.runtime.domain.HistoryKey;
 import dev.impipe.runtime.domain.Ids;
-import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.testkit.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;

@@ -12,7 +12,7 @@ import dev.impipe.avro.MembershipOp;
 import dev.impipe.avro.MessageType;
 import dev.impipe.runtime.app.PipelineRuntime;
 import dev.impipe.runtime.config.ImConfig;
-import dev.impipe.runtime.testing.ItEnvironment;
+import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
 import dev.impipe.runtime.topics.TopicNames;

@@ -10,7 +10,7 @@ import dev.impipe.avro.MembershipChange;
 import dev.impipe.avro.MembershipOp;
 import dev.impipe.avro.MessageType;
 import dev.impipe.fanout.internal.GroupState;
-import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.testkit.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;

@@ -9,7 +9,7 @@ import dev.impipe.avro.InboxEntryType;
 import dev.impipe.avro.MembershipChange;
 import dev.impipe.avro.MessageType;
 import dev.impipe.fanout.internal.MembershipProcessor;
-import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.testkit.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;

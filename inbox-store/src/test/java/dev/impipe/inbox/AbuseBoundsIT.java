@@ -15,7 +15,7 @@ import dev.impipe.runtime.app.PipelineRuntime;
 import dev.impipe.runtime.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.http.Json;
-import dev.impipe.runtime.testing.ItEnvironment;
+import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
 import dev.impipe.runtime.topics.TopicNames;
@@ -108,7 +108,7 @@ class AbuseBoundsIT {
     if (runtime != null) {
       runtime.close();
     }
-    dev.impipe.runtime.embedded.Dirs.deleteRecursively(state);
+    dev.impipe.embedded.Dirs.deleteRecursively(state);
   }
 
   @Test

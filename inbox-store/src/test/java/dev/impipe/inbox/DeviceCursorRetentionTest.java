@@ -12,7 +12,7 @@ import dev.impipe.inbox.query.StoreView;
 import dev.impipe.inbox.query.SyncCursor;
 import dev.impipe.inbox.query.Timelines;
 import dev.impipe.runtime.streams.VersionedValue;
-import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.testkit.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;

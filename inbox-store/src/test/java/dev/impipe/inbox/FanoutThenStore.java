@@ -10,7 +10,7 @@ import dev.impipe.fanout.FanoutMetrics;
 import dev.impipe.fanout.FanoutTopology;
 import dev.impipe.inbox.query.StoreView;
 import dev.impipe.runtime.domain.Ids;
-import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.testkit.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;

@@ -15,7 +15,7 @@ import dev.impipe.runtime.auth.TestCallers;
 import dev.impipe.runtime.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.http.Json;
-import dev.impipe.runtime.testing.ItEnvironment;
+import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
 import dev.impipe.runtime.topics.TopicNames;
@@ -108,7 +108,7 @@ class HybridSyncIT {
     if (first != null) {
       first.close();
     }
-    dev.impipe.runtime.embedded.Dirs.deleteRecursively(stateRoot);
+    dev.impipe.embedded.Dirs.deleteRecursively(stateRoot);
   }
 
   @Test

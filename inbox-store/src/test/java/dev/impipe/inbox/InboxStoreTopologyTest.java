@@ -13,7 +13,7 @@ import dev.impipe.inbox.query.Page;
 import dev.impipe.inbox.query.StoreView;
 import dev.impipe.inbox.query.Timelines;
 import dev.impipe.runtime.domain.HistoryKey;
-import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.testkit.StreamsTestConfig;
 import dev.impipe.runtime.streams.RejectedHeaders;
 import dev.impipe.runtime.streams.RejectedRecord;
 import dev.impipe.runtime.topics.ImTopics;

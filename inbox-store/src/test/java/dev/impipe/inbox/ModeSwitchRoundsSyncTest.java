@@ -18,7 +18,7 @@ import dev.impipe.inbox.query.ReadIntervals;
 import dev.impipe.inbox.query.StoreView;
 import dev.impipe.inbox.query.Timelines;
 import dev.impipe.runtime.domain.Ids;
-import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.testkit.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;

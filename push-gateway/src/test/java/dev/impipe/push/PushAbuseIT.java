@@ -12,7 +12,7 @@ import dev.impipe.runtime.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.streams.RejectedHeaders;
-import dev.impipe.runtime.testing.ItEnvironment;
+import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
 import dev.impipe.runtime.topics.TopicNames;
@@ -154,7 +154,7 @@ class PushAbuseIT {
     if (first != null) {
       first.close();
     }
-    dev.impipe.runtime.embedded.Dirs.deleteRecursively(state);
+    dev.impipe.embedded.Dirs.deleteRecursively(state);
   }
 
   @Test

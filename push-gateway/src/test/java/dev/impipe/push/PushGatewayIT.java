@@ -14,7 +14,7 @@ import dev.impipe.push.client.DeviceClient;
 import dev.impipe.runtime.app.PipelineRuntime;
 import dev.impipe.runtime.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
-import dev.impipe.runtime.testing.ItEnvironment;
+import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
 import dev.impipe.runtime.topics.TopicNames;
@@ -99,7 +99,7 @@ class PushGatewayIT {
     if (first != null) {
       first.close();
     }
-    dev.impipe.runtime.embedded.Dirs.deleteRecursively(state);
+    dev.impipe.embedded.Dirs.deleteRecursively(state);
   }
 
   @Test

@@ -7,7 +7,7 @@ import dev.impipe.avro.Ack;
 import dev.impipe.avro.AckTimeout;
 import dev.impipe.avro.Delivery;
 import dev.impipe.runtime.config.ImConfig;
-import dev.impipe.runtime.testing.ItEnvironment;
+import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
 import dev.impipe.runtime.topics.TopicNames;

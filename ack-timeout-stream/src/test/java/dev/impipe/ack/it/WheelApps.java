@@ -3,7 +3,7 @@ package dev.impipe.ack.it;
 import dev.impipe.ack.AckTimeoutConfig;
 import dev.impipe.ack.wheel.AckWheelMetrics;
 import dev.impipe.ack.wheel.AckWheelTopology;
-import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.testkit.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.RestSchemaRegistryClient;

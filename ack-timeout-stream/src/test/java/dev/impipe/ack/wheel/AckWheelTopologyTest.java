@@ -6,7 +6,7 @@ import dev.impipe.ack.AckTimeoutConfig;
 import dev.impipe.avro.Ack;
 import dev.impipe.avro.AckTimeout;
 import dev.impipe.avro.Delivery;
-import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.testkit.StreamsTestConfig;
 import dev.impipe.runtime.streams.RejectedHeaders;
 import dev.impipe.runtime.streams.RejectedRecord;
 import dev.impipe.runtime.topics.ImTopics;

@@ -2,7 +2,7 @@ package dev.impipe.ack.wheel;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.impipe.runtime.testing.ItEnvironment;
+import dev.impipe.testkit.ItEnvironment;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

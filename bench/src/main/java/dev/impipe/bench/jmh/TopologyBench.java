@@ -13,7 +13,7 @@ import dev.impipe.avro.MessageType;
 import dev.impipe.fanout.FanoutConfig;
 import dev.impipe.fanout.FanoutMetrics;
 import dev.impipe.fanout.FanoutTopology;
-import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.testkit.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;

@@ -33,7 +33,7 @@ final class PipelineJvm implements AutoCloseable {
       throws Exception {
     String port = System.getenv().getOrDefault("IM_HTTP_PORT", "");
     if (port.isBlank() || port.equals("0")) {
-      port = Integer.toString(dev.impipe.runtime.embedded.FreePorts.next());
+      port = Integer.toString(dev.impipe.embedded.FreePorts.next());
     }
     Map<String, String> extra = new HashMap<>(extraEnv);
     extra.put("IM_HTTP_PORT", port);

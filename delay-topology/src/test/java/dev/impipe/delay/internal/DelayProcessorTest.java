@@ -10,7 +10,7 @@ import dev.impipe.delay.DelayHeaders;
 import dev.impipe.delay.DelayMetrics;
 import dev.impipe.delay.DelayTopology;
 import dev.impipe.delay.TargetTopics;
-import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.testkit.StreamsTestConfig;
 import dev.impipe.runtime.streams.RejectedHeaders;
 import dev.impipe.runtime.streams.RejectedRecord;
 import dev.impipe.runtime.topics.ImTopics;

@@ -3,7 +3,7 @@ package dev.impipe.inbox.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.impipe.runtime.streams.PunctuationBudget;
-import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.testkit.StreamsTestConfig;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.atomic.AtomicLong;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.impipe.runtime.streams.PunctuationBudget;
 import dev.impipe.runtime.streams.RejectedHeaders;
 import dev.impipe.runtime.streams.StoredValues;
-import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.testkit.StreamsTestConfig;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;

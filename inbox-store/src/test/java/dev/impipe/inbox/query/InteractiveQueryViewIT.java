@@ -3,8 +3,8 @@ package dev.impipe.inbox.query;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.impipe.runtime.testing.ItEnvironment;
-import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.testkit.ItEnvironment;
+import dev.impipe.testkit.StreamsTestConfig;
 import dev.impipe.runtime.topics.TopicNames;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -130,7 +130,7 @@ class InteractiveQueryViewIT {
     } finally {
       readers.shutdownNow();
       streams.close(Duration.ofSeconds(30));
-      dev.impipe.runtime.embedded.Dirs.deleteRecursively(state);
+      dev.impipe.embedded.Dirs.deleteRecursively(state);
     }
   }
 }

@@ -13,7 +13,7 @@ import dev.impipe.inbox.conversations.ConversationsConfig;
 import dev.impipe.notify.NotifyConfig;
 import dev.impipe.runtime.streams.RejectedHeaders;
 import dev.impipe.runtime.streams.RejectedRecord;
-import dev.impipe.runtime.testing.StreamsTestConfig;
+import dev.impipe.testkit.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;

@@ -1,9 +1,9 @@
-package dev.impipe.runtime.testing;
+package dev.impipe.testkit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.impipe.runtime.app.SharedRocksDBMemory;
-import dev.impipe.runtime.embedded.Dirs;
+import dev.impipe.embedded.Dirs;
 import dev.impipe.runtime.topics.TopicNames;
 import java.nio.file.Files;
 import java.nio.file.Path;

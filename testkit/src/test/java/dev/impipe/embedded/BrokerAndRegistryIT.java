@@ -1,4 +1,4 @@
-package dev.impipe.runtime.embedded;
+package dev.impipe.embedded;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -7,7 +7,7 @@ import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.ConversationType;
 import dev.impipe.avro.MessageType;
 import dev.impipe.runtime.config.ImConfig;
-import dev.impipe.runtime.testing.ItEnvironment;
+import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
 import dev.impipe.runtime.topics.TopicMismatchException;

@@ -1,4 +1,4 @@
-package dev.impipe.runtime.embedded;
+package dev.impipe.embedded;
 
 import java.lang.reflect.InvocationTargetException;
 import java.util.Arrays;

@@ -1,4 +1,4 @@
-package dev.impipe.runtime.testing;
+package dev.impipe.testkit;
 
 import dev.impipe.runtime.app.PipelineComponent;
 import dev.impipe.runtime.app.PipelineRuntime;

@@ -1,7 +1,7 @@
-package dev.impipe.runtime.testing;
+package dev.impipe.testkit;
 
-import dev.impipe.runtime.embedded.EmbeddedKafka;
-import dev.impipe.runtime.embedded.EmbeddedSchemaRegistry;
+import dev.impipe.embedded.EmbeddedKafka;
+import dev.impipe.embedded.EmbeddedSchemaRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -60,7 +60,7 @@ public final class ItEnvironment {
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       registry.close();
       kafka.close();
-      dev.impipe.runtime.embedded.Dirs.deleteRecursively(work);
+      dev.impipe.embedded.Dirs.deleteRecursively(work);
     }, "it-environment-shutdown"));
     return new Endpoints(kafka.bootstrapServers(), registry.url());
   }

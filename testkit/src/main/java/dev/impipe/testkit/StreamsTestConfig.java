@@ -1,9 +1,9 @@
-package dev.impipe.runtime.testing;
+package dev.impipe.testkit;
 
 import dev.impipe.runtime.app.SharedRocksDBMemory;
 import dev.impipe.runtime.app.StreamsDefaults;
 import dev.impipe.runtime.config.ImConfig;
-import dev.impipe.runtime.embedded.Dirs;
+import dev.impipe.embedded.Dirs;
 import dev.impipe.runtime.topics.TopicNames;
 import java.io.IOException;
 import java.io.UncheckedIOException;

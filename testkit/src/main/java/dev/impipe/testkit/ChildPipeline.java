@@ -1,4 +1,4 @@
-package dev.impipe.runtime.testing;
+package dev.impipe.testkit;
 
 import static org.awaitility.Awaitility.await;
 

@@ -1,4 +1,4 @@
-package dev.impipe.runtime.testing;
+package dev.impipe.testkit;
 
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import java.io.IOException;

@@ -1,4 +1,4 @@
-package dev.impipe.runtime.testing;
+package dev.impipe.testkit;
 
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.Network;

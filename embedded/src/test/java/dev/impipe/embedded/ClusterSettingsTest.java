@@ -1,4 +1,4 @@
-package dev.impipe.runtime.embedded;
+package dev.impipe.embedded;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

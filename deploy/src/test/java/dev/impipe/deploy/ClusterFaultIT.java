@@ -1,4 +1,7 @@
-package dev.impipe.cli;
+package dev.impipe.deploy;
+
+import dev.impipe.cli.Endpoints;
+import dev.impipe.cli.LocalCluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -8,8 +11,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.InboxEntryType;
 import dev.impipe.runtime.auth.TestTokens;
-import dev.impipe.runtime.embedded.Dirs;
-import dev.impipe.runtime.embedded.FreePorts;
+import dev.impipe.embedded.Dirs;
+import dev.impipe.embedded.FreePorts;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.SchemaRegistryClients;
@@ -59,7 +62,7 @@ import org.junit.jupiter.api.Timeout;
  * <p>Modest scale by default so the build stays fast; bigger: {@code -Dim.fault.messages=2000 -Dim.fault.senders=8}
  * (messages per sender per fault).
  *
- * <p>It lives in {@code deploy} (running it for real), in the package of the {@code LocalCluster} it drives: a leaf
+ * <p>It lives in {@code deploy} (running it for real), driving {@code LocalCluster} through its public API: a leaf
  * module, so the build runs it beside {@code bench} instead of before it (docs/development/tests.md, "Build time").
  */
 @Timeout(value = 40, unit = TimeUnit.MINUTES)

@@ -1,4 +1,4 @@
-package dev.impipe.runtime.embedded;
+package dev.impipe.embedded;
 
 import java.io.IOException;
 import java.nio.file.Files;

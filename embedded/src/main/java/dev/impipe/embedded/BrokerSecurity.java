@@ -1,4 +1,4 @@
-package dev.impipe.runtime.embedded;
+package dev.impipe.embedded;
 
 import dev.impipe.runtime.security.ScramPrincipals;
 import java.io.IOException;
