@@ -149,7 +149,12 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
             new Setting("users", "N", "cost phase: users (50k" + COUNT + ")"),
             new Setting("groups", "N", "cost phase: groups (10k, scales)"),
             new Setting("messages", "N", "cost phase: messages of each drain (200k, scales)"),
-            new Setting("warmup", "N", "cost phase: messages of one warm-up round (100k, scales; 0: none)"))));
+            new Setting("warmup", "N", "cost phase: messages of one warm-up round (100k, scales; 0: none)"),
+            new Setting("warmup-rounds", "N", "cost phase: warm-up rounds at most (8)"),
+            new Setting("large-groups", "N", "cost phase: groups of --large-size members (4, scales)"),
+            new Setting("large-size", "N", "cost phase: members of a large group (4000)"),
+            new Setting("large-group-threshold", "N", "cost phase: members from which a group is read-diffused "
+                + "(1000)"))));
     return java.util.Collections.unmodifiableMap(m);
   }
 

@@ -11,10 +11,6 @@ import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.runtime.topics.TopicProvisioner;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -38,112 +34,18 @@ import org.apache.kafka.common.Uuid;
  * process id is printed with its role and port; a child that dies is started again (same ports, same data) unless
  * restarts are off (tests restart by hand). Closing stops the instances, the registry, then the brokers.
  */
-public final class LocalCluster implements AutoCloseable {
+public final class LocalCluster implements AutoCloseable, ClusterChild.Owner {
 
   /** Heap of a Kafka node / pipeline instance child (override: {@code IM_BROKER_JAVA_OPTS}, {@code IM_INSTANCE_JAVA_OPTS}). */
   static final String BROKER_JAVA_OPTS = "-Xms128m -Xmx512m";
   static final String INSTANCE_JAVA_OPTS = "-Xms128m -Xmx1g";
   static final Duration RESTART_DELAY = Duration.ofSeconds(3);
 
-  /** What a child process is. */
-  public enum Role { BROKER, INSTANCE }
-
-  /** One child JVM: its role, number (1-based), port, and the process currently running it. */
-  public final class Child {
-    private final Role role;
-    private final int number;
-    private final int port;
-    private final List<String> command;
-    private final Map<String, String> env;
-    private final Path log;
-    private volatile Process process;
-    /** Length of the log when the current process started: its ready line comes after. */
-    private volatile long readyFrom;
-
-    Child(Role role, int number, int port, List<String> command, Map<String, String> env, Path log) {
-      this.role = role;
-      this.number = number;
-      this.port = port;
-      this.command = List.copyOf(command);
-      this.env = Map.copyOf(env);
-      this.log = log;
-    }
-
-    public Role role() {
-      return role;
-    }
-
-    public int number() {
-      return number;
-    }
-
-    public int port() {
-      return port;
-    }
-
-    public long pid() {
-      return process.pid();
-    }
-
-    public Path log() {
-      return log;
-    }
-
-    public boolean alive() {
-      return process != null && process.isAlive();
-    }
-
-    /** SIGKILL: a crash (no controlled shutdown, no final commit); waits until the process is gone. */
-    public void kill() throws InterruptedException {
-      process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
-    }
-
-    /** SIGTERM: an orderly stop; waits up to {@code timeout}, then kills. */
-    public void stop(Duration timeout) throws InterruptedException {
-      Process p = process;
-      p.destroy();
-      if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-        p.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
-      }
-    }
-
-    /** Starts the process again with the same command, ports and data, and waits until it serves. */
-    public void restart() throws Exception {
-      launch();
-      awaitReady(this, Duration.ofMinutes(10));
-      step(describe() + " (restarted)");
-    }
-
-    String describe() {
-      return role == Role.BROKER
-          ? String.format(Locale.ROOT, "broker %d pid %d at 127.0.0.1:%d (log %s)", number, pid(), port, log)
-          : String.format(Locale.ROOT, "instance %d pid %d at http://127.0.0.1:%d (all components, log %s)",
-              number, pid(), port, log);
-    }
-
-    synchronized void launch() throws IOException {
-      Files.createDirectories(log.getParent());
-      readyFrom = Files.exists(log) ? Files.size(log) : 0;
-      ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true)
-          .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
-      builder.environment().putAll(env);
-      process = builder.start();
-      Process started = process;
-      started.onExit().thenRun(() -> onExit(this, started));
-    }
-
-    @Override
-    public String toString() {
-      return role.name().toLowerCase(Locale.ROOT) + " " + number;
-    }
-  }
-
   private final PrintStream log;
   private final boolean autoRestart;
   private final long t0 = System.nanoTime();
-  private final List<Child> brokers = new ArrayList<>();
-  private final List<Child> instances = new ArrayList<>();
-  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+  private final List<ClusterChild> brokers = new ArrayList<>();
+  private final List<ClusterChild> instances = new ArrayList<>();
   private volatile boolean closing;
   private Path tempDir;
   private EmbeddedSchemaRegistry registry;
@@ -226,15 +128,15 @@ public final class LocalCluster implements AutoCloseable {
         if (kafkaSecurity.isPresent()) {
           command.addAll(List.of("--admin-password-file", root.resolve(LocalKafkaSecurity.ADMIN_FILE).toString()));
         }
-        brokers.add(new Child(Role.BROKER, i, brokerPorts.get(i - 1), command, Map.of(),
+        brokers.add(new ClusterChild(this, ClusterChild.Role.BROKER, i, brokerPorts.get(i - 1), command, Map.of(),
             root.resolve("logs").resolve("broker-" + i + ".log")));
       }
       // Concurrently: a node is ready only once a quorum of controllers answers.
-      for (Child b : brokers) {
+      for (ClusterChild b : brokers) {
         b.launch();
       }
-      for (Child b : brokers) {
-        awaitReady(b, Duration.ofMinutes(3));
+      for (ClusterChild b : brokers) {
+        b.awaitReady(Duration.ofMinutes(3));
         step(b.describe());
       }
       bootstrap = brokerPorts.stream().map(p -> "127.0.0.1:" + p).collect(Collectors.joining(","));
@@ -290,23 +192,23 @@ public final class LocalCluster implements AutoCloseable {
       command.add(java);
       command.addAll(List.of(CliConfig.INSTANCE_JAVA_OPTS.read(rawEnv).trim().split("\\s+")));
       command.addAll(List.of("-cp", classPath, Main.class.getName(), "run", "--data-dir", dir.toString()));
-      instances.add(new Child(Role.INSTANCE, i, httpBase + i - 1, command, e,
+      instances.add(new ClusterChild(this, ClusterChild.Role.INSTANCE, i, httpBase + i - 1, command, e,
           root.resolve("logs").resolve("instance-" + i + ".log")));
     }
     // Instance 1 listens on IM_HTTP_PORT, the address users and scripts wait on: it starts last, once the others are
     // healthy, so its /health answering 200 means the whole local cluster is up (started together, whichever
     // instance won the race answered first while the others were still joining).
-    List<Child> others = instances.subList(1, instances.size());
-    for (Child c : others) {
+    List<ClusterChild> others = instances.subList(1, instances.size());
+    for (ClusterChild c : others) {
       c.launch();
     }
-    for (Child c : others) {
-      awaitReady(c, Duration.ofMinutes(10));
+    for (ClusterChild c : others) {
+      c.awaitReady(Duration.ofMinutes(10));
       step(c.describe());
     }
-    Child front = instances.get(0);
+    ClusterChild front = instances.get(0);
     front.launch();
-    awaitReady(front, Duration.ofMinutes(10));
+    front.awaitReady(Duration.ofMinutes(10));
     step(front.describe());
     step("healthy: " + instanceCount + " instance(s), every Streams app RUNNING (standby replicas " + standby + ")");
     endpoints = new Endpoints(bootstrap, registryUrl, httpUrl(1), ProcessHandle.current().pid(), secretFile);
@@ -323,55 +225,9 @@ public final class LocalCluster implements AutoCloseable {
     return id;
   }
 
-  /** Waits until a broker printed its ready line or an instance's {@code /health} says 200. */
-  void awaitReady(Child child, Duration timeout) throws Exception {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    while (System.nanoTime() < deadline) {
-      if (!child.process.isAlive()) {
-        throw new IllegalStateException(child + " exited with " + child.process.exitValue() + " while starting; "
-            + "its log: " + child.log + "\n" + tail(child.log));
-      }
-      if (child.role == Role.BROKER ? logSince(child).contains(ClusterNodeMain.READY) : healthy(child.port)) {
-        return;
-      }
-      Thread.sleep(200); // polling a child process: its log file / its health endpoint
-    }
-    throw new IllegalStateException(child + " not ready after " + timeout.toSeconds() + " s; log " + child.log);
-  }
-
-  private static String logSince(Child child) throws IOException {
-    if (!Files.exists(child.log)) {
-      return "";
-    }
-    byte[] all = Files.readAllBytes(child.log);
-    int from = (int) Math.min(child.readyFrom, all.length);
-    return new String(all, from, all.length - from, StandardCharsets.UTF_8);
-  }
-
-  private static String tail(Path file) {
-    try {
-      List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
-      return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
-    } catch (IOException e) {
-      return "(unreadable: " + e + ")";
-    }
-  }
-
-  boolean healthy(int port) {
-    try {
-      HttpResponse<Void> r = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health"))
-          .timeout(Duration.ofSeconds(2)).build(), HttpResponse.BodyHandlers.discarding());
-      return r.statusCode() == 200;
-    } catch (IOException e) {
-      return false;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    }
-  }
-
-  private void onExit(Child child, Process exited) {
-    if (closing || child.process != exited) {
+  @Override
+  public void onExit(ClusterChild child, Process exited) {
+    if (closing || child.process() != exited) {
       return;
     }
     if (!autoRestart) {
@@ -389,16 +245,16 @@ public final class LocalCluster implements AutoCloseable {
       } catch (Exception e) {
         step("could not restart " + child + ": " + e.getMessage());
       }
-    }, "im-restart-" + child.role + "-" + child.number);
+    }, "im-restart-" + child.role() + "-" + child.number());
     restarter.setDaemon(true);
     restarter.start();
   }
 
-  public List<Child> brokers() {
+  public List<ClusterChild> brokers() {
     return List.copyOf(brokers);
   }
 
-  public List<Child> instances() {
+  public List<ClusterChild> instances() {
     return List.copyOf(instances);
   }
 
@@ -412,7 +268,7 @@ public final class LocalCluster implements AutoCloseable {
 
   /** The HTTP base URL of instance {@code number} (1-based). */
   public String httpUrl(int number) {
-    return "http://127.0.0.1:" + instances.get(number - 1).port;
+    return "http://127.0.0.1:" + instances.get(number - 1).port();
   }
 
   public Optional<Path> secretFile() {
@@ -423,7 +279,8 @@ public final class LocalCluster implements AutoCloseable {
     return endpoints;
   }
 
-  void step(String message) {
+  @Override
+  public void step(String message) {
     synchronized (log) {
       log.printf(Locale.ROOT, "[im] %6.1fs  %s%n", (System.nanoTime() - t0) / 1e9, message);
       log.flush();
@@ -453,19 +310,19 @@ public final class LocalCluster implements AutoCloseable {
   static final Duration BROKER_STOP = Duration.ofSeconds(15);
 
   /** SIGTERM to every live process of {@code children} at once, then waits for each until one shared deadline. */
-  private static void stopAll(List<Child> children, Duration timeout) {
-    List<Child> running = children.stream().filter(Child::alive).toList();
-    running.forEach(c -> c.process.destroy());
+  private static void stopAll(List<ClusterChild> children, Duration timeout) {
+    List<ClusterChild> running = children.stream().filter(ClusterChild::alive).toList();
+    running.forEach(c -> c.process().destroy());
     long deadline = System.nanoTime() + timeout.toNanos();
-    for (Child c : running) {
+    for (ClusterChild c : running) {
       try {
         long left = Math.max(0, deadline - System.nanoTime());
-        if (!c.process.waitFor(left, TimeUnit.NANOSECONDS)) {
-          c.process.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+        if (!c.process().waitFor(left, TimeUnit.NANOSECONDS)) {
+          c.process().destroyForcibly().waitFor(30, TimeUnit.SECONDS);
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        c.process.destroyForcibly();
+        c.process().destroyForcibly();
       }
     }
   }

@@ -145,7 +145,7 @@ final class LocalCommand implements Callable<Integer> {
     out.println();
     out.println("  Kafka bootstrap     " + cluster.bootstrapServers());
     out.println("  Schema registry     " + cluster.schemaRegistryUrl());
-    for (LocalCluster.Child c : cluster.instances()) {
+    for (ClusterChild c : cluster.instances()) {
       out.println("  HTTP API            " + cluster.httpUrl(c.number()) + "   (instance " + c.number() + ", pid "
           + c.pid() + ")");
     }

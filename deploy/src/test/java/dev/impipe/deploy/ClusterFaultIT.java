@@ -1,5 +1,6 @@
 package dev.impipe.deploy;
 
+import dev.impipe.cli.ClusterChild;
 import dev.impipe.cli.Endpoints;
 import dev.impipe.cli.LocalCluster;
 
@@ -105,10 +106,10 @@ class ClusterFaultIT {
     if (cluster != null) {
       // Nothing is checked after the last test and the data is thrown away: kill rather than stop. An orderly stop
       // of three KRaft brokers one by one waits out the last one's controlled shutdown, which has no quorum left.
-      for (LocalCluster.Child c : cluster.instances()) {
+      for (ClusterChild c : cluster.instances()) {
         killQuietly(c);
       }
-      for (LocalCluster.Child c : cluster.brokers()) {
+      for (ClusterChild c : cluster.brokers()) {
         killQuietly(c);
       }
       printWarnings();
@@ -120,7 +121,7 @@ class ClusterFaultIT {
 
   /** The instances' errors and the project's own warnings (their logs go with the cluster), 40 lines per log. */
   private void printWarnings() {
-    for (LocalCluster.Child c : cluster.instances()) {
+    for (ClusterChild c : cluster.instances()) {
       try (var lines = Files.lines(c.log(), StandardCharsets.UTF_8)) {
         lines.filter(l -> l.contains(" ERROR ") || l.contains(" WARN dev.impipe")).limit(40)
             .forEach(l -> System.out.println("[instance " + c.number() + "] " + l));
@@ -130,7 +131,7 @@ class ClusterFaultIT {
     }
   }
 
-  private static void killQuietly(LocalCluster.Child c) {
+  private static void killQuietly(ClusterChild c) {
     try {
       c.kill();
     } catch (InterruptedException e) {
@@ -141,7 +142,7 @@ class ClusterFaultIT {
   @Test
   @Order(1)
   void killingTheBrokerThatLeadsMostInboxPartitionsLosesNothing() throws Exception {
-    LocalCluster.Child victim = brokerLeadingMostPartitionsOf("im.inbox");
+    ClusterChild victim = brokerLeadingMostPartitionsOf("im.inbox");
     Outcome outcome = underTraffic("broker", () -> {
       victim.kill();
       return victim;
@@ -153,7 +154,7 @@ class ClusterFaultIT {
   @Test
   @Order(2)
   void killingOneOfTwoInstancesLosesNothingAndTheOtherKeepsServing() throws Exception {
-    LocalCluster.Child victim = cluster.instances().get(1);
+    ClusterChild victim = cluster.instances().get(1);
     Outcome outcome = underTraffic("instance", () -> {
       outOfRotation.add(victim.number());
       victim.kill();
@@ -173,7 +174,7 @@ class ClusterFaultIT {
     probe.start();
     long t0 = System.nanoTime();
     int n = cluster.instances().size();
-    for (LocalCluster.Child instance : cluster.instances()) {
+    for (ClusterChild instance : cluster.instances()) {
       // the i-th stop once i/(n+1) of the traffic is out (a slow restart may let the traffic finish first)
       awaitSent(traffic, instance.number() * SENDERS * MESSAGES / (n + 1));
       outOfRotation.add(instance.number());
@@ -190,7 +191,7 @@ class ClusterFaultIT {
   void aBrokerRestartDuringADelayBurstAndAckTimerExpiryLosesAndRepeatsNothingAndFiresNothingEarly()
       throws Exception {
     String tag = "delay" + System.nanoTime();
-    LocalCluster.Child victim = brokerLeadingMostPartitionsOf("im.delayed");
+    ClusterChild victim = brokerLeadingMostPartitionsOf("im.delayed");
     // A burst of scheduled messages all due at one instant 30 s out, and pushes nobody ACKs whose 15 s ACK timers
     // (IM_ACK_TIMEOUT default) expire while the broker leading most im.delayed partitions is down: it dies 14 s
     // after the pushes and comes back 3 s after both the timers and the burst are due.
@@ -361,10 +362,10 @@ class ClusterFaultIT {
     probe.start();
     awaitSent(traffic, SENDERS * MESSAGES / 3);
     long t0 = System.nanoTime();
-    LocalCluster.Child victim = fault.inject();
+    ClusterChild victim = fault.inject();
     probe.faultAt(t0);
     awaitSent(traffic, 2 * SENDERS * MESSAGES / 3);
-    if (victim.role() == LocalCluster.Role.INSTANCE) {
+    if (victim.role() == ClusterChild.Role.INSTANCE) {
       restartInstance(victim);
     } else {
       victim.restart();
@@ -387,7 +388,7 @@ class ClusterFaultIT {
     });
   }
 
-  private LocalCluster.Child brokerLeadingMostPartitionsOf(String topic) throws Exception {
+  private ClusterChild brokerLeadingMostPartitionsOf(String topic) throws Exception {
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", cluster.bootstrapServers()))) {
       Map<Integer, Integer> leaders = new HashMap<>();
       admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic)
@@ -399,7 +400,7 @@ class ClusterFaultIT {
 
   @FunctionalInterface
   private interface FaultAction {
-    LocalCluster.Child inject() throws Exception;
+    ClusterChild inject() throws Exception;
   }
 
   /**
@@ -413,7 +414,7 @@ class ClusterFaultIT {
 
   private final java.util.Set<Integer> outOfRotation = ConcurrentHashMap.newKeySet();
 
-  private void restartInstance(LocalCluster.Child instance) throws Exception {
+  private void restartInstance(ClusterChild instance) throws Exception {
     instance.restart();
     outOfRotation.remove(instance.number());
   }
