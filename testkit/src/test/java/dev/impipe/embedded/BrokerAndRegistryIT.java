@@ -79,7 +79,7 @@ class BrokerAndRegistryIT {
     TopicNames names = TopicNames.withPrefix(prefix);
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", env.bootstrapServers()))) {
       List<String> created = new TopicProvisioner(admin, (short) 1).ensure(TopicCatalog.specs(names, config));
-      assertThat(created).hasSize(10).contains(prefix + "messages", prefix + "history", prefix + "rejected");
+      assertThat(created).hasSize(12).contains(prefix + "messages", prefix + "history", prefix + "rejected");
       // A second start verifies and creates nothing.
       assertThat(new TopicProvisioner(admin, (short) 1).ensure(TopicCatalog.specs(names, config))).isEmpty();
     }
