@@ -45,8 +45,9 @@ class LocalKafkaSecurityTest {
         .containsEntry("KAFKA_SASL_MECHANISM", "SCRAM-SHA-512")
         .containsKeys("IM_INGEST_KAFKA_SASL_JAAS_CONFIG", "IM_FANOUT_KAFKA_SASL_JAAS_CONFIG",
             "IM_INBOX_STORE_KAFKA_SASL_JAAS_CONFIG", "IM_ACK_TIMEOUT_KAFKA_SASL_JAAS_CONFIG",
-            "IM_DELAY_KAFKA_SASL_JAAS_CONFIG", "IM_PUSH_GATEWAY_KAFKA_SASL_JAAS_CONFIG")
-        .hasSize(9);
+            "IM_DELAY_KAFKA_SASL_JAAS_CONFIG", "IM_PUSH_GATEWAY_KAFKA_SASL_JAAS_CONFIG",
+            "IM_NOTIFY_KAFKA_SASL_JAAS_CONFIG")
+        .hasSize(10);
     assertThat(env.get("KAFKA_SASL_JAAS_CONFIG")).contains("username=\"im-launcher\"");
     // Through ImConfig, each component's clients log in as that component.
     ImConfig config = ImConfig.fromEnv(env).withEndpoints("127.0.0.1:1", "http://127.0.0.1:2");

@@ -15,7 +15,7 @@ class LocalLauncherTest {
   @Test
   void everyComponentOnTheClassPathRunsByDefault() {
     assertThat(LocalLauncher.selectComponents(null)).extracting(PipelineComponent::name)
-        .containsExactlyInAnyOrder("ingest", "fanout", "inbox-store", "ack-timeout", "delay", "push-gateway");
+        .containsExactlyInAnyOrder("ingest", "fanout", "inbox-store", "ack-timeout", "delay", "push-gateway", "notify");
   }
 
   @Test

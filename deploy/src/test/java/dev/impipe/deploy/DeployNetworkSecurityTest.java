@@ -68,7 +68,7 @@ class DeployNetworkSecurityTest {
     assertThat(config.getData().get("IM_AUTH_ISSUER")).isNotBlank();
     assertThat(config.getData().get("IM_AUTH_AUDIENCE")).isNotBlank();
     Map<String, PodTemplateSpec> pods = pipelinePods();
-    assertThat(pods).hasSize(6);
+    assertThat(pods).hasSize(7);
     pods.forEach((name, pod) -> {
       Container c = pod.getSpec().getContainers().get(0);
       for (String key : List.of("IM_AUTH_JWKS_URL", "IM_AUTH_ISSUER", "IM_AUTH_AUDIENCE")) {

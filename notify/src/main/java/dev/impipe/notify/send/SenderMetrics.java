@@ -2,6 +2,7 @@ package dev.impipe.notify.send;
 
 import dev.impipe.notify.provider.SendOutcome;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
@@ -22,7 +23,8 @@ final class SenderMetrics {
     this.registry = registry;
     this.retries = Counter.builder("im.notify.retries").description("notifications scheduled for another send")
         .register(registry);
-    registry.gauge("im.notify.in.flight", inFlight);
+    Gauge.builder("im.notify.in.flight", inFlight, AtomicInteger::get)
+        .description("sends waiting for a provider's answer").register(registry);
   }
 
   void answered(String provider, SendOutcome outcome, Duration sinceEntry) {
