@@ -6,6 +6,7 @@ import dev.impipe.inbox.http.ConversationRoutes;
 import dev.impipe.inbox.http.InboxRoutes;
 import dev.impipe.inbox.http.OwnerRouter;
 import dev.impipe.runtime.app.ComponentContext;
+import dev.impipe.runtime.app.RequestProducers;
 import dev.impipe.runtime.app.PipelineComponent;
 import dev.impipe.runtime.config.ConfigTable;
 import dev.impipe.runtime.topics.Topic;
@@ -13,7 +14,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.state.HostInfo;
@@ -47,15 +47,8 @@ public final class InboxStoreComponent implements PipelineComponent {
         InboxStoreTopology.build(context.topics(), cfg, ConversationsConfig.fromEnv(context.env())), overrides);
 
     Topic<String, DeviceCursor> cursors = context.topics().deviceCursors();
-    Map<String, Object> producerProps = new HashMap<>(context.config().clientProperties());
-    producerProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-    producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
-    producerProps.put(ProducerConfig.LINGER_MS_CONFIG, 0);
-    // A cursor commit must not hold an HTTP worker for long when the broker is away: fail fast, answer 503.
-    producerProps.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, cfg.queryTimeoutMs());
-    producerProps.put(ProducerConfig.CLIENT_ID_CONFIG, context.config().topicPrefix() + "inbox-store-cursors");
-    KafkaProducer<String, DeviceCursor> producer = context.closeOnShutdown(new KafkaProducer<>(producerProps,
-        cursors.keySerde().serializer(), cursors.valueSerde().serializer()));
+    KafkaProducer<String, DeviceCursor> producer = RequestProducers.create(context, cursors, "inbox-store-cursors",
+        cfg.queryTimeoutMs());
 
     OwnerRouter router = new OwnerRouter(streams, HostInfo.buildFromEndpoint(context.applicationServer()),
         cfg.queryTimeoutMs(), cfg.maxWaitingPerUser(), context.http(), context.metrics());

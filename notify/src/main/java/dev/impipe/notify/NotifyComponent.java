@@ -10,6 +10,7 @@ import dev.impipe.notify.http.RoutesConfig;
 import dev.impipe.notify.provider.Providers;
 import dev.impipe.notify.send.NotificationSender;
 import dev.impipe.runtime.app.ComponentContext;
+import dev.impipe.runtime.app.RequestProducers;
 import dev.impipe.runtime.app.PipelineComponent;
 import dev.impipe.runtime.config.ConfigTable;
 import dev.impipe.runtime.quota.RateQuota;
@@ -23,7 +24,6 @@ import java.util.stream.Collectors;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.producer.KafkaProducer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.state.HostInfo;
@@ -70,16 +70,10 @@ public final class NotifyComponent implements PipelineComponent {
     context.readiness("notify senders", sender::running);
 
     Topic<String, PushRegistration> registrations = context.topics().pushRegistrations();
-    Map<String, Object> producerProps = new HashMap<>(context.config().clientProperties());
-    producerProps.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-    producerProps.put(ProducerConfig.ACKS_CONFIG, "all");
-    producerProps.put(ProducerConfig.LINGER_MS_CONFIG, 0);
     RoutesConfig routes = RoutesConfig.fromEnv(context.env());
     long timeoutMs = routes.timeout().toMillis();
-    producerProps.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, timeoutMs);
-    producerProps.put(ProducerConfig.CLIENT_ID_CONFIG, context.config().topicPrefix() + "notify-registrations");
-    KafkaProducer<String, PushRegistration> producer = context.closeOnShutdown(new KafkaProducer<>(producerProps,
-        registrations.keySerde().serializer(), registrations.valueSerde().serializer()));
+    KafkaProducer<String, PushRegistration> producer = RequestProducers.create(context, registrations,
+        "notify-registrations", timeoutMs);
     OwnerRouter router = new OwnerRouter(streams, HostInfo.buildFromEndpoint(context.applicationServer()),
         timeoutMs, routes.maxWaitingPerUser(), context.http(), context.metrics());
     new PushRoutes(new PushRoutes.Wiring(streams, NotifyTopology.REGISTRATIONS_STORE, registrations.name(), router,

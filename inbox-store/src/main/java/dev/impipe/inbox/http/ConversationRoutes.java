@@ -14,6 +14,7 @@ import dev.impipe.inbox.query.InteractiveQueryView;
 import dev.impipe.inbox.query.ReadIntervals;
 import dev.impipe.inbox.query.StoreView;
 import dev.impipe.runtime.app.ComponentContext;
+import dev.impipe.runtime.app.RequestProducers;
 import dev.impipe.runtime.auth.Principal;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.http.HttpApi;
@@ -34,7 +35,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.streams.KafkaStreams;
 import org.slf4j.Logger;
@@ -82,16 +82,9 @@ public final class ConversationRoutes {
       registerDisabled(context.http());
       return;
     }
-    Map<String, Object> props = new HashMap<>(context.config().clientProperties());
-    props.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true);
-    props.put(ProducerConfig.ACKS_CONFIG, "all");
-    props.put(ProducerConfig.LINGER_MS_CONFIG, 0);
-    // A settings change must not hold an HTTP worker for long when the broker is away: fail fast, answer 503.
-    props.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, timeoutMs);
-    props.put(ProducerConfig.CLIENT_ID_CONFIG, context.config().topicPrefix() + "inbox-store-conversation-settings");
     var inbox = context.topics().inbox();
-    KafkaProducer<String, InboxEntry> producer = context.closeOnShutdown(new KafkaProducer<>(props,
-        inbox.keySerde().serializer(), inbox.valueSerde().serializer()));
+    KafkaProducer<String, InboxEntry> producer = RequestProducers.create(context, inbox,
+        "inbox-store-conversation-settings", timeoutMs);
     new ConversationRoutes(streams, inbox.name(), router, producer, cfg, timeoutMs, context.http())
         .register(context.http());
   }
