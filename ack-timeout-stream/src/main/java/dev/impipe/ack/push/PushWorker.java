@@ -3,6 +3,7 @@ package dev.impipe.ack.push;
 import dev.impipe.avro.Ack;
 import dev.impipe.avro.Delivery;
 import dev.impipe.avro.InboxEntry;
+import dev.impipe.runtime.Backoff;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.Topic;
@@ -47,6 +48,8 @@ import org.slf4j.LoggerFactory;
 public final class PushWorker implements AutoCloseable {
 
   private static final Logger LOG = LoggerFactory.getLogger(PushWorker.class);
+  /** The pause after a failed batch: from 100 ms, doubling, up to 5 s; back to none after a good batch. */
+  private static final Backoff BACKOFF = Backoff.exponential(Duration.ofMillis(100), Duration.ofSeconds(5));
 
   private final Topic<String, InboxEntry> inbox;
   private final Topic<String, Delivery> deliveries;
@@ -163,7 +166,7 @@ public final class PushWorker implements AutoCloseable {
           failures.incrementAndGet();
           LOG.warn("Push worker failed; resuming from the last committed batch", e);
           rewind();
-          backoffMs = Math.min(Math.max(100, backoffMs * 2), 5_000);
+          backoffMs = BACKOFF.nextMs(backoffMs);
           if (!pause(backoffMs)) {
             break;
           }

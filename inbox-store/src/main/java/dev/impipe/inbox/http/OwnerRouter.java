@@ -1,6 +1,7 @@
 package dev.impipe.inbox.http;
 
 import dev.impipe.inbox.query.NotServableException;
+import dev.impipe.runtime.Backoff;
 import dev.impipe.runtime.http.ForwardMarker;
 import dev.impipe.runtime.http.HttpApi;
 import dev.impipe.runtime.http.HttpError;
@@ -13,6 +14,7 @@ import io.micrometer.core.instrument.Timer;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpMethod;
 import io.vertx.core.http.RequestOptions;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -46,14 +48,12 @@ public final class OwnerRouter {
 
   private static final Logger LOG = LoggerFactory.getLogger(OwnerRouter.class);
   private static final long FORWARD_MARGIN_MS = 250;
-  private static final long MAX_BACKOFF_MS = 200;
-  private static final long MIN_BACKOFF_MS = 5;
+  private static final Backoff BACKOFF = Backoff.exponential(Duration.ofMillis(5), Duration.ofMillis(200));
   /**
    * A store that is behind (minSeq) catches up at the pace of its input, not of a rebalance: such waits back off
    * from 25 ms to 500 ms, so hundreds of pending waits cost a few hundred cheap checks a second, not thousands.
    */
-  private static final long BEHIND_MIN_BACKOFF_MS = 25;
-  private static final long BEHIND_MAX_BACKOFF_MS = 500;
+  private static final Backoff BEHIND_BACKOFF = Backoff.exponential(Duration.ofMillis(25), Duration.ofMillis(500));
   /** Marks (inside this process only) an answer that came from the owner instance. */
   private static final String SERVED_BY_OWNER = "X-Im-Served-By-Owner";
 
@@ -159,7 +159,7 @@ public final class OwnerRouter {
     final AsyncLocalAnswer local;
     final long deadline;
     final CompletableFuture<Response> out = new CompletableFuture<>();
-    long backoffMs = MIN_BACKOFF_MS;
+    long backoffMs = BACKOFF.initial().toMillis();
     /** Why the last attempt could not answer: logged, never sent to the client. */
     String why;
     private final AtomicBoolean slot = new AtomicBoolean();
@@ -199,7 +199,7 @@ public final class OwnerRouter {
                 } else {
                   why = remote != null ? "owner " + owner.activeHost() + ": " + errorText(remote)
                       : "the owner " + owner.activeHost() + " did not answer";
-                  retryLater(MAX_BACKOFF_MS);
+                  retryLater(BACKOFF);
                 }
               });
               return;
@@ -211,14 +211,14 @@ public final class OwnerRouter {
         return;
       }
       if (behind) {
-        backoffMs = Math.max(backoffMs, BEHIND_MIN_BACKOFF_MS);
-        retryLater(BEHIND_MAX_BACKOFF_MS);
+        backoffMs = Math.max(backoffMs, BEHIND_BACKOFF.initial().toMillis());
+        retryLater(BEHIND_BACKOFF);
       } else {
-        retryLater(MAX_BACKOFF_MS);
+        retryLater(BACKOFF);
       }
     }
 
-    private void retryLater(long maxBackoffMs) {
+    private void retryLater(Backoff backoff) {
       long leftMs = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
       if (leftMs <= 0) {
         LOG.debug("{} {} not answered in time: {}", request.method(), request.path(), why);
@@ -233,7 +233,7 @@ public final class OwnerRouter {
         slot.set(true);
       }
       long delay = Math.min(backoffMs, leftMs);
-      backoffMs = Math.min(maxBackoffMs, backoffMs * 2);
+      backoffMs = backoff.nextMs(backoffMs);
       http.after(delay).thenRun(() -> http.onWorker(() -> {
         attempt();
         return CompletableFuture.completedFuture(null);

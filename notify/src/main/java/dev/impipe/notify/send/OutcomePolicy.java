@@ -1,6 +1,7 @@
 package dev.impipe.notify.send;
 
 import dev.impipe.notify.provider.SendOutcome;
+import dev.impipe.runtime.Backoff;
 import java.time.Duration;
 import java.util.Optional;
 
@@ -47,8 +48,7 @@ public record OutcomePolicy(int maxAttempts, Duration backoff, Duration maxRetry
     if (retryAfter.isPresent()) {
       return min(retryAfter.get(), maxRetryAfter);
     }
-    int doublings = Math.min(Math.max(attempts - 1, 0), 30);
-    return min(backoff.multipliedBy(1L << doublings), maxRetryAfter);
+    return Backoff.exponential(backoff, maxRetryAfter).delay(attempts);
   }
 
   private static Duration min(Duration a, Duration b) {

@@ -1,5 +1,6 @@
 package dev.impipe.runtime.topics;
 
+import dev.impipe.runtime.Backoff;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -25,6 +26,8 @@ public final class TopicProvisioner {
 
   private static final Logger LOG = LoggerFactory.getLogger(TopicProvisioner.class);
   private static final long TIMEOUT_S = 60;
+  /** The pause between checks while waiting for topic metadata or leaders (each wait bounded by a deadline). */
+  private static final Backoff POLL = Backoff.fixed(java.time.Duration.ofMillis(100));
 
   private final Admin admin;
   private final short replicationFactor;
@@ -95,7 +98,8 @@ public final class TopicProvisioner {
             || System.nanoTime() > deadline) {
           throw e;
         }
-        Thread.sleep(100); // metadata propagation between controller and broker: poll, bounded by the deadline
+        // metadata propagation between controller and broker: poll, bounded by the deadline
+        Thread.sleep(POLL.nextMs(0));
       }
     }
   }
@@ -125,7 +129,7 @@ public final class TopicProvisioner {
       } catch (ExecutionException | TimeoutException e) {
         last = e;
         try {
-          Thread.sleep(100);
+          Thread.sleep(POLL.nextMs(0));
         } catch (InterruptedException ie) {
           Thread.currentThread().interrupt();
           throw new TopicMismatchException("Interrupted while waiting for the leaders of " + topics);
