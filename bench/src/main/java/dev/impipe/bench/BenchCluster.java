@@ -1,9 +1,9 @@
 package dev.impipe.bench;
 
 import dev.impipe.runtime.app.PipelineComponent;
-import dev.impipe.runtime.app.PipelineRuntime;
-import dev.impipe.runtime.auth.AuthConfig;
-import dev.impipe.runtime.auth.TokenIssuer;
+import dev.impipe.edge.app.PipelineRuntime;
+import dev.impipe.edge.auth.AuthConfig;
+import dev.impipe.edge.auth.TokenIssuer;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.embedded.Dirs;
 import dev.impipe.embedded.EmbeddedSchemaRegistry;

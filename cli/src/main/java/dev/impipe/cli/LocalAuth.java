@@ -1,6 +1,6 @@
 package dev.impipe.cli;
 
-import dev.impipe.runtime.auth.AuthConfig;
+import dev.impipe.edge.auth.AuthConfig;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;

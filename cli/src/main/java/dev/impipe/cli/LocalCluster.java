@@ -1,6 +1,6 @@
 package dev.impipe.cli;
 
-import dev.impipe.runtime.app.PipelineRuntime;
+import dev.impipe.edge.app.PipelineRuntime;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.embedded.ClusterNodeMain;
 import dev.impipe.embedded.Dirs;

@@ -1,7 +1,7 @@
 package dev.impipe.cli;
 
 import dev.impipe.runtime.app.PipelineComponent;
-import dev.impipe.runtime.app.PipelineRuntime;
+import dev.impipe.edge.app.PipelineRuntime;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.config.RegistrySettings;
 import dev.impipe.embedded.Dirs;

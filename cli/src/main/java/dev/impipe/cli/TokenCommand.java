@@ -1,7 +1,7 @@
 package dev.impipe.cli;
 
-import dev.impipe.runtime.auth.AuthConfig;
-import dev.impipe.runtime.auth.TokenIssuer;
+import dev.impipe.edge.auth.AuthConfig;
+import dev.impipe.edge.auth.TokenIssuer;
 import dev.impipe.runtime.config.Env;
 import dev.impipe.runtime.config.InvalidConfigException;
 import dev.impipe.runtime.config.Setting;

@@ -3,8 +3,8 @@ package dev.impipe.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.impipe.runtime.auth.AuthConfig;
-import dev.impipe.runtime.auth.TestTokens;
+import dev.impipe.edge.auth.AuthConfig;
+import dev.impipe.edge.auth.TestTokens;
 import dev.impipe.runtime.config.InvalidConfigException;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;

@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.impipe.fanout.FanoutTopology;
-import dev.impipe.runtime.auth.TestCallers;
+import dev.impipe.edge.auth.TestCallers;
 import dev.impipe.embedded.Dirs;
 import java.io.ByteArrayInputStream;
 import java.io.PrintStream;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.impipe.runtime.http.Json;
+import dev.impipe.edge.http.Json;
 import java.util.Iterator;
 import java.util.Map;
 import java.util.Set;

@@ -3,13 +3,13 @@ package dev.impipe.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.impipe.runtime.app.PipelineComponent;
-import dev.impipe.runtime.app.PipelineRuntime;
-import dev.impipe.runtime.auth.AuthConfig;
+import dev.impipe.edge.app.PipelineRuntime;
+import dev.impipe.edge.auth.AuthConfig;
 import dev.impipe.runtime.config.ConfigDocs;
 import dev.impipe.runtime.config.ConfigTable;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.config.RegistrySettings;
-import dev.impipe.runtime.http.HttpSettings;
+import dev.impipe.edge.http.HttpSettings;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

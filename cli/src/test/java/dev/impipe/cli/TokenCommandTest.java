@@ -3,9 +3,9 @@ package dev.impipe.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.impipe.runtime.auth.AuthConfig;
-import dev.impipe.runtime.auth.Principal;
-import dev.impipe.runtime.auth.TestTokens;
+import dev.impipe.edge.auth.AuthConfig;
+import dev.impipe.edge.auth.Principal;
+import dev.impipe.edge.auth.TestTokens;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.PrintStream;

@@ -7,7 +7,7 @@ import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.ConversationType;
 import dev.impipe.avro.MessageType;
 import dev.impipe.avro.ScheduleCommand;
-import dev.impipe.runtime.app.PipelineRuntime;
+import dev.impipe.edge.app.PipelineRuntime;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
@@ -129,7 +129,7 @@ class DelayIT {
 
   private static PipelineRuntime start(ImConfig config, Map<String, String> vars, ImTopics topics)
       throws Exception {
-    PipelineRuntime runtime = new PipelineRuntime(config, dev.impipe.runtime.auth.TestTokens.env(vars), topics);
+    PipelineRuntime runtime = new PipelineRuntime(config, dev.impipe.edge.auth.TestTokens.env(vars), topics);
     runtime.start(List.of(new DelayComponent()));
     await().atMost(Duration.ofSeconds(60)).until(runtime::healthy);
     return runtime;

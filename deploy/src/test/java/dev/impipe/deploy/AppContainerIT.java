@@ -6,7 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.model.ExposedPort;
 import com.github.dockerjava.api.model.Ports;
-import dev.impipe.runtime.auth.TestTokens;
+import dev.impipe.edge.auth.TestTokens;
 import dev.impipe.testkit.ImContainers;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -11,7 +11,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.InboxEntryType;
-import dev.impipe.runtime.auth.TestTokens;
+import dev.impipe.edge.auth.TestTokens;
 import dev.impipe.embedded.Dirs;
 import dev.impipe.embedded.FreePorts;
 import dev.impipe.runtime.topics.ImTopics;

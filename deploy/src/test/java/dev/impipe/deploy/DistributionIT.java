@@ -3,7 +3,7 @@ package dev.impipe.deploy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.impipe.runtime.auth.TestTokens;
+import dev.impipe.edge.auth.TestTokens;
 import dev.impipe.embedded.Dirs;
 import dev.impipe.embedded.FreePorts;
 import dev.impipe.testkit.ItEnvironment;

@@ -9,7 +9,7 @@ import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.MembershipChange;
 import dev.impipe.avro.MembershipOp;
 import dev.impipe.avro.MessageType;
-import dev.impipe.runtime.app.PipelineRuntime;
+import dev.impipe.edge.app.PipelineRuntime;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.testkit.Drain;
@@ -226,7 +226,7 @@ class FanoutIT {
 
   private static PipelineRuntime start(ImConfig config, ImTopics topics) throws Exception {
     PipelineRuntime runtime =
-        new PipelineRuntime(config, dev.impipe.runtime.auth.TestTokens.env(Map.of("IM_HTTP_PORT", "0")), topics);
+        new PipelineRuntime(config, dev.impipe.edge.auth.TestTokens.env(Map.of("IM_HTTP_PORT", "0")), topics);
     runtime.start(List.of(new FanoutComponent()));
     await().atMost(Duration.ofSeconds(60)).until(runtime::healthy);
     return runtime;

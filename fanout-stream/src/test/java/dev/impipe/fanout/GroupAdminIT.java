@@ -10,7 +10,7 @@ import dev.impipe.avro.InboxEntryType;
 import dev.impipe.avro.MembershipChange;
 import dev.impipe.avro.MembershipOp;
 import dev.impipe.avro.MessageType;
-import dev.impipe.runtime.app.PipelineRuntime;
+import dev.impipe.edge.app.PipelineRuntime;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
@@ -67,7 +67,7 @@ class GroupAdminIT {
     producerProps.put("acks", "all");
 
     PipelineRuntime runtime =
-        new PipelineRuntime(config, dev.impipe.runtime.auth.TestTokens.env(Map.of("IM_HTTP_PORT", "0")), topics);
+        new PipelineRuntime(config, dev.impipe.edge.auth.TestTokens.env(Map.of("IM_HTTP_PORT", "0")), topics);
     try (runtime; KafkaProducer<String, byte[]> producer =
         new KafkaProducer<>(producerProps, new StringSerializer(), new ByteArraySerializer())) {
       runtime.start(List.of(new FanoutComponent()));

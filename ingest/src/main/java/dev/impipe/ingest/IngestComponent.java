@@ -1,7 +1,7 @@
 package dev.impipe.ingest;
 
-import dev.impipe.runtime.app.ComponentContext;
-import dev.impipe.runtime.app.PipelineComponent;
+import dev.impipe.edge.app.ComponentContext;
+import dev.impipe.edge.app.PipelineComponent;
 import dev.impipe.runtime.config.ConfigTable;
 import java.time.Clock;
 import java.util.List;

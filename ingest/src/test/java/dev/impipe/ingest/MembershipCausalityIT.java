@@ -5,8 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.fanout.FanoutComponent;
-import dev.impipe.runtime.app.PipelineRuntime;
-import dev.impipe.runtime.auth.TestTokens;
+import dev.impipe.edge.app.PipelineRuntime;
+import dev.impipe.edge.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;

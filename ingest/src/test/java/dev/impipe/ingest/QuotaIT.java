@@ -4,10 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.impipe.avro.ChatMessage;
-import dev.impipe.runtime.app.PipelineRuntime;
-import dev.impipe.runtime.auth.TestTokens;
+import dev.impipe.edge.app.PipelineRuntime;
+import dev.impipe.edge.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
-import dev.impipe.runtime.http.Json;
+import dev.impipe.edge.http.Json;
 import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;

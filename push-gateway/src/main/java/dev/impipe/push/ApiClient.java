@@ -1,7 +1,7 @@
 package dev.impipe.push;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.impipe.runtime.http.Json;
+import dev.impipe.edge.http.Json;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.HttpClient;
 import io.vertx.core.http.HttpMethod;

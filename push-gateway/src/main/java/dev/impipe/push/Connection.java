@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.impipe.avro.AckTimeout;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.inbox.query.SyncCursor;
-import dev.impipe.runtime.auth.Principal;
+import dev.impipe.edge.auth.Principal;
 import dev.impipe.runtime.domain.Ids;
 import io.vertx.core.http.ServerWebSocket;
 import java.util.ArrayDeque;

@@ -1,10 +1,10 @@
 package dev.impipe.push;
 
-import dev.impipe.runtime.auth.TokenIssuer;
+import dev.impipe.edge.auth.TokenIssuer;
 import dev.impipe.runtime.domain.Ids;
-import dev.impipe.runtime.http.HttpApi;
-import dev.impipe.runtime.http.HttpError;
-import dev.impipe.runtime.http.Response;
+import dev.impipe.edge.http.HttpApi;
+import dev.impipe.edge.http.HttpError;
+import dev.impipe.edge.http.Response;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;

@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.inbox.http.JsonViews;
 import dev.impipe.inbox.query.SyncCursor;
-import dev.impipe.runtime.http.Json;
+import dev.impipe.edge.http.Json;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;

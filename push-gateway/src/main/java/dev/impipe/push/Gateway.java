@@ -1,8 +1,8 @@
 package dev.impipe.push;
 
-import dev.impipe.runtime.auth.Principal;
+import dev.impipe.edge.auth.Principal;
 import dev.impipe.runtime.domain.Ids;
-import dev.impipe.runtime.http.Json;
+import dev.impipe.edge.http.Json;
 import dev.impipe.runtime.topics.ImTopics;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;

@@ -1,16 +1,16 @@
 package dev.impipe.push;
 
-import dev.impipe.runtime.app.ComponentContext;
-import dev.impipe.runtime.app.PipelineComponent;
-import dev.impipe.runtime.auth.AuthConfig;
-import dev.impipe.runtime.auth.Principal;
+import dev.impipe.edge.app.ComponentContext;
+import dev.impipe.edge.app.PipelineComponent;
+import dev.impipe.edge.auth.AuthConfig;
+import dev.impipe.edge.auth.Principal;
 import dev.impipe.runtime.config.ConfigTable;
 import dev.impipe.runtime.domain.Ids;
-import dev.impipe.runtime.http.HttpApi;
-import dev.impipe.runtime.http.HttpError;
-import dev.impipe.runtime.http.Request;
-import dev.impipe.runtime.quota.Rate;
-import dev.impipe.runtime.quota.RateQuota;
+import dev.impipe.edge.http.HttpApi;
+import dev.impipe.edge.http.HttpError;
+import dev.impipe.edge.http.Request;
+import dev.impipe.edge.quota.Rate;
+import dev.impipe.edge.quota.RateQuota;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

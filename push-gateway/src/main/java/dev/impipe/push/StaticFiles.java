@@ -1,7 +1,7 @@
 package dev.impipe.push;
 
-import dev.impipe.runtime.http.HttpApi;
-import dev.impipe.runtime.http.Response;
+import dev.impipe.edge.http.HttpApi;
+import dev.impipe.edge.http.Response;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Map;

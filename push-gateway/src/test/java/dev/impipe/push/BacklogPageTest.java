@@ -3,7 +3,7 @@ package dev.impipe.push;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.impipe.inbox.query.SyncCursor;
-import dev.impipe.runtime.http.Json;
+import dev.impipe.edge.http.Json;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 

@@ -2,7 +2,7 @@ package dev.impipe.push;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.impipe.runtime.http.Json;
+import dev.impipe.edge.http.Json;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -7,8 +7,8 @@ import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.InboxEntryType;
 import dev.impipe.inbox.InboxStoreComponent;
 import dev.impipe.push.client.DeviceClient;
-import dev.impipe.runtime.app.PipelineRuntime;
-import dev.impipe.runtime.auth.TestTokens;
+import dev.impipe.edge.app.PipelineRuntime;
+import dev.impipe.edge.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.streams.RejectedHeaders;
@@ -285,7 +285,7 @@ class PushAbuseIT {
 
     // Then the third is answered with an error frame, status 429, and the socket stays open
     await().atMost(Duration.ofSeconds(10)).until(() -> !socket.frames.isEmpty());
-    com.fasterxml.jackson.databind.JsonNode error = dev.impipe.runtime.http.Json.MAPPER.readTree(socket.frames.get(0));
+    com.fasterxml.jackson.databind.JsonNode error = dev.impipe.edge.http.Json.MAPPER.readTree(socket.frames.get(0));
     assertThat(error.path("type").asText()).isEqualTo("error");
     assertThat(error.path("clientMsgId").asText()).isEqualTo("c3");
     assertThat(error.path("status").asInt()).isEqualTo(429);
@@ -456,7 +456,7 @@ class PushAbuseIT {
         if (r.statusCode() != 200) {
           return false;
         }
-        com.fasterxml.jackson.databind.JsonNode page = dev.impipe.runtime.http.Json.MAPPER.readTree(r.body());
+        com.fasterxml.jackson.databind.JsonNode page = dev.impipe.edge.http.Json.MAPPER.readTree(r.body());
         seen += page.path("entries").size();
         if (seen >= n || !page.path("hasMore").asBoolean()) {
           return seen >= n;

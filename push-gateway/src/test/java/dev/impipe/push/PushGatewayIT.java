@@ -11,8 +11,8 @@ import dev.impipe.fanout.FanoutComponent;
 import dev.impipe.inbox.InboxStoreComponent;
 import dev.impipe.ingest.IngestComponent;
 import dev.impipe.push.client.DeviceClient;
-import dev.impipe.runtime.app.PipelineRuntime;
-import dev.impipe.runtime.auth.TestTokens;
+import dev.impipe.edge.app.PipelineRuntime;
+import dev.impipe.edge.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
@@ -400,7 +400,7 @@ class PushGatewayIT {
   private static void post(String user, Map<String, String> body) throws Exception {
     HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(base(first) + "/v1/messages"))
         .header("Authorization", TestTokens.bearer(user)).header("Content-Type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(dev.impipe.runtime.http.Json.MAPPER.writeValueAsString(body)))
+        .POST(HttpRequest.BodyPublishers.ofString(dev.impipe.edge.http.Json.MAPPER.writeValueAsString(body)))
         .build(), HttpResponse.BodyHandlers.ofString());
     assertThat(r.statusCode()).as(r.body()).isEqualTo(202);
   }
@@ -409,14 +409,14 @@ class PushGatewayIT {
       Map<String, String> body) throws Exception {
     return HTTP.sendAsync(HttpRequest.newBuilder(URI.create(base(first) + "/v1/messages"))
         .header("Authorization", TestTokens.bearer(user)).header("Content-Type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(dev.impipe.runtime.http.Json.MAPPER.writeValueAsString(body)))
+        .POST(HttpRequest.BodyPublishers.ofString(dev.impipe.edge.http.Json.MAPPER.writeValueAsString(body)))
         .build(), HttpResponse.BodyHandlers.ofString());
   }
 
   private static JsonNode get(String user, String path) throws Exception {
     HttpResponse<String> r = HTTP.send(HttpRequest.newBuilder(URI.create(base(first) + path))
         .header("Authorization", TestTokens.bearer(user)).GET().build(), HttpResponse.BodyHandlers.ofString());
-    return dev.impipe.runtime.http.Json.MAPPER.readTree(r.body());
+    return dev.impipe.edge.http.Json.MAPPER.readTree(r.body());
   }
 
   private static long cursor(String user, String device) throws Exception {

@@ -31,7 +31,7 @@ public final class ChildPipeline implements AutoCloseable {
         "-Xmx384m", "-cp", System.getProperty("java.class.path"), ChildPipelineMain.class.getName(),
         component.getName());
     // Children verify tokens with the test secret unless the test configures another key source.
-    builder.environment().putAll(dev.impipe.runtime.auth.TestTokens.env());
+    builder.environment().putAll(dev.impipe.edge.auth.TestTokens.env());
     builder.environment().putAll(env);
     builder.redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
     ChildPipeline child;

@@ -11,7 +11,7 @@ import dev.impipe.bench.report.LatencyRecorder;
 import dev.impipe.bench.report.Result;
 import dev.impipe.fanout.FanoutTopology;
 import dev.impipe.inbox.InboxStoreTopology;
-import dev.impipe.runtime.auth.TokenIssuer;
+import dev.impipe.edge.auth.TokenIssuer;
 import dev.impipe.runtime.domain.Ids;
 import java.io.IOException;
 import java.io.PrintStream;

@@ -12,7 +12,7 @@ import dev.impipe.bench.report.Machine;
 import dev.impipe.bench.report.Progress;
 import dev.impipe.bench.report.Result;
 import dev.impipe.bench.report.Series;
-import dev.impipe.runtime.app.PipelineRuntime;
+import dev.impipe.edge.app.PipelineRuntime;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.time.Instant;

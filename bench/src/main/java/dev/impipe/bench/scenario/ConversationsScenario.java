@@ -11,7 +11,7 @@ import dev.impipe.fanout.FanoutComponent;
 import dev.impipe.fanout.FanoutTopology;
 import dev.impipe.inbox.InboxStoreComponent;
 import dev.impipe.inbox.InboxStoreTopology;
-import dev.impipe.runtime.app.PipelineRuntime;
+import dev.impipe.edge.app.PipelineRuntime;
 import dev.impipe.runtime.domain.Ids;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

@@ -7,7 +7,7 @@ import dev.impipe.bench.report.Progress;
 import dev.impipe.bench.report.Result;
 import dev.impipe.bench.report.ThreadCpu;
 import dev.impipe.fanout.FanoutTopology;
-import dev.impipe.runtime.app.PipelineRuntime;
+import dev.impipe.edge.app.PipelineRuntime;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.time.Instant;

@@ -13,7 +13,7 @@ import dev.impipe.bench.report.ThreadCpu;
 import dev.impipe.fanout.FanoutComponent;
 import dev.impipe.fanout.FanoutConfig;
 import dev.impipe.fanout.FanoutTopology;
-import dev.impipe.runtime.app.PipelineRuntime;
+import dev.impipe.edge.app.PipelineRuntime;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;

@@ -8,7 +8,7 @@ import dev.impipe.inbox.InboxStoreComponent;
 import dev.impipe.inbox.InboxStoreTopology;
 import dev.impipe.notify.NotifyComponent;
 import dev.impipe.runtime.app.PipelineComponent;
-import dev.impipe.runtime.app.PipelineRuntime;
+import dev.impipe.edge.app.PipelineRuntime;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;

@@ -14,7 +14,7 @@ import dev.impipe.bench.report.LatencyRecorder;
 import dev.impipe.bench.report.Progress;
 import dev.impipe.bench.report.Result;
 import dev.impipe.notify.NotifyComponent;
-import dev.impipe.runtime.app.PipelineRuntime;
+import dev.impipe.edge.app.PipelineRuntime;
 import dev.impipe.runtime.domain.Ids;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;

@@ -5,7 +5,7 @@ import dev.impipe.bench.BenchOptions;
 import dev.impipe.bench.Ceiling;
 import dev.impipe.bench.report.Result;
 import dev.impipe.runtime.app.PipelineComponent;
-import dev.impipe.runtime.app.PipelineRuntime;
+import dev.impipe.edge.app.PipelineRuntime;
 import java.io.PrintStream;
 import java.util.List;
 import java.util.Locale;

@@ -1,7 +1,7 @@
 package dev.impipe.bench.scenario;
 
 import dev.impipe.bench.report.ThreadCpu;
-import dev.impipe.runtime.app.PipelineRuntime;
+import dev.impipe.edge.app.PipelineRuntime;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import java.util.concurrent.TimeUnit;

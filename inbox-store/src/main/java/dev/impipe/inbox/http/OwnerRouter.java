@@ -2,12 +2,12 @@ package dev.impipe.inbox.http;
 
 import dev.impipe.inbox.query.NotServableException;
 import dev.impipe.runtime.Backoff;
-import dev.impipe.runtime.http.ForwardMarker;
-import dev.impipe.runtime.http.HttpApi;
-import dev.impipe.runtime.http.HttpError;
-import dev.impipe.runtime.http.Json;
-import dev.impipe.runtime.http.Request;
-import dev.impipe.runtime.http.Response;
+import dev.impipe.edge.http.ForwardMarker;
+import dev.impipe.edge.http.HttpApi;
+import dev.impipe.edge.http.HttpError;
+import dev.impipe.edge.http.Json;
+import dev.impipe.edge.http.Request;
+import dev.impipe.edge.http.Response;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;

@@ -3,9 +3,9 @@ package dev.impipe.inbox.http;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.impipe.runtime.auth.Principal;
-import dev.impipe.runtime.http.HttpError;
-import dev.impipe.runtime.http.Request;
+import dev.impipe.edge.auth.Principal;
+import dev.impipe.edge.http.HttpError;
+import dev.impipe.edge.http.Request;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.impipe.inbox.query.SyncCursor;
-import dev.impipe.runtime.http.HttpError;
-import dev.impipe.runtime.http.Request;
+import dev.impipe.edge.http.HttpError;
+import dev.impipe.edge.http.Request;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

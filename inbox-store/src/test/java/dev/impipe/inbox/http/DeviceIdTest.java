@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.impipe.runtime.auth.Principal;
-import dev.impipe.runtime.http.HttpError;
+import dev.impipe.edge.auth.Principal;
+import dev.impipe.edge.http.HttpError;
 import java.time.Instant;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;

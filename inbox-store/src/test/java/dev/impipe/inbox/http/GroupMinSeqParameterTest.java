@@ -3,8 +3,8 @@ package dev.impipe.inbox.http;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.impipe.runtime.http.HttpError;
-import dev.impipe.runtime.http.Request;
+import dev.impipe.edge.http.HttpError;
+import dev.impipe.edge.http.Request;
 import java.util.Map;
 import java.util.OptionalLong;
 import org.junit.jupiter.api.Test;

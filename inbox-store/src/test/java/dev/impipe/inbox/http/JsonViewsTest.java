@@ -9,7 +9,7 @@ import dev.impipe.inbox.query.ReadIntervals;
 import dev.impipe.inbox.query.MergedSync;
 import dev.impipe.inbox.query.Page;
 import dev.impipe.inbox.query.SyncCursor;
-import dev.impipe.runtime.http.Json;
+import dev.impipe.edge.http.Json;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;

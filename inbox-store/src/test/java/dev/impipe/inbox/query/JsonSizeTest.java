@@ -6,7 +6,7 @@ import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.inbox.TestData;
 import dev.impipe.inbox.http.JsonViews;
-import dev.impipe.runtime.http.Json;
+import dev.impipe.edge.http.Json;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;

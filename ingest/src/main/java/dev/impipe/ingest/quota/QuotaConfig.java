@@ -1,6 +1,6 @@
 package dev.impipe.ingest.quota;
 
-import dev.impipe.runtime.quota.Rate;
+import dev.impipe.edge.quota.Rate;
 import dev.impipe.runtime.config.ConfigValues;
 import dev.impipe.runtime.config.Setting;
 import java.time.Duration;

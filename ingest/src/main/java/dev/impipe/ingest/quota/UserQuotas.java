@@ -1,7 +1,7 @@
 package dev.impipe.ingest.quota;
 
-import dev.impipe.runtime.quota.Rate;
-import dev.impipe.runtime.quota.RateQuota;
+import dev.impipe.edge.quota.Rate;
+import dev.impipe.edge.quota.RateQuota;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.Optional;

@@ -3,7 +3,7 @@ package dev.impipe.notify.http;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.impipe.avro.PushProvider;
 import dev.impipe.avro.PushRegistration;
-import dev.impipe.runtime.http.HttpError;
+import dev.impipe.edge.http.HttpError;
 import java.net.URI;
 import java.net.URISyntaxException;
 import java.time.Instant;

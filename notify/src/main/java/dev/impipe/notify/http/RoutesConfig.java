@@ -3,7 +3,7 @@ package dev.impipe.notify.http;
 import dev.impipe.runtime.config.ConfigTable;
 import dev.impipe.runtime.config.ConfigValues;
 import dev.impipe.runtime.config.Setting;
-import dev.impipe.runtime.quota.Rate;
+import dev.impipe.edge.quota.Rate;
 import java.time.Duration;
 import java.util.Map;
 

@@ -8,7 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.impipe.avro.PushProvider;
 import dev.impipe.avro.PushRegistration;
 import dev.impipe.notify.NotifyConfig;
-import dev.impipe.runtime.http.HttpError;
+import dev.impipe.edge.http.HttpError;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Set;

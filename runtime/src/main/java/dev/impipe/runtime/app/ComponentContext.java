@@ -1,14 +1,17 @@
 package dev.impipe.runtime.app;
 
 import dev.impipe.runtime.config.ImConfig;
-import dev.impipe.runtime.http.HttpApi;
 import dev.impipe.runtime.topics.ImTopics;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.Topology;
 
-/** What a {@link PipelineComponent} gets from the process it runs in. */
+/**
+ * What a {@link PipelineComponent} gets from the process it runs in: config, topics, metrics, Streams apps and
+ * shutdown. A process with an HTTP edge hands its components the edge's context, which adds the HTTP API
+ * ({@code dev.impipe.edge.app.ComponentContext}); Streams-only components need nothing of it.
+ */
 public interface ComponentContext {
 
   ImConfig config();
@@ -19,9 +22,6 @@ public interface ComponentContext {
   ImTopics topics();
 
   MeterRegistry metrics();
-
-  /** The HTTP API to add routes to. */
-  HttpApi http();
 
   /** {@code host:port} other instances reach this one at: the Streams apps' {@code application.server}. */
   String applicationServer();

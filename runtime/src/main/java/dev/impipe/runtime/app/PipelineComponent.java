@@ -5,7 +5,7 @@ import java.util.List;
 
 /**
  * A part of the pipeline that runs in a process: it may start Kafka Streams apps, clients and HTTP routes through
- * the context. Components are found with {@link java.util.ServiceLoader}: a module lists its component in
+ * the context (HTTP routes through the edge's {@code dev.impipe.edge.app.PipelineComponent}). Components are found with {@link java.util.ServiceLoader}: a module lists its component in
  * {@code META-INF/services/dev.impipe.runtime.app.PipelineComponent}, and {@code bin/im local} runs them all.
  */
 public interface PipelineComponent {

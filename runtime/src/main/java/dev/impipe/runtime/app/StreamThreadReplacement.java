@@ -1,6 +1,8 @@
 package dev.impipe.runtime.app;
 
+import dev.impipe.runtime.config.Setting;
 import java.time.Duration;
+import java.util.Map;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.function.LongSupplier;
@@ -23,6 +25,18 @@ public final class StreamThreadReplacement implements StreamsUncaughtExceptionHa
   public static final String IM_STREAM_THREAD_REPLACEMENT_WINDOW = "IM_STREAM_THREAD_REPLACEMENT_WINDOW";
   public static final int DEFAULT_MAX = 3;
   public static final Duration DEFAULT_WINDOW = Duration.ofMinutes(10);
+
+  public static final Setting<Integer> REPLACEMENTS = Setting.integer(IM_STREAM_THREAD_REPLACEMENTS, DEFAULT_MAX, 0,
+      1000, "dead stream threads an app replaces within the window below; one more shuts the app down on this "
+          + "instance (see Rejected records)");
+  public static final Setting<Duration> WINDOW = Setting.duration(IM_STREAM_THREAD_REPLACEMENT_WINDOW, "10m", "1s",
+      "1d", "the window of `IM_STREAM_THREAD_REPLACEMENTS`");
+
+  /** The handler of app {@code name}, its bound read from {@code env} (README "Rejected records"). */
+  public static StreamThreadReplacement fromEnv(String name, Map<String, String> env) {
+    return new StreamThreadReplacement(name, REPLACEMENTS.read(env), WINDOW.read(env),
+        () -> System.nanoTime() / 1_000_000);
+  }
 
   private static final Logger LOG = LoggerFactory.getLogger(StreamThreadReplacement.class);
 

@@ -55,14 +55,14 @@ class StreamThreadReplacementTest {
   @Test
   void theBoundIsReadFromTheEnvironment() {
     // Given IM_STREAM_THREAD_REPLACEMENTS=1 within 1 minute
-    StreamThreadReplacement fromEnv = PipelineRuntime.threadReplacement("fanout", Map.of(
+    StreamThreadReplacement fromEnv = StreamThreadReplacement.fromEnv("fanout", Map.of(
         StreamThreadReplacement.IM_STREAM_THREAD_REPLACEMENTS, "1",
         StreamThreadReplacement.IM_STREAM_THREAD_REPLACEMENT_WINDOW, "1m"));
     // Then one replacement, then shut down
     assertThat(fromEnv.handle(bug)).isEqualTo(REPLACE_THREAD);
     assertThat(fromEnv.handle(bug)).isEqualTo(SHUTDOWN_CLIENT);
     // And a bad value names the variable
-    assertThatThrownBy(() -> PipelineRuntime.threadReplacement("fanout", Map.of(
+    assertThatThrownBy(() -> StreamThreadReplacement.fromEnv("fanout", Map.of(
         StreamThreadReplacement.IM_STREAM_THREAD_REPLACEMENTS, "-1")))
         .hasMessageContaining(StreamThreadReplacement.IM_STREAM_THREAD_REPLACEMENTS);
   }
