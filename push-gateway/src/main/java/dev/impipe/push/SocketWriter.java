@@ -19,7 +19,7 @@ final class SocketWriter {
 
   /** @param sink writes one text frame, completing when the network took it (or the socket is gone) */
   SocketWriter(Function<String, Future<Void>> sink, WriteBudget budget) {
-    this(sink, budget, queuedNanos -> { });
+    this(sink, budget, queuedNanos -> {});
   }
 
   /** @param completed told each completed write's {@link System#nanoTime()} when it was queued */

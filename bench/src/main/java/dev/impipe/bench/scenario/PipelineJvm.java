@@ -79,16 +79,7 @@ final class PipelineJvm implements AutoCloseable {
 
   /** Sum of the samples of {@code name} (Prometheus text) whose labels contain {@code labelPart}; 0 if none. */
   double metric(String name, String labelPart) {
-    String text;
-    try {
-      text = http.send(HttpRequest.newBuilder(base.resolve("/metrics")).timeout(Duration.ofSeconds(10)).build(),
-          HttpResponse.BodyHandlers.ofString()).body();
-    } catch (IOException e) {
-      return 0;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return 0;
-    }
+    String text = scrape();
     double sum = 0;
     for (String line : text.split("\n")) {
       if (line.startsWith(name + "{") || line.startsWith(name + " ")) {
@@ -98,6 +89,19 @@ final class PipelineJvm implements AutoCloseable {
       }
     }
     return sum;
+  }
+
+  /** The pipeline's {@code /metrics} text (Prometheus); empty if it does not answer. */
+  String scrape() {
+    try {
+      return http.send(HttpRequest.newBuilder(base.resolve("/metrics")).timeout(Duration.ofSeconds(10)).build(),
+          HttpResponse.BodyHandlers.ofString()).body();
+    } catch (IOException e) {
+      return "";
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return "";
+    }
   }
 
   /** Resident set size of process {@code pid} in bytes (0 where /proc is absent). */
