@@ -79,6 +79,7 @@ final class PushStages implements AutoCloseable {
     private final Map<String, PromHistogram> gatewayStart = new LinkedHashMap<>();
     private final long startNanos = System.nanoTime();
     private final double[] cpuStart;
+    private final double gcStart;
     private final List<Progress> cpuSeries = new ArrayList<>();
 
     private Phase(String name) {
@@ -86,6 +87,7 @@ final class PushStages implements AutoCloseable {
       String text = pipeline.scrape();
       GATEWAY_LEGS.keySet().forEach(m -> gatewayStart.put(m, PromHistogram.parse(text, m)));
       cpuStart = cpu();
+      gcStart = sum(text, "jvm_gc_pause_seconds_sum");
       current = result.latency("leg (" + name + "): sentAt -> inbox entry committed (read_committed reader)", "ms");
       phaseStartMs = System.currentTimeMillis();
       String[] jvms = jvmNames();
@@ -108,12 +110,25 @@ final class PushStages implements AutoCloseable {
           result.figure("leg (" + name + "): " + leg.getValue() + " p" + p, h.percentile(p) * 1000, "ms");
         }
       }
+      result.figure("pipeline JVM in GC pauses (" + name + ")", (sum(text, "jvm_gc_pause_seconds_sum") - gcStart)
+          * 1000 / seconds, "ms/s");
       double[] end = cpu();
       String[] jvms = jvmNames();
       for (int i = 0; i < jvms.length; i++) {
         result.figure("CPU (" + name + "): " + jvms[i], (end[i] - cpuStart[i]) / seconds, "cores");
       }
     }
+  }
+
+  /** Sum of the samples of {@code metric} in Prometheus text {@code text}. */
+  private static double sum(String text, String metric) {
+    double sum = 0;
+    for (String line : text.split("\n")) {
+      if (line.startsWith(metric + "{") || line.startsWith(metric + " ")) {
+        sum += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+      }
+    }
+    return sum;
   }
 
   private static String[] jvmNames() {
