@@ -60,8 +60,12 @@ public final class PushScenario implements Scenario {
     // full-speed phase, whose first send would otherwise wait for it.
     cluster.topics().messages().valueSerde().serializer().serialize(cluster.names().messages(), message(
         new SplittableRandom(1), "u0", "u1"));
+    long heapMb = options.fixed("heap-mb", 1024);
+    if (heapMb != 1024) {
+      result.setup("pipeline JVM heap (--heap-mb)", "-Xmx" + heapMb + "m");
+    }
     PipelineJvm runtime = PipelineJvm.start(cluster, log, "fanout,inbox-store,ack-timeout,push-gateway",
-        Map.of("IM_ACK_TIMEOUT", "15s"));
+        Map.of("IM_ACK_TIMEOUT", "15s"), heapMb);
     URI base = runtime.base;
     // --stages 1: send -> device split into legs, with each JVM's CPU (PushStages); off, the bench is as without.
     boolean stagesOn = options.fixed("stages", 0) > 0;
