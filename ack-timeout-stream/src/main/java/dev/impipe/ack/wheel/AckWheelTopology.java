@@ -22,8 +22,8 @@ import org.apache.kafka.streams.state.Stores;
 
 /**
  * The ACK-timeout topology: {@code im.deliveries} and {@code im.acks} (co-partitioned by user id) into one wheel
- * processor with two changelogged RocksDB stores (behind the Streams record cache unless {@code IM_ACK_STORE_CACHE}
- * is false), out to {@code im.ack-timeouts}.
+ * processor with two changelogged RocksDB stores (behind the Streams record cache if {@code IM_ACK_STORE_CACHE}),
+ * out to {@code im.ack-timeouts}.
  */
 public final class AckWheelTopology {
 

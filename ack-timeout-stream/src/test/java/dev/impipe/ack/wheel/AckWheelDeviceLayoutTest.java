@@ -189,8 +189,8 @@ class AckWheelDeviceLayoutTest {
   }
 
   @Test
-  void withoutTheRecordCacheTheWheelBehavesTheSame() {
-    start(AckTimeoutConfig.defaults().withStoreCache(false));
+  void withTheRecordCacheTheWheelBehavesTheSame() {
+    start(AckTimeoutConfig.defaults().withStoreCache(true));
     push("alice", "phone", 1, 2L, at(100), 1);
     ack("alice", "phone", 1, at(200));
     advanceTo(16_000);
