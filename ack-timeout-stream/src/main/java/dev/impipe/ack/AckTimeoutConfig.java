@@ -14,7 +14,7 @@ import java.util.Map;
  * @param timeout how long a pushed seq may stay unACKed
  * @param maxAttempts pushes per seq before the final timeout; 1 = no retries (each earlier expiry emits a
  *     redelivery request)
- * @param maxEntriesPerPunctuation most wheel entries the punctuations of one stream thread expire per commit window
+ * @param maxEntriesPerPunctuation most pending seqs the punctuations of one stream thread expire per commit window
  *     (all its tasks together: one transaction); the rest follow in catch-up rounds
  * @param catchUpInterval how soon the next round runs while a backlog of overdue entries remains
  * @param streamThreads Kafka Streams threads of the app
@@ -61,7 +61,7 @@ public record AckTimeoutConfig(
       "pushes per seq before the final timeout");
   public static final Setting<Integer> MAX_ENTRIES_PER_PUNCTUATION = Setting.integer(
       IM_ACK_MAX_ENTRIES_PER_PUNCTUATION, 10_000, 1, 10_000_000,
-      "most timers the wheels of one stream thread expire per commit window (all its tasks together)");
+      "most pending seqs the wheels of one stream thread expire per commit window (all its tasks together)");
   public static final Setting<Duration> ACKED_RETENTION = Setting.duration(IM_ACK_ACKED_RETENTION, "10m", "1s", "7d",
       "a device's highest ACK is forgotten this long after its last ACK");
   public static final Setting<Duration> CATCHUP_INTERVAL = Setting.duration(IM_ACK_CATCHUP_INTERVAL, "1ms", "1h",
