@@ -192,6 +192,30 @@ class DeviceTimersTest {
   }
 
   @Test
+  void aRangeEndingInAGapBeforeALaterRunKeepsTheRunsInSeqOrder() {
+    // Given 5 and 10 pending in slot 60
+    DeviceTimers t = DeviceTimers.empty();
+    t.deliver(5, 5, 60, 0, 15_000, 1, MAX);
+    t.deliver(10, 10, 60, 0, 15_000, 1, MAX);
+    // When 4..6 are pushed into the same slot
+    assertThat(t.deliver(4, 6, 60, 0, 15_000, 1, MAX)).isEqualTo(new Delivered(2, 0, false));
+    // Then 4..6 are one run, before 10
+    assertThat(t.runs()).containsExactly(new Run(4, 6, 60, 0, 15_000, 15_000, 1),
+        new Run(10, 10, 60, 0, 15_000, 15_000, 1));
+  }
+
+  @Test
+  void aRedeliveryRequestForPartOfARunKeepsTheRunsInSeqOrder() {
+    // Given 1..5 due on their first attempt, and a round that may handle 3 seqs
+    DeviceTimers t = DeviceTimers.empty();
+    push(t, 1, 5, 0, 1);
+    t.expire(60, 15_000, POLICY, 3);
+    // Then 1..3 wait for their second attempt, 4..5 stay in the slot: in seq order
+    assertThat(t.runs()).containsExactly(new Run(1, 3, 120, 0, 30_000, 30_000, 2),
+        new Run(4, 5, 60, 0, 15_000, 15_000, 1));
+  }
+
+  @Test
   void aRunSplitByAPartialAckThenExpiresWithWhatIsLeft() {
     DeviceTimers t = DeviceTimers.empty();
     push(t, 1, 5, 0, 3);

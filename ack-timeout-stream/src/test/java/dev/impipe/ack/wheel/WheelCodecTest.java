@@ -82,6 +82,10 @@ class WheelCodecTest {
     assertThatThrownBy(() -> WheelCodec.decodeDevice(big, 4))
         .isInstanceOf(VersionedValue.MalformedValueException.class).hasMessageContaining("more than 4");
     assertThat(WheelCodec.decodeDevice(big, 5).pendingSeqs()).isEqualTo(5);
+    byte[] two = WheelCodec.deviceValue(new DeviceTimers(DeviceTimers.NO_ACK, 0, List.of(RUN, RUN.seqs(107, 108))));
+    assertThat(WheelCodec.decodeDevice(two, 7).pendingSeqs()).isEqualTo(7);
+    assertThatThrownBy(() -> WheelCodec.decodeDevice(two, 6)).as("the bound counts every run")
+        .isInstanceOf(VersionedValue.MalformedValueException.class).hasMessageContaining("more than 6");
     byte[] huge = WheelCodec.deviceValue(new DeviceTimers(DeviceTimers.NO_ACK, 0,
         List.of(new Run(Long.MIN_VALUE, Long.MAX_VALUE, 1, 1, 1, 1, 1))));
     assertThatThrownBy(() -> WheelCodec.decodeDevice(huge, Long.MAX_VALUE))
