@@ -103,7 +103,11 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
         List.of(new Setting("devices", "N", "WebSocket devices, one user each (10k" + COUNT + ")"),
             new Setting("duration", "SECONDS", "each measured phase (20; 8 at --scale small)"),
             new Setting("warmup", "SECONDS", "warm-up before measuring (20; 0 at --scale small)"),
-            new Setting("pending", "N", "pushes sent and not yet delivered at most, at full speed (20k, scales)"))));
+            new Setting("pending", "N", "pushes sent and not yet delivered at most, at full speed (20k, scales)"),
+            new Setting("stages", "0|1", "1: also split send -> device into legs (sentAt -> inbox entry committed, "
+                + "-> gateway reader polled it, -> frame queued on the socket, -> written) with each JVM's CPU per "
+                + "second, per phase (0)"),
+            new Setting("heap-mb", "N", "the pipeline JVM's largest heap, MB (1024)"))));
     m.put("abuse", new ScenarioSpec("a normal sync load (own JVM) alone, then at the same rate while one account "
         + "runs the worst abuse at once (timeline waits, a send flood, WebSockets and HTTP connections that never "
         + "read fat backlogs): the normal load's p99 with and without, the pipeline's heap and RSS, the attacker's "

@@ -81,7 +81,7 @@ final class Connection {
     this.socket = socket;
     this.gateway = gateway;
     this.config = config;
-    this.writer = new SocketWriter(socket::writeTextMessage, budget);
+    this.writer = new SocketWriter(socket::writeTextMessage, budget, gateway.timings()::written);
     PageSizer sizer = new PageSizer(config.page(), budget.limit());
     this.limiter = new FrameLimiter(config.limits(), System::nanoTime);
     this.listening = new GroupListening(gateway.subscriptions(this), this::toString);

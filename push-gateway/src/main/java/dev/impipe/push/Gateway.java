@@ -62,6 +62,7 @@ final class Gateway implements AutoCloseable {
   private final Counter resyncs;
   private final Counter offline;
   private final Counter retries;
+  private final PushTimings timings;
 
   Gateway(ImTopics topics, Map<String, Object> clientProperties, PushConfig config, ApiClient api,
       MeterRegistry metrics) {
@@ -76,7 +77,9 @@ final class Gateway implements AutoCloseable {
     });
     Counter quarantined = Counter.builder("im.push.quarantined")
         .description("records the reader could not decode, written to the rejected topic").register(metrics);
-    this.reader = new InboxReader(topics, clientProperties, byUser::get, byGroup::get, output, quarantined);
+    this.timings = new PushTimings(metrics);
+    this.reader = new InboxReader(topics, clientProperties, byUser::get, byGroup::get, output, quarantined,
+        timings);
     Gauge.builder("im.push.connections", open, AtomicInteger::get).description("open device WebSockets")
         .register(metrics);
     Gauge.builder("im.push.group-feeds", listened, AtomicInteger::get)
@@ -103,6 +106,11 @@ final class Gateway implements AutoCloseable {
 
   ApiClient api() {
     return api;
+  }
+
+  /** The timers of a live push's legs inside the gateway. */
+  PushTimings timings() {
+    return timings;
   }
 
   /**

@@ -45,6 +45,7 @@ final class InboxReader implements AutoCloseable {
   private final Function<String, List<Connection>> groups;
   private final PushOutput output;
   private final Counter quarantined;
+  private final PushTimings timings;
   private final KafkaConsumer<String, byte[]> consumer;
   private final Deserializer<InboxEntry> entries;
   private final Deserializer<AckTimeout> timeouts;
@@ -58,12 +59,13 @@ final class InboxReader implements AutoCloseable {
    * @param groups the connections listening to a large group's timeline (null: none)
    */
   InboxReader(ImTopics topics, Map<String, Object> clientProperties, Function<String, List<Connection>> users,
-      Function<String, List<Connection>> groups, PushOutput output, Counter quarantined) {
+      Function<String, List<Connection>> groups, PushOutput output, Counter quarantined, PushTimings timings) {
     this.topics = topics;
     this.users = users;
     this.groups = groups;
     this.output = output;
     this.quarantined = quarantined;
+    this.timings = timings;
     Map<String, Object> props = new HashMap<>();
     clientProperties.forEach((k, v) -> {
       if (ConsumerConfig.configNames().contains(k) || k.startsWith("sasl.") || k.startsWith("ssl.")) {
@@ -115,9 +117,16 @@ final class InboxReader implements AutoCloseable {
     try {
       while (running) {
         ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(100));
+        long polledMs = System.currentTimeMillis();
+        long polledNanos = System.nanoTime();
+        String inbox = topics.inbox().name();
         for (ConsumerRecord<String, byte[]> r : records) {
           if (r.key() != null && r.value() != null) {
             route(r);
+            if (r.topic().equals(inbox)) {
+              timings.polled(r.timestamp(), polledMs);
+              timings.handedOff(polledNanos);
+            }
           }
         }
       }

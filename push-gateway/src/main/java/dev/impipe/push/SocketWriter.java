@@ -2,6 +2,7 @@ package dev.impipe.push;
 
 import io.vertx.core.Future;
 import java.util.function.Function;
+import java.util.function.LongConsumer;
 
 /**
  * Writes a socket's frames against its {@link WriteBudget}: each frame takes its size until its write completes.
@@ -13,12 +14,19 @@ final class SocketWriter {
 
   private final Function<String, Future<Void>> sink;
   private final WriteBudget budget;
+  private final LongConsumer completed;
   private Runnable waiting;
 
   /** @param sink writes one text frame, completing when the network took it (or the socket is gone) */
   SocketWriter(Function<String, Future<Void>> sink, WriteBudget budget) {
+    this(sink, budget, queuedNanos -> {});
+  }
+
+  /** @param completed told each completed write's {@link System#nanoTime()} when it was queued */
+  SocketWriter(Function<String, Future<Void>> sink, WriteBudget budget, LongConsumer completed) {
     this.sink = sink;
     this.budget = budget;
+    this.completed = completed;
   }
 
   /** Writes {@code frame} if it fits in the budget: its size in bytes; -1 (nothing written) if it does not. */
@@ -40,7 +48,11 @@ final class SocketWriter {
   }
 
   private void send(String frame, int bytes) {
-    sink.apply(frame).onComplete(ar -> written(bytes));
+    long queued = System.nanoTime();
+    sink.apply(frame).onComplete(ar -> {
+      completed.accept(queued);
+      written(bytes);
+    });
   }
 
   private void written(int bytes) {

@@ -31,6 +31,12 @@ final class PipelineJvm implements AutoCloseable {
   /** Starts {@code components} (an {@code IM_COMPONENTS} value) with {@code extraEnv}; returns once healthy. */
   static PipelineJvm start(BenchCluster cluster, PrintStream log, String components, Map<String, String> extraEnv)
       throws Exception {
+    return start(cluster, log, components, extraEnv, 1024);
+  }
+
+  /** As {@link #start(BenchCluster, PrintStream, String, Map)} with a heap of at most {@code heapMb} MB. */
+  static PipelineJvm start(BenchCluster cluster, PrintStream log, String components, Map<String, String> extraEnv,
+      long heapMb) throws Exception {
     String port = System.getenv().getOrDefault("IM_HTTP_PORT", "");
     if (port.isBlank() || port.equals("0")) {
       port = Integer.toString(dev.impipe.embedded.FreePorts.next());
@@ -41,8 +47,9 @@ final class PipelineJvm implements AutoCloseable {
     Map<String, String> env = cluster.env(extra);
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     Path logFile = Files.createTempFile("im-bench-pipeline-", ".log");
-    ProcessBuilder pb = new ProcessBuilder(java, "-Xms256m", "-Xmx1g", "-cp", System.getProperty("java.class.path"),
-        "dev.impipe.cli.Main", "run").redirectErrorStream(true).redirectOutput(logFile.toFile());
+    ProcessBuilder pb =
+        new ProcessBuilder(java, "-Xms256m", "-Xmx" + heapMb + "m", "-cp", System.getProperty("java.class.path"),
+            "dev.impipe.cli.Main", "run").redirectErrorStream(true).redirectOutput(logFile.toFile());
     pb.environment().putAll(env);
     Process process = pb.start();
     PipelineJvm jvm = new PipelineJvm(process, URI.create("http://127.0.0.1:" + port));
@@ -79,16 +86,7 @@ final class PipelineJvm implements AutoCloseable {
 
   /** Sum of the samples of {@code name} (Prometheus text) whose labels contain {@code labelPart}; 0 if none. */
   double metric(String name, String labelPart) {
-    String text;
-    try {
-      text = http.send(HttpRequest.newBuilder(base.resolve("/metrics")).timeout(Duration.ofSeconds(10)).build(),
-          HttpResponse.BodyHandlers.ofString()).body();
-    } catch (IOException e) {
-      return 0;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return 0;
-    }
+    String text = scrape();
     double sum = 0;
     for (String line : text.split("\n")) {
       if (line.startsWith(name + "{") || line.startsWith(name + " ")) {
@@ -98,6 +96,19 @@ final class PipelineJvm implements AutoCloseable {
       }
     }
     return sum;
+  }
+
+  /** The pipeline's {@code /metrics} text (Prometheus); empty if it does not answer. */
+  String scrape() {
+    try {
+      return http.send(HttpRequest.newBuilder(base.resolve("/metrics")).timeout(Duration.ofSeconds(10)).build(),
+          HttpResponse.BodyHandlers.ofString()).body();
+    } catch (IOException e) {
+      return "";
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return "";
+    }
   }
 
   /** Resident set size of process {@code pid} in bytes (0 where /proc is absent). */

@@ -60,9 +60,19 @@ public final class PushScenario implements Scenario {
     // full-speed phase, whose first send would otherwise wait for it.
     cluster.topics().messages().valueSerde().serializer().serialize(cluster.names().messages(), message(
         new SplittableRandom(1), "u0", "u1"));
+    long heapMb = options.fixed("heap-mb", 1024);
+    if (heapMb != 1024) {
+      result.setup("pipeline JVM heap (--heap-mb)", "-Xmx" + heapMb + "m");
+    }
     PipelineJvm runtime = PipelineJvm.start(cluster, log, "fanout,inbox-store,ack-timeout,push-gateway",
-        Map.of("IM_ACK_TIMEOUT", "15s"));
+        Map.of("IM_ACK_TIMEOUT", "15s"), heapMb);
     URI base = runtime.base;
+    // --stages 1: send -> device split into legs, with each JVM's CPU (PushStages); off, the bench is as without.
+    boolean stagesOn = options.fixed("stages", 0) > 0;
+    if (stagesOn) {
+      result.setup("latency legs (--stages 1)", "recorded: one more read_committed consumer of the inbox in this "
+          + "JVM, two scrapes of the pipeline's /metrics per phase");
+    }
     AtomicLong pushes = new AtomicLong();
     AtomicLong messagesSeen = new AtomicLong();
     LatencyRecorder latency = result.latency("send -> device receives (half rate)", "ms");
@@ -83,7 +93,8 @@ public final class PushScenario implements Scenario {
     List<TimedOut> timedOut = java.util.Collections.synchronizedList(new ArrayList<>());
     Deserializer<Ack> ackValues = cluster.topics().acks().valueSerde().deserializer();
     Deserializer<AckTimeout> timeouts = cluster.topics().ackTimeouts().valueSerde().deserializer();
-    try (DeviceClient.Factory factory = DeviceClient.factory(2);
+    try (PushStages stages = PushStages.startIf(stagesOn, cluster, runtime, result, log);
+        DeviceClient.Factory factory = DeviceClient.factory(2);
         TopicWatcher watcher = new TopicWatcher(cluster, cluster.names().ackTimeouts(), r -> {
           AckTimeout t = timeouts.deserialize(r.topic(), r.headers(), r.value());
           timeoutSeqs.addAndGet(t.getSeqs().size());
@@ -166,12 +177,13 @@ public final class PushScenario implements Scenario {
         // Full speed: as fast as the producer takes them, bounded so the backlog stays within the queues.
         long p0 = pushes.get();
         long t0 = System.nanoTime();
-        try (Progress p = Progress.start(log, result, "full speed", "pushes", 0, pushes::get,
-            // Counted here: a scrape of the pipeline's /metrics costs it tens of ms of CPU (hundreds of Kafka client
-            // gauges); once a second it was a third of the pipeline's Java samples (JFR).
-            () -> "messages sent " + sent.get() + ", devices open " + clients.stream().filter(DeviceClient::isOpen)
-                .count(),
-            "pushes delivered")) {
+        try (PushStages.Phase legs = stages == null ? null : stages.begin("full speed");
+            Progress p = Progress.start(log, result, "full speed", "pushes", 0, pushes::get,
+                // Counted here: a scrape of the pipeline's /metrics costs it tens of ms of CPU (hundreds of Kafka client
+                // gauges); once a second it was a third of the pipeline's Java samples (JFR).
+                () -> "messages sent " + sent.get() + ", devices open " + clients.stream().filter(DeviceClient::isOpen)
+                    .count(),
+                "pushes delivered")) {
           sendBounded(seconds, maxPending, sent, pushes, () -> send(producer, topic, random, devices, errors));
         }
         fullRate = (pushes.get() - p0) / ((System.nanoTime() - t0) / 1e9);
@@ -184,8 +196,9 @@ public final class PushScenario implements Scenario {
         }
         phase[0] = 2;
         Support.Pacer pacer = new Support.Pacer(fullRate / 4); // each message is two pushes (recipient, sender)
-        try (Progress p = Progress.start(log, result, "half rate", "pushes", 0, pushes::get,
-            () -> "latency p99 " + latency.percentile(99) + " ms", "pushes delivered")) {
+        try (PushStages.Phase legs = stages == null ? null : stages.begin("half rate");
+            Progress p = Progress.start(log, result, "half rate", "pushes", 0, pushes::get,
+                () -> "latency p99 " + latency.percentile(99) + " ms", "pushes delivered")) {
           while (pacer.elapsedSeconds() < seconds) {
             for (long k = pacer.due(); k > 0; k--) {
               if (send(producer, topic, random, devices, errors)) {

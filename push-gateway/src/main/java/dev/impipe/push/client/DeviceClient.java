@@ -3,6 +3,7 @@ package dev.impipe.push.client;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.vertx.core.Context;
 import io.vertx.core.Vertx;
 import io.vertx.core.VertxOptions;
 import io.vertx.core.http.WebSocket;
@@ -17,6 +18,7 @@ import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A device's connection to the push gateway ({@code GET /v1/ws}): receives entries, ACKs them, sends messages.
@@ -139,6 +141,10 @@ public final class DeviceClient implements AutoCloseable {
   private final CompletableFuture<Integer> closed = new CompletableFuture<>();
   private final CompletableFuture<Void> synced = new CompletableFuture<>();
   private volatile WebSocket socket;
+  /** The socket's event loop: ACKs made while it handles one read go out as one, after it. */
+  private volatile Context context;
+  /** The cursor of the latest ACK not written yet (null: none waiting). */
+  private final AtomicReference<String> pendingAck = new AtomicReference<>();
 
   private DeviceClient(String device, Listener listener) {
     this.device = device;
@@ -147,6 +153,7 @@ public final class DeviceClient implements AutoCloseable {
 
   private void attach(WebSocket ws) {
     this.socket = ws;
+    this.context = Vertx.currentContext();
     ws.textMessageHandler(this::onFrame);
     ws.closeHandler(v -> {
       int code = ws.closeStatusCode() == null ? 1006 : ws.closeStatusCode();
@@ -191,8 +198,27 @@ public final class DeviceClient implements AutoCloseable {
     return device;
   }
 
-  /** Cumulative ACK with the cursor of the last entry stored (commits the device cursor on the server). */
+  /**
+   * Cumulative ACK with the cursor of the last entry stored (commits the device cursor on the server). ACKs made
+   * while the socket's event loop handles one read (entries that arrived together) go out as one frame with the
+   * last cursor, right after that read: the gateway, the ACK wheel and the broker get one ACK per batch, not per
+   * entry, and no ACK waits longer than the read it belongs to.
+   */
   public void ack(String cursor) {
+    Context loop = context;
+    if (loop == null) {
+      writeAck(cursor);
+    } else if (pendingAck.getAndSet(cursor) == null) {
+      loop.runOnContext(v -> {
+        String last = pendingAck.getAndSet(null);
+        if (last != null) {
+          writeAck(last);
+        }
+      });
+    }
+  }
+
+  private void writeAck(String cursor) {
     write(JSON.createObjectNode().put("type", "ack").put("cursor", cursor));
   }
 
