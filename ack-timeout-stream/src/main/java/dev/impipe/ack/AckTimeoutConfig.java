@@ -14,14 +14,18 @@ import java.util.Map;
  * @param timeout how long a pushed seq may stay unACKed
  * @param maxAttempts pushes per seq before the final timeout; 1 = no retries (each earlier expiry emits a
  *     redelivery request)
- * @param maxEntriesPerPunctuation most wheel entries the punctuations of one stream thread expire per commit window
+ * @param maxEntriesPerPunctuation most pending seqs the punctuations of one stream thread expire per commit window
  *     (all its tasks together: one transaction); the rest follow in catch-up rounds
  * @param catchUpInterval how soon the next round runs while a backlog of overdue entries remains
  * @param streamThreads Kafka Streams threads of the app
  * @param inputGrace while the ACK input lags, a slot waits until ACKs up to its end have been read, but at most this
  *     long past its end (a stuck input cannot stop timeouts for ever)
- * @param ackedRetention how long a device's highest ACK is kept in {@code ack-acked} after it was last ACKed: it
- *     only has to outlive a Delivery record written late (after its ACK), which takes seconds
+ * @param ackedRetention how long a device's record with nothing pending (its highest ACK) is kept after it was last
+ *     ACKed: it only has to outlive a Delivery record written late (after its ACK), which takes seconds
+ * @param maxPendingPerDevice most seqs one device may have waiting for their ACK; a Delivery that would go over is
+ *     rejected (im.rejected), which also bounds the size of a device's record and of one AckTimeout
+ * @param storeCache whether the Streams record cache sits in front of the wheel's stores (repeated updates of one
+ *     device within a commit reach RocksDB and the changelog once)
  */
 public record AckTimeoutConfig(
     Duration tick,
@@ -31,7 +35,9 @@ public record AckTimeoutConfig(
     Duration catchUpInterval,
     int streamThreads,
     Duration inputGrace,
-    Duration ackedRetention) {
+    Duration ackedRetention,
+    int maxPendingPerDevice,
+    boolean storeCache) {
 
   public static final String IM_ACK_TICK = "IM_ACK_TICK";
   public static final String IM_ACK_TIMEOUT = "IM_ACK_TIMEOUT";
@@ -41,6 +47,8 @@ public record AckTimeoutConfig(
   public static final String IM_ACK_STREAM_THREADS = "IM_ACK_STREAM_THREADS";
   public static final String IM_ACK_INPUT_GRACE = "IM_ACK_INPUT_GRACE";
   public static final String IM_ACK_ACKED_RETENTION = "IM_ACK_ACKED_RETENTION";
+  public static final String IM_ACK_MAX_PENDING_PER_DEVICE = "IM_ACK_MAX_PENDING_PER_DEVICE";
+  public static final String IM_ACK_STORE_CACHE = "IM_ACK_STORE_CACHE";
 
   /** The catch-up interval unless set: 10 ms, at most the tick. */
   public static final long DEFAULT_CATCHUP_INTERVAL_MS = 10;
@@ -53,7 +61,7 @@ public record AckTimeoutConfig(
       "pushes per seq before the final timeout");
   public static final Setting<Integer> MAX_ENTRIES_PER_PUNCTUATION = Setting.integer(
       IM_ACK_MAX_ENTRIES_PER_PUNCTUATION, 10_000, 1, 10_000_000,
-      "most timers the wheels of one stream thread expire per commit window (all its tasks together)");
+      "most pending seqs the wheels of one stream thread expire per commit window (all its tasks together)");
   public static final Setting<Duration> ACKED_RETENTION = Setting.duration(IM_ACK_ACKED_RETENTION, "10m", "1s", "7d",
       "a device's highest ACK is forgotten this long after its last ACK");
   public static final Setting<Duration> CATCHUP_INTERVAL = Setting.duration(IM_ACK_CATCHUP_INTERVAL, "1ms", "1h",
@@ -64,8 +72,15 @@ public record AckTimeoutConfig(
   public static final Setting<Duration> INPUT_GRACE = Setting.duration(IM_ACK_INPUT_GRACE, "60s", "0", "1d",
       "while the ACK input lags, how long past its deadline a timeout may wait for the input to catch up");
 
+  public static final Setting<Integer> MAX_PENDING_PER_DEVICE = Setting.integer(IM_ACK_MAX_PENDING_PER_DEVICE, 5_000,
+      1, 1_000_000, "most seqs one device may have waiting for their ACK; a Delivery beyond goes to im.rejected");
+  public static final Setting<Boolean> STORE_CACHE = Setting.bool(IM_ACK_STORE_CACHE, false,
+      "Streams record cache in front of the wheel's stores (updates of one device within a commit written once); "
+          + "off by default: it made timeouts later in AckWheelIT");
+
   public static final ConfigTable TABLE = ConfigTable.of("ack-timeout", TICK, TIMEOUT, MAX_ATTEMPTS,
-      MAX_ENTRIES_PER_PUNCTUATION, ACKED_RETENTION, CATCHUP_INTERVAL, STREAM_THREADS, INPUT_GRACE);
+      MAX_ENTRIES_PER_PUNCTUATION, ACKED_RETENTION, CATCHUP_INTERVAL, STREAM_THREADS, INPUT_GRACE,
+      MAX_PENDING_PER_DEVICE, STORE_CACHE);
 
   /** The defaults: one slot per second, a 15 s timeout, no retries. */
   public static AckTimeoutConfig defaults() {
@@ -91,38 +106,50 @@ public record AckTimeoutConfig(
         .orElse(Duration.ofMillis(Math.min(DEFAULT_CATCHUP_INTERVAL_MS, tick.toMillis())));
     return new AckTimeoutConfig(tick, values.get(TIMEOUT), values.get(MAX_ATTEMPTS),
         values.get(MAX_ENTRIES_PER_PUNCTUATION), catchUp, values.get(STREAM_THREADS), values.get(INPUT_GRACE),
-        values.get(ACKED_RETENTION));
+        values.get(ACKED_RETENTION), values.get(MAX_PENDING_PER_DEVICE), values.get(STORE_CACHE));
   }
 
   /** A copy with another tick and timeout (tests). */
   public AckTimeoutConfig withTiming(Duration newTick, Duration newTimeout) {
     return new AckTimeoutConfig(newTick, newTimeout, maxAttempts, maxEntriesPerPunctuation,
         catchUpInterval.compareTo(newTick) > 0 ? newTick : catchUpInterval, streamThreads, inputGrace,
-        ackedRetention);
+        ackedRetention, maxPendingPerDevice, storeCache);
   }
 
   /** A copy with another retry policy (tests). */
   public AckTimeoutConfig withMaxAttempts(int attempts) {
     return new AckTimeoutConfig(tick, timeout, attempts, maxEntriesPerPunctuation, catchUpInterval, streamThreads,
-        inputGrace, ackedRetention);
+        inputGrace, ackedRetention, maxPendingPerDevice, storeCache);
   }
 
   /** A copy with another batch bound (tests). */
   public AckTimeoutConfig withMaxEntriesPerPunctuation(int entries) {
     return new AckTimeoutConfig(tick, timeout, maxAttempts, entries, catchUpInterval, streamThreads, inputGrace,
-        ackedRetention);
+        ackedRetention, maxPendingPerDevice, storeCache);
   }
 
   /** A copy with another input grace (tests). */
   public AckTimeoutConfig withInputGrace(Duration grace) {
     return new AckTimeoutConfig(tick, timeout, maxAttempts, maxEntriesPerPunctuation, catchUpInterval, streamThreads,
-        grace, ackedRetention);
+        grace, ackedRetention, maxPendingPerDevice, storeCache);
   }
 
-  /** A copy with another {@code ack-acked} retention (tests). */
+  /** A copy with another bound of pending seqs per device (tests). */
+  public AckTimeoutConfig withMaxPendingPerDevice(int seqs) {
+    return new AckTimeoutConfig(tick, timeout, maxAttempts, maxEntriesPerPunctuation, catchUpInterval, streamThreads,
+        inputGrace, ackedRetention, seqs, storeCache);
+  }
+
+  /** A copy with the record cache on or off (tests). */
+  public AckTimeoutConfig withStoreCache(boolean cache) {
+    return new AckTimeoutConfig(tick, timeout, maxAttempts, maxEntriesPerPunctuation, catchUpInterval, streamThreads,
+        inputGrace, ackedRetention, maxPendingPerDevice, cache);
+  }
+
+  /** A copy with another retention of device records with nothing pending (tests). */
   public AckTimeoutConfig withAckedRetention(Duration retention) {
     return new AckTimeoutConfig(tick, timeout, maxAttempts, maxEntriesPerPunctuation, catchUpInterval, streamThreads,
-        inputGrace, retention);
+        inputGrace, retention, maxPendingPerDevice, storeCache);
   }
 
   /**

@@ -26,9 +26,11 @@ class AckTimeoutConfigTest {
     AckTimeoutConfig config = AckTimeoutConfig.fromEnv(Map.of(
         "IM_ACK_TICK", "250ms", "IM_ACK_TIMEOUT", "30s", "IM_ACK_MAX_ATTEMPTS", "3",
         "IM_ACK_MAX_ENTRIES_PER_PUNCTUATION", "500", "IM_ACK_CATCHUP_INTERVAL", "5ms", "IM_ACK_STREAM_THREADS", "2",
-        "IM_ACK_ACKED_RETENTION", "5m"));
+        "IM_ACK_ACKED_RETENTION", "5m", "IM_ACK_MAX_PENDING_PER_DEVICE", "100", "IM_ACK_STORE_CACHE", "true"));
     assertThat(config).isEqualTo(new AckTimeoutConfig(Duration.ofMillis(250), Duration.ofSeconds(30), 3, 500,
-        Duration.ofMillis(5), 2, Duration.ofSeconds(60), Duration.ofMinutes(5)));
+        Duration.ofMillis(5), 2, Duration.ofSeconds(60), Duration.ofMinutes(5), 100, true));
+    assertThat(AckTimeoutConfig.defaults().maxPendingPerDevice()).isEqualTo(5_000);
+    assertThat(AckTimeoutConfig.defaults().storeCache()).isFalse();
     assertThat(AckTimeoutConfig.defaults().ackedRetention()).isEqualTo(Duration.ofMinutes(10));
   }
 

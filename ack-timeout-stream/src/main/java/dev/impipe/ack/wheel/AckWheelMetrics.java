@@ -12,8 +12,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The wheel's meters: pending entries (gauge, summed over the tasks of this process), timeouts emitted (counter,
- * tagged {@code kind=final|retry}), seqs timed out, late deliveries ignored after an ACK, and the lateness of each
+ * The wheel's meters: pending seqs (gauge, summed over the tasks of this process; exact deltas from the count of
+ * device records at the tasks' start), timeouts emitted (counter,
+ * tagged {@code kind=final|retry}), seqs timed out, delivered seqs ignored after their ACK, and the lateness of each
  * timeout (emit time minus deadline) as a histogram.
  */
 public final class AckWheelMetrics {
@@ -33,7 +34,7 @@ public final class AckWheelMetrics {
 
   public AckWheelMetrics(MeterRegistry registry) {
     Gauge.builder(PENDING, pendingByTask, m -> m.values().stream().mapToLong(AtomicLong::get).sum())
-        .description("Deliveries waiting for their ACK (approximate right after a restart)")
+        .description("Pushed seqs waiting for their ACK (after a restart: counted from the number of device records)")
         .register(registry);
     finalTimeouts = Counter.builder(TIMEOUTS).tag("kind", "final")
         .description("AckTimeout records emitted").register(registry);
@@ -42,7 +43,7 @@ public final class AckWheelMetrics {
     timedOutSeqs = Counter.builder(TIMED_OUT_SEQS)
         .description("Seqs carried by emitted AckTimeout records").register(registry);
     ignoredDeliveries = Counter.builder(IGNORED_DELIVERIES)
-        .description("Deliveries ignored because the device had already ACKed their seq").register(registry);
+        .description("Delivered seqs ignored because the device had already ACKed them").register(registry);
     lateness = Timer.builder(LATENESS)
         .description("Emit time minus deadline of each AckTimeout")
         .publishPercentileHistogram()
@@ -71,8 +72,8 @@ public final class AckWheelMetrics {
     lateness.record(Math.max(0, latenessMs), TimeUnit.MILLISECONDS);
   }
 
-  void deliveryIgnored() {
-    ignoredDeliveries.increment();
+  void deliveryIgnored(long seqs) {
+    ignoredDeliveries.increment(seqs);
   }
 
   /** Current sum of pending entries over this process's tasks. */

@@ -1,22 +1,19 @@
 package dev.impipe.ack.wheel;
 
 import dev.impipe.ack.AckTimeoutConfig;
-import dev.impipe.ack.wheel.WheelCodec.Pending;
-import dev.impipe.ack.wheel.WheelCodec.WheelKey;
+import dev.impipe.ack.wheel.WheelCodec.SlotKey;
 import dev.impipe.avro.Ack;
 import dev.impipe.avro.Delivery;
 import dev.impipe.runtime.streams.PunctuationBudget;
 import dev.impipe.runtime.streams.RejectedRecord;
-import dev.impipe.runtime.streams.StoredValues;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.OptionalLong;
+import java.util.Set;
 import org.apache.avro.specific.SpecificRecord;
-import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.Cancellable;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
@@ -26,13 +23,14 @@ import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
- * The time wheel of one partition: {@link Delivery} records arm a timer, cumulative {@link Ack} records disarm every
- * timer of the device up to their seq, and a wall-clock punctuator expires the overdue slots in key order.
+ * The time wheel of one partition, one record per device ({@link DeviceTimers}): a {@link Delivery} (one seq, or a
+ * range up to its {@code toSeq}) adds to the device's pending runs, a cumulative {@link Ack} trims them up to its
+ * seq, and a wall-clock punctuator expires the devices of the overdue slots in key order.
  *
  * <p>The wheel has {@value WheelRules#SLOTS_PER_TICK} slots per tick. A deadline {@code d} lands in slot
  * {@code ceil(d / slot)}, so an entry never fires before its deadline; the punctuator, anchored on slot boundaries and run once per slot, at
  * wall time {@code now} expires every slot {@code <= floor(now / slot)}, oldest first, at most
- * {@code maxEntriesPerPunctuation} entries per round. While a backlog remains a catch-up punctuator runs every
+ * {@code maxEntriesPerPunctuation} seqs per round (a device's run is split where the round's budget ends). While a backlog remains a catch-up punctuator runs every
  * {@code catchUpInterval} until the wheel has caught up with the clock.
  */
 public final class AckWheelProcessor implements Processor<String, SpecificRecord, Object, Object> {
@@ -40,15 +38,13 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
   /** Time the wheels of one stream thread may spend expiring per window: a safety net (slow disk), far under the
    * 10 s transaction timeout; the entry bound is what normally applies. */
   static final long MAX_MS_PER_WINDOW = 1_000;
-  /** Most {@code ack-acked} keys one punctuation looks at while scanning for old ones. */
+  /** Most device records one punctuation looks at while scanning for ones to forget. */
   static final int ACKED_SCAN_PER_RUN = 10_000;
   /** How often the marks are checked between two slot-boundary rounds while one is not reached yet. */
   static final long RECHECK_MS = 100;
   /** The stores, sinks and header the topology names for this processor. */
-  public record StoreNames(String pending, String wheel, String acked, String timeoutsSink, String rejectedSink,
+  public record StoreNames(String devices, String slots, String timeoutsSink, String rejectedSink,
       String finalHeader) {}
-
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(AckWheelProcessor.class);
 
   private final AckTimeoutConfig config;
   private final PunctuationBudget budget;
@@ -60,8 +56,9 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
   private final StoreNames names;
   private ProcessorContext<Object, Object> context;
   private final AckedSweep ackedSweep;
+  private final DeviceTimers.Policy policy;
   private Timers timers;
-  private KeyValueStore<Bytes, byte[]> ackedStore;
+  private WheelOutput output;
   private String taskId;
   private Cancellable catchUp;
   /** How far each input of this task has been read. */
@@ -94,16 +91,18 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     this.acksTopic = acksTopic;
     this.inputLag = inputLag;
     this.ackedSweep = new AckedSweep(config.ackedRetention().toMillis(), ACKED_SCAN_PER_RUN);
+    this.policy = new DeviceTimers.Policy(timeoutMs, config.maxAttempts(), slotMs);
   }
 
   @Override
   public void init(ProcessorContext<Object, Object> ctx) {
     this.context = ctx;
-    this.ackedStore = ctx.getStateStore(names.acked());
+    this.output = new WheelOutput(ctx, names, metrics);
     this.taskId = ctx.taskId().toString();
     this.partition = ctx.taskId().partition();
-    this.timers = new Timers(ctx.getStateStore(names.pending()), ctx.getStateStore(names.wheel()),
-        metrics.pendingOf(taskId));
+    KeyValueStore<Bytes, byte[]> devices = ctx.getStateStore(names.devices());
+    this.timers = new Timers(devices, ctx.getStateStore(names.slots()), metrics.pendingOf(taskId),
+        config.maxPendingPerDevice());
     inputs.start(ctx.currentSystemTimeMs());
     // Anchored on slot boundaries, so a slot fires as soon as it is due: lateness < 1 slot (plus reading up to the
     // slot's mark), not up to 2 slots as with a punctuator whose phase is wherever the task happened to start.
@@ -134,37 +133,56 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     String device = delivery.getDeviceId();
     requireRouted(key, user, device);
     long seq = delivery.getSeq();
-    byte[] acked = ackedStore.get(Bytes.wrap(WheelCodec.device(user, device)));
-    if (acked != null && seq <= WheelCodec.decodeSeqValue(acked)) {
-      // The ACK overtook the delivery record (the client answered before the push worker's write landed).
-      metrics.deliveryIgnored();
-      return;
+    long toSeq = delivery.getToSeq() == null ? seq : delivery.getToSeq();
+    if (toSeq < seq || toSeq - seq >= config.maxPendingPerDevice()) {
+      throw RejectedRecord.invalid("Delivery range " + seq + ".." + toSeq + " is empty or longer than "
+          + AckTimeoutConfig.IM_ACK_MAX_PENDING_PER_DEVICE + "=" + config.maxPendingPerDevice());
     }
     long pushedAt = delivery.getPushedAt().toEpochMilli();
     long deadline = pushedAt + timeoutMs;
-    long slot = slotOf(deadline);
-    timers.pushed(user, device, seq, new Pending(slot, pushedAt, deadline, Math.max(1, delivery.getAttempt())));
+    Bytes deviceKey = Bytes.wrap(WheelCodec.device(user, device));
+    DeviceTimers state = read(deviceKey, user);
+    Set<Long> slots = state.slots();
+    DeviceTimers.Delivered done = state.deliver(seq, toSeq, WheelRules.slotOf(deadline, slotMs), pushedAt, deadline,
+        Math.max(1, delivery.getAttempt()), config.maxPendingPerDevice());
+    if (done.ignored() > 0) {
+      // The ACK overtook the delivery record (the client answered before the gateway's write landed).
+      metrics.deliveryIgnored(done.ignored());
+    }
+    if (done.refused()) {
+      throw RejectedRecord.invalid("device '" + device + "' of user '" + user + "' would have more than "
+          + AckTimeoutConfig.IM_ACK_MAX_PENDING_PER_DEVICE + "=" + config.maxPendingPerDevice() + " pending seqs");
+    }
+    if (done.ignored() <= toSeq - seq) {
+      timers.write(user, device, deviceKey, slots, state, done.added());
+    }
   }
 
   private void onAck(String key, Ack ack) {
     String user = ack.getUserId();
     String device = ack.getDeviceId();
     requireRouted(key, user, device);
-    long seq = ack.getSeq();
     Bytes deviceKey = Bytes.wrap(WheelCodec.device(user, device));
-    byte[] previous = ackedStore.get(deviceKey);
-    Long previousSeq = previous == null ? null : WheelCodec.decodeSeqValue(previous);
-    if (previousSeq == null || seq >= previousSeq) {
-      // The time of the ACK keeps the entry for IM_ACK_ACKED_RETENTION from the device's last ACK.
-      ackedStore.put(deviceKey, WheelCodec.ackedValue(seq, context.currentSystemTimeMs()));
+    DeviceTimers state = read(deviceKey, user);
+    if (state.ackedSeq() != DeviceTimers.NO_ACK && ack.getSeq() < state.ackedSeq()) {
+      return; // an older cumulative ACK: nothing to do
     }
-    // Cumulative: every pending seq <= the ACKed one on this device, found by a range of the device's prefix
-    // (WheelRules#ackClearsFrom: the range seek was the stream thread's hot spot at --rate max).
-    OptionalLong from = WheelRules.ackClearsFrom(previousSeq, seq);
-    if (from.isEmpty()) {
-      return;
+    Set<Long> slots = state.slots();
+    // The time of the ACK keeps the record for IM_ACK_ACKED_RETENTION from the device's last ACK.
+    long removed = state.ack(ack.getSeq(), context.currentSystemTimeMs());
+    timers.write(user, device, deviceKey, slots, state, -removed);
+  }
+
+  /** The device's record, or a fresh one; a stored one that does not decode goes to the rejected topic. */
+  private DeviceTimers read(Bytes deviceKey, String user) {
+    byte[] raw = timers.raw(deviceKey);
+    try {
+      return timers.decode(raw);
+    } catch (RuntimeException e) {
+      output.quarantine(names.devices(), deviceKey.get(), raw, user, e, context.currentSystemTimeMs());
+      timers.removeDevice(deviceKey);
+      return DeviceTimers.empty();
     }
-    timers.acked(user, device, from.getAsLong(), seq);
   }
 
   /**
@@ -218,102 +236,100 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     }
   }
 
-  /** Expires what the lease allows; true if overdue entries are left. */
+  /** Expires what the lease allows; true if overdue seqs are left. */
   private boolean expireDue(long now, PunctuationBudget.Lease lease, boolean ask) {
     long nowSlot = Math.floorDiv(Math.min(now, inputHorizon(now, ask)), slotMs);
     if (timers.cursor() > nowSlot) {
       return false;
     }
-    List<WheelKey> due = new ArrayList<>();
-    List<byte[]> undecodable = new ArrayList<>();
+    // Each due key holds at least one seq: no more keys than the window has seqs left (at least one: progress).
+    long keysMax = Math.max(1, budget.remainingRecords());
+    List<byte[]> due = new ArrayList<>();
     boolean more = false;
     try (KeyValueIterator<Bytes, byte[]> it = timers.dueBefore(nowSlot + 1)) {
       while (it.hasNext()) {
-        if (!lease.take(1)) {
+        if (due.size() >= keysMax) {
           more = true;
           break;
         }
-        byte[] key = it.next().key.get();
-        try {
-          due.add(WheelCodec.decodeWheel(key));
-        } catch (RuntimeException e) {
-          undecodable.add(key);
-        }
+        due.add(it.next().key.get());
       }
     }
-    // Slots before the last one seen are now empty; the last one may hold more (the rest of the batch).
-    if (!more) {
-      timers.cursor(nowSlot + 1);
-    } else if (!due.isEmpty()) {
-      timers.cursor(due.get(due.size() - 1).slot());
-    }
-    for (byte[] key : undecodable) {
-      quarantine(names.wheel(), key, key, null, new IllegalArgumentException("not a wheel key"), now);
-      timers.removeEntry(Bytes.wrap(key));
-    }
-
     TimeoutBatcher batches = new TimeoutBatcher();
-    for (WheelKey k : due) {
-      timers.removeEntry(Bytes.wrap(WheelCodec.wheel(k.slot(), k.userId(), k.deviceId(), k.seq())));
-      Bytes pendingKey = Bytes.wrap(WheelCodec.pending(k.userId(), k.deviceId(), k.seq()));
-      byte[] raw = timers.pendingValue(pendingKey);
-      if (raw == null) {
-        continue;
-      }
-      Pending p;
+    long resumeAt = more ? timers.cursor() : nowSlot + 1;
+    for (byte[] key : due) {
+      SlotKey k;
       try {
-        p = WheelCodec.decodePendingValue(raw);
+        k = WheelCodec.decodeSlot(key);
       } catch (RuntimeException e) {
-        // A timer that cannot be read would fail this slot at every round: out of the wheel, bytes kept.
-        quarantine(names.pending(), pendingKey.get(), raw, k.userId(), e, now);
-        timers.removePending(pendingKey);
+        output.quarantine(names.slots(), key, key, null, new IllegalArgumentException("not a slot key"), now);
+        timers.removeSlot(Bytes.wrap(key));
         continue;
       }
-      WheelRules.Expiry expiry = WheelRules.expire(k.slot(), p, now, timeoutMs, config.maxAttempts(), slotMs);
-      if (expiry == null) {
-        continue;
-      }
-      if (expiry.rearm() != null) {
-        timers.arm(k.userId(), k.deviceId(), k.seq(), expiry.rearm());
-      } else {
-        timers.removePending(pendingKey);
-      }
-      if (expiry.emit()) {
-        batches.add(k.userId(), k.deviceId(), k.seq(), p, expiry.isFinal());
+      // Slots before the one the round stops in are now empty; that one may hold more (the rest of the batch).
+      resumeAt = more ? k.slot() : resumeAt;
+      if (!expireDevice(k, now, lease, batches)) {
+        more = true;
+        resumeAt = k.slot();
+        break;
       }
     }
-    batches.timeouts().forEach(timeout -> emit(timeout, now));
+    timers.cursor(resumeAt);
+    batches.timeouts().forEach(timeout -> output.emit(timeout, now));
     return more;
   }
 
-  /** A slice of the rolling scan of {@code ack-acked} ({@link AckedSweep}), within the round's lease. */
+  /** Expires the device of slot key {@code k} as far as the lease goes; false if the lease ran out. */
+  private boolean expireDevice(SlotKey k, long now, PunctuationBudget.Lease lease, TimeoutBatcher batches) {
+    Bytes deviceKey = Bytes.wrap(WheelCodec.device(k.userId(), k.deviceId()));
+    byte[] raw = timers.raw(deviceKey);
+    DeviceTimers state;
+    try {
+      state = timers.decode(raw);
+    } catch (RuntimeException e) {
+      // A record that cannot be read would fail this slot at every round: out of the wheel, bytes kept.
+      output.quarantine(names.devices(), deviceKey.get(), raw, k.userId(), e, now);
+      timers.removeDevice(deviceKey);
+      timers.removeSlot(Bytes.wrap(WheelCodec.slot(k.slot(), k.userId(), k.deviceId())));
+      return true;
+    }
+    Set<Long> slots = state.slots();
+    long dueSeqs = state.dueSeqs(k.slot());
+    long allowed = Math.min(Math.max(1, dueSeqs), budget.remainingRecords());
+    if (allowed <= 0 || !lease.take(allowed)) {
+      lease.take(1); // marks the lease exhausted
+      return false;
+    }
+    DeviceTimers.Expired expired = state.expire(k.slot(), now, policy, allowed);
+    long gone = 0;
+    for (DeviceTimers.TimedOut t : expired.timeouts()) {
+      batches.add(k.userId(), k.deviceId(), t.run(), t.isFinal());
+      gone += t.isFinal() ? t.run().size() : 0;
+    }
+    if (!slots.contains(k.slot())) {
+      timers.removeSlot(Bytes.wrap(WheelCodec.slot(k.slot(), k.userId(), k.deviceId())));
+    }
+    timers.write(k.userId(), k.deviceId(), deviceKey, slots, state, -gone);
+    return !expired.rest();
+  }
+
+  /** A slice of the rolling scan of the device records ({@link AckedSweep}), within the round's lease. */
   private void sweepAcked(long now, PunctuationBudget.Lease lease) {
     if (!ackedSweep.due(now)) {
       return;
     }
-    List<Bytes> old;
-    try (KeyValueIterator<Bytes, byte[]> it = ackedStore.range(ackedSweep.from(), null)) {
+    List<KeyValue<Bytes, byte[]>> old;
+    try (KeyValueIterator<Bytes, byte[]> it = timers.devicesFrom(ackedSweep.from())) {
       old = ackedSweep.slice(it, now, () -> lease.take(1));
     }
-    old.forEach(k -> Timers.remove(ackedStore, k));
-  }
-
-  private void quarantine(String store, byte[] key, byte[] stored, String user, RuntimeException e, long now) {
-    LOG.warn("Entry of {} does not decode; moved to the rejected topic", store, e);
-    StoredValues.Undecodable bad = StoredValues.undecodable(stored, e);
-    context.forward(StoredValues.rejected(store, key, user, bad, now), names.rejectedSink());
-  }
-
-  private void emit(TimeoutBatcher.Timeout timeout, long now) {
-    RecordHeaders headers = new RecordHeaders();
-    headers.add(names.finalHeader(), Boolean.toString(timeout.isFinal()).getBytes(StandardCharsets.UTF_8));
-    context.forward(new Record<>(timeout.value().getUserId(), timeout.value(), now, headers), names.timeoutsSink());
-    metrics.timeoutEmitted(timeout.isFinal(), timeout.value().getSeqs().size(),
-        now - timeout.value().getDeadline().toEpochMilli());
-  }
-
-  private long slotOf(long deadline) {
-    return WheelRules.slotOf(deadline, slotMs);
+    for (KeyValue<Bytes, byte[]> kv : old) {
+      try {
+        WheelCodec.decodeHeader(kv.value);
+      } catch (RuntimeException e) {
+        output.quarantine(names.devices(), kv.key.get(), kv.value, null, e, now);
+      }
+      timers.removeDevice(kv.key);
+    }
   }
 
   private static void requireRouted(String key, String user, String device) {

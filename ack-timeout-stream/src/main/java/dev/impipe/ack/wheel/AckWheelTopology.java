@@ -12,15 +12,18 @@ import java.util.LinkedHashSet;
 import java.util.Set;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorSupplier;
+import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.StoreBuilder;
 import org.apache.kafka.streams.state.Stores;
 
 /**
  * The ACK-timeout topology: {@code im.deliveries} and {@code im.acks} (co-partitioned by user id) into one wheel
- * processor with three changelogged RocksDB stores, out to {@code im.ack-timeouts}.
+ * processor with two changelogged RocksDB stores (behind the Streams record cache if {@code IM_ACK_STORE_CACHE}),
+ * out to {@code im.ack-timeouts}.
  */
 public final class AckWheelTopology {
 
@@ -31,17 +34,18 @@ public final class AckWheelTopology {
   /** Wheel entries that do not decode go here (the rejected topic) with their stored bytes. */
   public static final String REJECTED_SINK = "ack-rejected-sink";
   /**
-   * {@code userId|deviceId|seq -> [version] slot, firstPushedAt, deadline, attempts}: the timers by delivery (byte
-   * layouts in {@link WheelCodec}).
+   * {@code userId|deviceId -> [version] highest ACKed seq, ACK time, runs of pending seqs}: one record per device
+   * (byte layouts in {@link WheelCodec}); a record with nothing pending whose device has not ACKed for
+   * {@code IM_ACK_ACKED_RETENTION} is removed (a rolling scan, bounded like the wheel).
    */
-  public static final String PENDING_STORE = "ack-pending";
-  /** {@code slot|userId|deviceId|seq -> empty}: the timers by slot, scanned oldest slot first. */
-  public static final String WHEEL_STORE = "ack-wheel";
+  public static final String DEVICE_STORE = "ack-devices";
+  /** {@code slot|userId|deviceId -> empty}: the devices with runs in each slot, scanned oldest slot first. */
+  public static final String SLOT_STORE = "ack-slots";
   /**
-   * {@code userId|deviceId -> [version] highest ACKed seq, ACK time}: lets an ACK that overtook its delivery win; an entry
-   * not ACKed again for {@code IM_ACK_ACKED_RETENTION} is removed (a rolling scan, bounded like the wheel).
+   * The stores of the per-seq layout this one replaced ({@code ack-pending}, {@code ack-wheel}, {@code ack-acked}):
+   * never opened, so their changelogs are never misread (docs/operations/upgrades-and-state-formats.md).
    */
-  public static final String ACKED_STORE = "ack-acked";
+  static final java.util.List<String> RETIRED_STORES = java.util.List.of("ack-pending", "ack-wheel", "ack-acked");
   /** Header of each AckTimeout: {@code true} for the final timeout, {@code false} for a redelivery request. */
   public static final String FINAL_HEADER = "im-ack-final";
 
@@ -75,12 +79,15 @@ public final class AckWheelTopology {
         deliveries.valueSerde().deserializer(), deliveries.name());
     topology.addSource(ACKS_SOURCE, acks.keySerde().deserializer(), acks.valueSerde().deserializer(), acks.name());
     Set<StoreBuilder<?>> stores = new LinkedHashSet<>();
-    for (String store : new String[] {PENDING_STORE, WHEEL_STORE, ACKED_STORE}) {
-      stores.add(Stores.keyValueStoreBuilder(MemtableBudget.keyValue(Stores.persistentKeyValueStore(store)),
-          Serdes.Bytes(), Serdes.ByteArray()));
+    for (String store : new String[] {DEVICE_STORE, SLOT_STORE}) {
+      StoreBuilder<KeyValueStore<Bytes, byte[]>> builder = Stores.keyValueStoreBuilder(
+          MemtableBudget.keyValue(Stores.persistentKeyValueStore(store)), Serdes.Bytes(), Serdes.ByteArray());
+      // The cache absorbs a device's push and ACK (and its slot key's put and delete) within one commit: under
+      // exactly-once the changelog only has to be written by the commit, which flushes the cache first.
+      stores.add(config.storeCache() ? builder.withCachingEnabled() : builder.withCachingDisabled());
     }
-    AckWheelProcessor.StoreNames names = new AckWheelProcessor.StoreNames(PENDING_STORE, WHEEL_STORE, ACKED_STORE,
-        TIMEOUTS_SINK, REJECTED_SINK, FINAL_HEADER);
+    AckWheelProcessor.StoreNames names = new AckWheelProcessor.StoreNames(DEVICE_STORE, SLOT_STORE, TIMEOUTS_SINK,
+        REJECTED_SINK, FINAL_HEADER);
     // The supplier attaches the stores: the processor knows them by the names it is given, not by our constants.
     topology.addProcessor(WHEEL_PROCESSOR, new ProcessorSupplier<String, SpecificRecord, Object, Object>() {
       @Override

@@ -8,9 +8,11 @@ import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
 
 /**
- * The rolling scan of {@code ack-acked} (pure: the processor opens the store range and deletes what this returns):
- * devices not ACKed for the retention go, a slice per punctuation (at most {@code perRun} keys looked at, and only
- * as many removed as the round's budget allows); a full pass starts at most once per retention / 10.
+ * The rolling scan of the device records (pure: the processor opens the store range and deletes what this returns):
+ * a record with nothing pending whose device has not ACKed for the retention goes (its highest ACK only had to
+ * outlive a late Delivery record), a slice per punctuation (at most {@code perRun} keys looked at, and only as many
+ * removed as the round's budget allows); a full pass starts at most once per retention / 10. A record that does not
+ * decode is returned too: the processor moves it to the rejected topic.
  */
 final class AckedSweep {
 
@@ -39,8 +41,8 @@ final class AckedSweep {
    * One slice over {@code entries} (the store from {@link #from()} on, in key order) at {@code now}: the keys to
    * remove. {@code take} asks the round's budget for one removal; when it says no, the slice stops there.
    */
-  List<Bytes> slice(Iterator<KeyValue<Bytes, byte[]>> entries, long now, BooleanSupplier take) {
-    List<Bytes> old = new ArrayList<>();
+  List<KeyValue<Bytes, byte[]>> slice(Iterator<KeyValue<Bytes, byte[]>> entries, long now, BooleanSupplier take) {
+    List<KeyValue<Bytes, byte[]>> old = new ArrayList<>();
     Bytes last = null;
     boolean finished = true;
     int seen = 0;
@@ -51,12 +53,12 @@ final class AckedSweep {
       }
       KeyValue<Bytes, byte[]> kv = entries.next();
       last = kv.key;
-      if (now - ackedAt(kv.value) >= retentionMs) {
+      if (removable(kv.value, now)) {
         if (!take.getAsBoolean()) {
           finished = false;
           break;
         }
-        old.add(kv.key);
+        old.add(kv);
       }
     }
     if (finished) {
@@ -68,11 +70,13 @@ final class AckedSweep {
     return old;
   }
 
-  private static long ackedAt(byte[] value) {
+  private boolean removable(byte[] value, long now) {
+    WheelCodec.DeviceHeader header;
     try {
-      return WheelCodec.decodeAckedAt(value);
+      header = WheelCodec.decodeHeader(value);
     } catch (RuntimeException e) {
-      return 0; // an unreadable entry only ever helped ignore a late delivery: let it go
+      return true;
     }
+    return header.runs() == 0 && now - header.ackedAt() >= retentionMs;
   }
 }

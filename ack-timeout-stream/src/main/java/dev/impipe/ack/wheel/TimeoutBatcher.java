@@ -1,6 +1,6 @@
 package dev.impipe.ack.wheel;
 
-import dev.impipe.ack.wheel.WheelCodec.Pending;
+import dev.impipe.ack.wheel.DeviceTimers.Run;
 import dev.impipe.avro.AckTimeout;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -22,9 +22,9 @@ final class TimeoutBatcher {
 
   private final Map<Batch, Builder> batches = new LinkedHashMap<>();
 
-  /** Adds {@code seq} of the device, expiring with its pending state {@code p}. */
-  void add(String userId, String deviceId, long seq, Pending p, boolean isFinal) {
-    batches.computeIfAbsent(new Batch(userId, deviceId, p.attempts(), isFinal), b -> new Builder()).add(seq, p);
+  /** Adds the seqs of {@code run} of the device, expiring with the run's state. */
+  void add(String userId, String deviceId, Run run, boolean isFinal) {
+    batches.computeIfAbsent(new Batch(userId, deviceId, run.attempts(), isFinal), b -> new Builder()).add(run);
   }
 
   /** The records, in the order their groups were first added. */
@@ -50,10 +50,12 @@ final class TimeoutBatcher {
     private long firstPushedAt = Long.MAX_VALUE;
     private long deadline = Long.MAX_VALUE;
 
-    void add(long seq, Pending p) {
-      seqs.add(seq);
-      firstPushedAt = Math.min(firstPushedAt, p.firstPushedAt());
-      deadline = Math.min(deadline, p.deadline());
+    void add(Run run) {
+      for (long seq = run.fromSeq(); seq <= run.toSeq() && seq >= run.fromSeq(); seq++) {
+        seqs.add(seq);
+      }
+      firstPushedAt = Math.min(firstPushedAt, run.firstPushedAt());
+      deadline = Math.min(deadline, run.deadline());
     }
   }
 }

@@ -1,63 +1,50 @@
 package dev.impipe.ack.wheel;
 
+import dev.impipe.ack.wheel.DeviceTimers.Run;
 import dev.impipe.runtime.streams.OrderedKey;
 import dev.impipe.runtime.streams.VersionedValue;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Every byte layout of the wheel's RocksDB stores, in one place. Keys are {@link OrderedKey}s (strings escaped and
- * terminated, numbers big-endian with the sign bit flipped), so RocksDB's byte order is the fields' order and a key
- * prefix names exactly one (user, device) pair: no user or device id can run into the next field. Values are
- * {@link VersionedValue}s (version byte first).
+ * terminated, numbers big-endian with the sign bit flipped), so RocksDB's byte order is the fields' order and no
+ * user or device id can run into the next field. Values are {@link VersionedValue}s (version byte first).
  *
  * <pre>
- * pending key  : string userId, string deviceId, int64 seq                  -> pending value
- * pending value: [version 1] int64 slot, int64 firstPushedAt, int64 deadline, int32 attempts
- * wheel key    : int64 slot, string userId, string deviceId, int64 seq      -> empty value
- * acked key    : string userId, string deviceId                             -> acked value
- * acked value  : [version 1] int64 highest ACKed seq, int64 ackedAt (epoch ms)
+ * device key  : string userId, string deviceId                         -> device value
+ * device value: [version 1] int64 highest ACKed seq (Long.MIN_VALUE: none), int64 ackedAt (epoch ms),
+ *               int32 n, n runs of { int64 fromSeq, int64 toSeq, int64 slot, int64 firstPushedAt,
+ *               int64 deadline, int64 lastDeadline, int32 attempts }, in seq order, not overlapping
+ * slot key    : int64 slot, string userId, string deviceId             -> empty value
  * </pre>
  */
 public final class WheelCodec {
 
-  /** The value of a wheel entry: the key says everything. */
+  /** The value of a slot key: the key says everything. */
   public static final byte[] EMPTY = new byte[0];
 
+  /** Bytes of one run in a device value. */
+  static final int RUN_BYTES = 6 * Long.BYTES + Integer.BYTES;
+
   private static final int VERSION = 1;
+  private static final int HEADER_BYTES = 1 + 2 * Long.BYTES + Integer.BYTES;
 
   private WheelCodec() {}
 
-  /** A decoded wheel key. */
-  public record WheelKey(long slot, String userId, String deviceId, long seq) {}
+  /** A decoded slot key. */
+  public record SlotKey(long slot, String userId, String deviceId) {}
 
-  /** A decoded pending key. */
-  public record PendingKey(String userId, String deviceId, long seq) {}
+  /** The fields of a device value the ACKed-retention sweep needs, read without its runs. */
+  record DeviceHeader(long ackedSeq, long ackedAt, int runs) {}
 
-  /**
-   * What the pending index remembers of one unACKed delivery.
-   *
-   * @param slot the wheel slot the entry sits in
-   * @param firstPushedAt when the seq was first pushed to the device (epoch ms)
-   * @param deadline when the current attempt times out (epoch ms)
-   * @param attempts pushes so far
-   */
-  public record Pending(long slot, long firstPushedAt, long deadline, int attempts) {}
-
-  /** The key prefix shared by every pending entry of one device; also the key of the acked store. */
+  /** The key of a device's record. */
   public static byte[] device(String userId, String deviceId) {
     return OrderedKey.key().string(userId).string(deviceId).build();
   }
 
-  public static byte[] pending(String userId, String deviceId, long seq) {
-    return OrderedKey.key().string(userId).string(deviceId).int64(seq).build();
-  }
-
-  public static PendingKey decodePending(byte[] key) {
-    OrderedKey.Reader r = OrderedKey.read(key);
-    return new PendingKey(r.string(), r.string(), r.int64());
-  }
-
-  public static byte[] wheel(long slot, String userId, String deviceId, long seq) {
-    return OrderedKey.key().int64(slot).string(userId).string(deviceId).int64(seq).build();
+  public static byte[] slot(long slot, String userId, String deviceId) {
+    return OrderedKey.key().int64(slot).string(userId).string(deviceId).build();
   }
 
   /** The smallest possible key of {@code slot}: a range [slotStart(a), slotStart(b)] holds exactly slots a..b-1. */
@@ -65,41 +52,62 @@ public final class WheelCodec {
     return OrderedKey.key().int64(slot).build();
   }
 
-  public static WheelKey decodeWheel(byte[] key) {
+  public static SlotKey decodeSlot(byte[] key) {
     OrderedKey.Reader r = OrderedKey.read(key);
-    return new WheelKey(r.int64(), r.string(), r.string(), r.int64());
+    return new SlotKey(r.int64(), r.string(), r.string());
   }
 
-  public static byte[] pendingValue(Pending p) {
-    return VersionedValue.write(VERSION).int64(p.slot()).int64(p.firstPushedAt()).int64(p.deadline())
-        .int32(p.attempts()).build();
+  static byte[] deviceValue(DeviceTimers timers) {
+    List<Run> runs = timers.runs();
+    VersionedValue.Writer w = VersionedValue.write(VERSION).int64(timers.ackedSeq()).int64(timers.ackedAt())
+        .int32(runs.size());
+    for (Run r : runs) {
+      w.int64(r.fromSeq()).int64(r.toSeq()).int64(r.slot()).int64(r.firstPushedAt()).int64(r.deadline())
+          .int64(r.lastDeadline()).int32(r.attempts());
+    }
+    return w.build();
   }
 
-  public static Pending decodePendingValue(byte[] value) {
-    VersionedValue.Reader r = VersionedValue.read(value, AckWheelTopology.PENDING_STORE, VERSION);
-    Pending p = new Pending(r.int64(), r.int64(), r.int64(), r.int32());
+  /**
+   * A device value, checked: at most {@code maxPending} pending seqs, runs in seq order and not overlapping, no
+   * more runs than bytes for them (a hostile value cannot make the wheel allocate or emit without bound).
+   */
+  static DeviceTimers decodeDevice(byte[] value, long maxPending) {
+    VersionedValue.Reader r = VersionedValue.read(value, AckWheelTopology.DEVICE_STORE, VERSION);
+    long ackedSeq = r.int64();
+    long ackedAt = r.int64();
+    int n = r.int32();
+    if (n < 0 || (long) n * RUN_BYTES != value.length - HEADER_BYTES) {
+      throw malformed(n + " runs in " + value.length + " bytes");
+    }
+    List<Run> runs = new ArrayList<>(n);
+    long pending = 0;
+    long previous = ackedSeq;
+    for (int i = 0; i < n; i++) {
+      long from = r.int64();
+      long to = r.int64();
+      if (to < from || (i > 0 || ackedSeq != DeviceTimers.NO_ACK) && from <= previous) {
+        throw malformed("run " + from + ".." + to + " after seq " + previous);
+      }
+      Run run = new Run(from, to, r.int64(), r.int64(), r.int64(), r.int64(), r.int32());
+      if (run.size() <= 0 || run.size() > maxPending - pending) {
+        throw malformed("more than " + maxPending + " pending seqs");
+      }
+      pending += run.size();
+      previous = to;
+      runs.add(run);
+    }
     r.end();
-    return p;
+    return new DeviceTimers(ackedSeq, ackedAt, runs);
   }
 
-  /** An {@code ack-acked} value: the seq and when it was ACKed. */
-  public static byte[] ackedValue(long seq, long ackedAtMs) {
-    return VersionedValue.write(VERSION).int64(seq).int64(ackedAtMs).build();
+  /** The ACK and run count of a device value, without reading its runs. */
+  static DeviceHeader decodeHeader(byte[] value) {
+    VersionedValue.Reader r = VersionedValue.read(value, AckWheelTopology.DEVICE_STORE, VERSION);
+    return new DeviceHeader(r.int64(), r.int64(), r.int32());
   }
 
-  /** The highest ACKed seq of an {@code ack-acked} value. */
-  public static long decodeSeqValue(byte[] value) {
-    return ackedReader(value).int64();
-  }
-
-  /** When an {@code ack-acked} value was written (epoch ms). */
-  public static long decodeAckedAt(byte[] value) {
-    VersionedValue.Reader r = ackedReader(value);
-    r.int64();
-    return r.int64();
-  }
-
-  private static VersionedValue.Reader ackedReader(byte[] value) {
-    return VersionedValue.read(value, AckWheelTopology.ACKED_STORE, VERSION);
+  private static VersionedValue.MalformedValueException malformed(String why) {
+    return new VersionedValue.MalformedValueException(AckWheelTopology.DEVICE_STORE + " value: " + why);
   }
 }

@@ -100,7 +100,7 @@ class AckWheelTopologyTest {
     advanceTo(60_000);
     assertThat(timeouts.isEmpty()).isTrue();
     assertThat(pending()).isZero();
-    assertThat(storeSize(AckWheelTopology.WHEEL_STORE)).isZero();
+    assertThat(storeSize(AckWheelTopology.SLOT_STORE)).isZero();
     assertThat(meters.get(AckWheelMetrics.TIMEOUTS).tag("kind", "final").counter().count()).isEqualTo(2);
     assertThat(meters.get(AckWheelMetrics.TIMED_OUT_SEQS).counter().count()).isEqualTo(2);
     // lateness = emit time - deadline: 18.0 - 17.1 and 18.0 - 17.7
@@ -138,13 +138,14 @@ class AckWheelTopologyTest {
     // Given a timer stored by a wheel with 1 s slots (an earlier build, or IM_ACK_TICK=4s now 1s): deadline 17.1 s
     // in slot 18, which this wheel (250 ms slots) reads as the slot ending at 4.5 s
     start(AckTimeoutConfig.defaults());
-    KeyValueStore<Bytes, byte[]> pendingStore = driver.getKeyValueStore(AckWheelTopology.PENDING_STORE);
-    KeyValueStore<Bytes, byte[]> wheelStore = driver.getKeyValueStore(AckWheelTopology.WHEEL_STORE);
+    KeyValueStore<Bytes, byte[]> deviceStore = driver.getKeyValueStore(AckWheelTopology.DEVICE_STORE);
+    KeyValueStore<Bytes, byte[]> slotStore = driver.getKeyValueStore(AckWheelTopology.SLOT_STORE);
     long t0 = T0.toEpochMilli();
     long wideSlot = (t0 + 17_100 + 999) / 1_000;
-    pendingStore.put(Bytes.wrap(WheelCodec.pending("bob", "phone", 101)),
-        WheelCodec.pendingValue(new WheelCodec.Pending(wideSlot, t0 + 2_100, t0 + 17_100, 1)));
-    wheelStore.put(Bytes.wrap(WheelCodec.wheel(wideSlot, "bob", "phone", 101)), WheelCodec.EMPTY);
+    deviceStore.put(Bytes.wrap(WheelCodec.device("bob", "phone")), WheelCodec.deviceValue(new DeviceTimers(
+        DeviceTimers.NO_ACK, 0, List.of(new DeviceTimers.Run(101, 101, wideSlot, t0 + 2_100, t0 + 17_100,
+            t0 + 17_100, 1)))));
+    slotStore.put(Bytes.wrap(WheelCodec.slot(wideSlot, "bob", "phone")), WheelCodec.EMPTY);
 
     // When the wheel passes that slot number, and later the deadline
     advanceTo(5_000);
@@ -155,7 +156,7 @@ class AckWheelTopologyTest {
     advanceTo(17_250);
     assertThat(timeouts.readRecordsToList()).containsExactly(
         record("bob", timeout("bob", "phone", List.of(101L), 2_100, 17_100, 1), 17_250));
-    assertThat(storeSize(AckWheelTopology.WHEEL_STORE)).isZero();
+    assertThat(storeSize(AckWheelTopology.SLOT_STORE)).isZero();
   }
 
   @Test
@@ -179,8 +180,9 @@ class AckWheelTopologyTest {
     advanceTo(16_000);
     assertThat(timeouts.isEmpty()).isTrue();
     advanceTo(17_000);
+    // (201..205 share a slot: one run, whose earliest push and deadline are 201's, kept when the ACK trims it)
     assertThat(timeouts.readRecordsToList()).containsExactly(
-        record("alice", timeout("alice", "phone", List.of(204L, 205L), 1_204, 16_204, 1), 17_000),
+        record("alice", timeout("alice", "phone", List.of(204L, 205L), 1_201, 16_201, 1), 17_000),
         record("alice", timeout("alice", "tablet", List.of(201L, 202L), 1_500, 16_500, 1), 17_000));
     advanceTo(40_000);
     assertThat(timeouts.isEmpty()).isTrue();
@@ -208,8 +210,9 @@ class AckWheelTopologyTest {
     advanceTo(17_000);
     assertThat(timeouts.isEmpty()).isTrue();
     advanceTo(18_000);
+    // (4..6 are one run: its earliest push and deadline are 4's)
     assertThat(timeouts.readRecordsToList()).containsExactly(
-        record("alice", timeout("alice", "phone", List.of(6L), 2_006, 17_006, 1), 18_000));
+        record("alice", timeout("alice", "phone", List.of(6L), 2_004, 17_004, 1), 18_000));
     advanceTo(40_000);
     assertThat(timeouts.isEmpty()).isTrue();
   }
@@ -228,8 +231,8 @@ class AckWheelTopologyTest {
     advanceTo(16_000);
     advanceTo(120_000);
     assertThat(timeouts.isEmpty()).isTrue();
-    assertThat(storeSize(AckWheelTopology.PENDING_STORE)).isZero();
-    assertThat(storeSize(AckWheelTopology.WHEEL_STORE)).isZero();
+    assertThat(pending()).isZero();
+    assertThat(storeSize(AckWheelTopology.SLOT_STORE)).isZero();
   }
 
   @Test
@@ -274,15 +277,16 @@ class AckWheelTopologyTest {
     // now = 60.05 s: catch-up rounds inside the same window (one transaction) expire nothing more
     advanceTo(60_050);
     assertThat(timeouts.isEmpty()).isTrue();
-    // now = 60.1 s: the next window's round continues where the last one stopped, inside slot 17
+    // now = 60.1 s: the next window's round continues where the last one stopped, inside u2's run (whose earliest
+    // push and deadline are those of its first seq)
     advanceTo(60_100);
     assertThat(timeouts.readRecordsToList()).containsExactly(
-        record("u2", timeout("u2", "phone", List.of(2L, 3L), 2_002, 17_002, 1), 60_100),
+        record("u2", timeout("u2", "phone", List.of(2L, 3L), 2_001, 17_001, 1), 60_100),
         record("u3", timeout("u3", "phone", List.of(1L, 2L), 3_001, 18_001, 1), 60_100));
     // now = 60.2 s: the last round
     advanceTo(60_200);
     assertThat(timeouts.readRecordsToList()).containsExactly(
-        record("u3", timeout("u3", "phone", List.of(3L), 3_003, 18_003, 1), 60_200),
+        record("u3", timeout("u3", "phone", List.of(3L), 3_001, 18_001, 1), 60_200),
         record("u4", timeout("u4", "phone", List.of(1L, 2L, 3L), 4_001, 19_001, 1), 60_200));
     // now = 60.3 s .. 5 min: caught up, nothing fires twice
     advanceTo(60_300);
@@ -433,7 +437,7 @@ class AckWheelTopologyTest {
     // Given a 1 min retention of ack-acked, and alice's phone ACKs seq 5 at 1 s
     start(AckTimeoutConfig.defaults().withAckedRetention(Duration.ofMinutes(1)));
     ack("alice", "phone", 5, at(1_000));
-    assertThat(storeSize(AckWheelTopology.ACKED_STORE)).isEqualTo(1);
+    assertThat(storeSize(AckWheelTopology.DEVICE_STORE)).isEqualTo(1);
     // When a delivery of seq 4 comes late (30 s): the ACK still wins, no timer
     advanceTo(30_000);
     push("alice", "phone", 4, at(500));
@@ -441,7 +445,7 @@ class AckWheelTopologyTest {
     // Then once a minute has passed since the ACK (now = 61 s and the next scan), the entry is gone
     advanceTo(61_000);
     advanceTo(68_000);
-    assertThat(storeSize(AckWheelTopology.ACKED_STORE)).isZero();
+    assertThat(storeSize(AckWheelTopology.DEVICE_STORE)).isZero();
     assertThat(timeouts.isEmpty()).isTrue();
   }
 
@@ -453,8 +457,8 @@ class AckWheelTopologyTest {
         topics.rejected().keySerde().deserializer(), topics.rejected().valueSerde().deserializer());
     push("alice", "phone", 1, at(100));
     push("bob", "phone", 1, at(200));
-    KeyValueStore<Bytes, byte[]> pendingStore = driver.getKeyValueStore(AckWheelTopology.PENDING_STORE);
-    Bytes bad = Bytes.wrap(WheelCodec.pending("alice", "phone", 1));
+    KeyValueStore<Bytes, byte[]> pendingStore = driver.getKeyValueStore(AckWheelTopology.DEVICE_STORE);
+    Bytes bad = Bytes.wrap(WheelCodec.device("alice", "phone"));
     pendingStore.put(bad, new byte[] {9, 9, 9});
 
     // When the slot is due (now = 16 s)
@@ -467,10 +471,10 @@ class AckWheelTopologyTest {
       assertThat(new String(r.key(), StandardCharsets.UTF_8)).isEqualTo("alice");
       assertThat(r.value()).containsExactly(9, 9, 9);
       assertThat(r.headers().lastHeader(dev.impipe.runtime.streams.RejectedHeaders.STORE).value())
-          .isEqualTo(AckWheelTopology.PENDING_STORE.getBytes(StandardCharsets.UTF_8));
+          .isEqualTo(AckWheelTopology.DEVICE_STORE.getBytes(StandardCharsets.UTF_8));
     });
     assertThat(pendingStore.get(bad)).isNull();
-    assertThat(storeSize(AckWheelTopology.WHEEL_STORE)).isZero();
+    assertThat(storeSize(AckWheelTopology.SLOT_STORE)).isZero();
   }
 
   private Properties stateProps(String dir) {
@@ -548,9 +552,30 @@ class AckWheelTopologyTest {
     return Boolean.parseBoolean(new String(header.value(), StandardCharsets.UTF_8));
   }
 
+  /** Pending seqs in the device records; checks that the slot keys are exactly the slots of their runs. */
   private long pending() {
-    long count = storeSize(AckWheelTopology.PENDING_STORE);
-    assertThat(storeSize(AckWheelTopology.WHEEL_STORE)).as("both indexes agree").isEqualTo(count);
+    long count = 0;
+    java.util.Set<String> slotsOfRuns = new java.util.TreeSet<>();
+    KeyValueStore<Bytes, byte[]> devices = driver.getKeyValueStore(AckWheelTopology.DEVICE_STORE);
+    try (KeyValueIterator<Bytes, byte[]> it = devices.all()) {
+      while (it.hasNext()) {
+        var kv = it.next();
+        DeviceTimers state = WheelCodec.decodeDevice(kv.value, Long.MAX_VALUE);
+        dev.impipe.runtime.streams.OrderedKey.Reader key = dev.impipe.runtime.streams.OrderedKey.read(kv.key.get());
+        String device = key.string() + "|" + key.string();
+        state.slots().forEach(slot -> slotsOfRuns.add(slot + "|" + device));
+        count += state.pendingSeqs();
+      }
+    }
+    java.util.Set<String> slotKeys = new java.util.TreeSet<>();
+    KeyValueStore<Bytes, byte[]> slots = driver.getKeyValueStore(AckWheelTopology.SLOT_STORE);
+    try (KeyValueIterator<Bytes, byte[]> it = slots.all()) {
+      while (it.hasNext()) {
+        WheelCodec.SlotKey k = WheelCodec.decodeSlot(it.next().key.get());
+        slotKeys.add(k.slot() + "|" + k.userId() + "|" + k.deviceId());
+      }
+    }
+    assertThat(slotKeys).as("slot keys are the slots of the devices' runs").isEqualTo(slotsOfRuns);
     assertThat((long) meters.get(AckWheelMetrics.PENDING).gauge().value()).as("pending gauge").isEqualTo(count);
     return count;
   }

@@ -2,7 +2,7 @@ package dev.impipe.ack.wheel;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.impipe.ack.wheel.WheelCodec.Pending;
+import dev.impipe.ack.wheel.DeviceTimers.Run;
 import java.time.Instant;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -13,10 +13,10 @@ class TimeoutBatcherTest {
   @Test
   void seqsOfOneDeviceAndAttemptGoInOneRecordSortedWithTheEarliestPushAndDeadline() {
     TimeoutBatcher batcher = new TimeoutBatcher();
-    batcher.add("alice", "phone", 7, new Pending(1, 300, 900, 1), false);
-    batcher.add("alice", "phone", 5, new Pending(1, 200, 950, 1), false);
-    batcher.add("alice", "tablet", 5, new Pending(1, 100, 800, 1), false);
-    batcher.add("alice", "phone", 6, new Pending(1, 100, 700, 3), true);
+    batcher.add("alice", "phone", new Run(7, 7, 1, 300, 900, 900, 1), false);
+    batcher.add("alice", "phone", new Run(5, 5, 1, 200, 950, 950, 1), false);
+    batcher.add("alice", "tablet", new Run(5, 5, 1, 100, 800, 800, 1), false);
+    batcher.add("alice", "phone", new Run(6, 6, 1, 100, 700, 700, 3), true);
 
     List<TimeoutBatcher.Timeout> out = batcher.timeouts();
 
@@ -33,6 +33,19 @@ class TimeoutBatcherTest {
     assertThat(out.get(2).isFinal()).isTrue();
     assertThat(out.get(2).value().getAttempts()).isEqualTo(3);
     assertThat(out.get(2).value().getSeqs()).containsExactly(6L);
+  }
+
+  @Test
+  void aRunListsEachOfItsSeqs() {
+    TimeoutBatcher batcher = new TimeoutBatcher();
+    batcher.add("alice", "phone", new Run(10, 12, 1, 100, 700, 750, 1), true);
+    batcher.add("alice", "phone", new Run(Long.MAX_VALUE, Long.MAX_VALUE, 1, 90, 800, 800, 1), true);
+
+    assertThat(batcher.timeouts()).singleElement().satisfies(t -> {
+      assertThat(t.value().getSeqs()).containsExactly(10L, 11L, 12L, Long.MAX_VALUE);
+      assertThat(t.value().getFirstPushedAt()).isEqualTo(Instant.ofEpochMilli(90));
+      assertThat(t.value().getDeadline()).isEqualTo(Instant.ofEpochMilli(700));
+    });
   }
 
   @Test

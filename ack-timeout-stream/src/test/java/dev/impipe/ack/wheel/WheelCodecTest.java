@@ -3,38 +3,41 @@ package dev.impipe.ack.wheel;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.impipe.ack.wheel.WheelCodec.Pending;
-import dev.impipe.ack.wheel.WheelCodec.PendingKey;
-import dev.impipe.ack.wheel.WheelCodec.WheelKey;
+import dev.impipe.ack.wheel.DeviceTimers.Run;
+import dev.impipe.ack.wheel.WheelCodec.SlotKey;
 import dev.impipe.runtime.streams.VersionedValue;
-import java.util.ArrayList;
+import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class WheelCodecTest {
 
+  private static final Run RUN = new Run(101, 105, 1_700_000_000L, 1_700_000_000_123L, 1_700_000_015_123L,
+      1_700_000_015_200L, 3);
+
   @Test
-  void keysRoundTrip() {
-    assertThat(WheelCodec.decodeWheel(WheelCodec.wheel(42, "alice", "phone", 101)))
-        .isEqualTo(new WheelKey(42, "alice", "phone", 101));
-    assertThat(WheelCodec.decodePending(WheelCodec.pending("ålice", "📱", -7)))
-        .isEqualTo(new PendingKey("ålice", "📱", -7));
-    Pending p = new Pending(1_700_000_000L, 1_700_000_000_123L, 1_700_000_015_123L, 3);
-    assertThat(WheelCodec.decodePendingValue(WheelCodec.pendingValue(p))).isEqualTo(p);
-    assertThat(WheelCodec.decodeSeqValue(WheelCodec.ackedValue(Long.MAX_VALUE, 5))).isEqualTo(Long.MAX_VALUE);
-    assertThat(WheelCodec.decodeAckedAt(WheelCodec.ackedValue(Long.MAX_VALUE, 5))).isEqualTo(5);
+  void keysAndValuesRoundTrip() {
+    assertThat(WheelCodec.decodeSlot(WheelCodec.slot(42, "ålice", "📱"))).isEqualTo(new SlotKey(42, "ålice", "📱"));
+    DeviceTimers timers = new DeviceTimers(100, 5, List.of(RUN, new Run(107, 107, 1, 2, 3, 4, 1)));
+    DeviceTimers back = WheelCodec.decodeDevice(WheelCodec.deviceValue(timers), 6);
+    assertThat(back.ackedSeq()).isEqualTo(100);
+    assertThat(back.ackedAt()).isEqualTo(5);
+    assertThat(back.runs()).isEqualTo(timers.runs());
+    assertThat(WheelCodec.decodeHeader(WheelCodec.deviceValue(timers)))
+        .isEqualTo(new WheelCodec.DeviceHeader(100, 5, 2));
+    DeviceTimers none = WheelCodec.decodeDevice(WheelCodec.deviceValue(DeviceTimers.empty()), 1);
+    assertThat(none.isEmpty()).isTrue();
+    assertThat(WheelCodec.deviceValue(timers)).hasSize(1 + 8 + 8 + 4 + 2 * WheelCodec.RUN_BYTES);
   }
 
   @Test
-  void byteOrderOfSlotsAndSeqsIsNumericOrder() {
+  void byteOrderOfSlotsIsNumericOrder() {
     long[] numbers = {Long.MIN_VALUE, -256, -1, 0, 1, 255, 256, 65_536, 1_700_000_000_000L, Long.MAX_VALUE};
     for (int i = 1; i < numbers.length; i++) {
       assertThat(compare(WheelCodec.slotStart(numbers[i - 1]), WheelCodec.slotStart(numbers[i])))
           .as("%d < %d", numbers[i - 1], numbers[i]).isNegative();
-      assertThat(compare(WheelCodec.wheel(numbers[i - 1], "u", "d", 0), WheelCodec.wheel(numbers[i], "a", "a", 0)))
-          .isNegative();
-      assertThat(compare(WheelCodec.pending("u", "d", numbers[i - 1]), WheelCodec.pending("u", "d", numbers[i])))
+      assertThat(compare(WheelCodec.slot(numbers[i - 1], "u", "d"), WheelCodec.slot(numbers[i], "a", "a")))
           .isNegative();
     }
   }
@@ -44,40 +47,60 @@ class WheelCodecTest {
     // [slotStart(5), slotStart(7)] holds every key of slots 5 and 6, none of 4 or 7.
     byte[] from = WheelCodec.slotStart(5);
     byte[] to = WheelCodec.slotStart(7);
-    List<byte[]> inside = List.of(WheelCodec.wheel(5, "", "", Long.MIN_VALUE), WheelCodec.wheel(6, "zz", "zz", 9));
-    List<byte[]> outside = List.of(WheelCodec.wheel(4, "\uffff", "\uffff", Long.MAX_VALUE),
-        WheelCodec.wheel(7, "", "", Long.MIN_VALUE));
+    List<byte[]> inside = List.of(WheelCodec.slot(5, "", ""), WheelCodec.slot(6, "zz", "zz"));
+    List<byte[]> outside = List.of(WheelCodec.slot(4, "\uffff", "\uffff"), WheelCodec.slot(7, "", ""));
     inside.forEach(k -> assertThat(compare(from, k) <= 0 && compare(k, to) <= 0).isTrue());
     outside.forEach(k -> assertThat(compare(from, k) <= 0 && compare(k, to) <= 0).isFalse());
   }
 
   @Test
-  void deviceRangeCannotReachAnotherDeviceWhoseIdExtendsThisOne() {
-    // Without the string terminator "ab"|"c" and "a"|"bc" would share bytes; a range over device ("a","b") must
-    // contain neither device ("a","bc") nor user "ab".
-    byte[] from = WheelCodec.pending("a", "b", Long.MIN_VALUE);
-    byte[] to = WheelCodec.pending("a", "b", Long.MAX_VALUE);
-    List<byte[]> others = new ArrayList<>(List.of(
-        WheelCodec.pending("a", "bc", 5), WheelCodec.pending("ab", "", 5), WheelCodec.pending("a", "", 5),
-        WheelCodec.pending("a", "b\u0000", 0), WheelCodec.pending("", "ab", 3)));
-    others.forEach(k -> assertThat(compare(from, k) <= 0 && compare(k, to) <= 0)
-        .as(WheelCodec.decodePending(k).toString()).isFalse());
-    assertThat(compare(from, WheelCodec.pending("a", "b", 0)) <= 0
-        && compare(WheelCodec.pending("a", "b", 0), to) <= 0).isTrue();
+  void deviceKeysOfIdsThatExtendEachOtherDiffer() {
+    // Without the string terminator "ab"|"c" and "a"|"bc" would be the same key.
+    assertThat(WheelCodec.device("ab", "c")).isNotEqualTo(WheelCodec.device("a", "bc"));
+    assertThat(WheelCodec.slot(1, "ab", "c")).isNotEqualTo(WheelCodec.slot(1, "a", "bc"));
   }
 
   @Test
   void valuesCarryAVersionAndAnUnknownOneIsRejected() {
-    byte[] value = WheelCodec.pendingValue(new Pending(1, 2, 3, 4));
+    byte[] value = WheelCodec.deviceValue(new DeviceTimers(1, 2, List.of(RUN)));
     assertThat(value[0]).isEqualTo((byte) 1);
     value[0] = 2;
-    assertThatThrownBy(() -> WheelCodec.decodePendingValue(value))
+    assertThatThrownBy(() -> WheelCodec.decodeDevice(value, 10))
         .isInstanceOf(VersionedValue.UnknownVersionException.class)
-        .hasMessageContaining("ack-pending value has version 2");
-    byte[] acked = WheelCodec.ackedValue(7, 8);
-    acked[0] = 0;
-    assertThatThrownBy(() -> WheelCodec.decodeSeqValue(acked))
-        .isInstanceOf(VersionedValue.UnknownVersionException.class);
+        .hasMessageContaining("ack-devices value has version 2");
+  }
+
+  @Test
+  void aHostileValueIsRefusedBeforeItCostsAnything() {
+    // a run count the bytes do not hold
+    byte[] lying = WheelCodec.deviceValue(new DeviceTimers(1, 2, List.of(RUN)));
+    ByteBuffer.wrap(lying).putInt(1 + 16, Integer.MAX_VALUE);
+    assertThatThrownBy(() -> WheelCodec.decodeDevice(lying, 10))
+        .isInstanceOf(VersionedValue.MalformedValueException.class).hasMessageContaining("runs in");
+    // more pending seqs than allowed, or a run longer than the seq space
+    byte[] big = WheelCodec.deviceValue(new DeviceTimers(DeviceTimers.NO_ACK, 0, List.of(RUN)));
+    assertThatThrownBy(() -> WheelCodec.decodeDevice(big, 4))
+        .isInstanceOf(VersionedValue.MalformedValueException.class).hasMessageContaining("more than 4");
+    assertThat(WheelCodec.decodeDevice(big, 5).pendingSeqs()).isEqualTo(5);
+    byte[] two = WheelCodec.deviceValue(new DeviceTimers(DeviceTimers.NO_ACK, 0, List.of(RUN, RUN.seqs(107, 108))));
+    assertThat(WheelCodec.decodeDevice(two, 7).pendingSeqs()).isEqualTo(7);
+    assertThatThrownBy(() -> WheelCodec.decodeDevice(two, 6)).as("the bound counts every run")
+        .isInstanceOf(VersionedValue.MalformedValueException.class).hasMessageContaining("more than 6");
+    byte[] huge = WheelCodec.deviceValue(new DeviceTimers(DeviceTimers.NO_ACK, 0,
+        List.of(new Run(Long.MIN_VALUE, Long.MAX_VALUE, 1, 1, 1, 1, 1))));
+    assertThatThrownBy(() -> WheelCodec.decodeDevice(huge, Long.MAX_VALUE))
+        .isInstanceOf(VersionedValue.MalformedValueException.class);
+    // runs out of order, overlapping, or at or below the ACK
+    assertThatThrownBy(() -> WheelCodec.decodeDevice(WheelCodec.deviceValue(new DeviceTimers(DeviceTimers.NO_ACK, 0,
+        List.of(RUN, RUN.seqs(105, 106)))), 100)).isInstanceOf(VersionedValue.MalformedValueException.class);
+    assertThatThrownBy(() -> WheelCodec.decodeDevice(WheelCodec.deviceValue(new DeviceTimers(101, 0,
+        List.of(RUN))), 100)).isInstanceOf(VersionedValue.MalformedValueException.class);
+    assertThat(WheelCodec.decodeDevice(WheelCodec.deviceValue(new DeviceTimers(100, 0, List.of(RUN))), 100)
+        .runs()).containsExactly(RUN);
+    // bytes after the runs
+    byte[] longer = Arrays.copyOf(WheelCodec.deviceValue(new DeviceTimers(1, 2, List.of())), 22);
+    assertThatThrownBy(() -> WheelCodec.decodeDevice(longer, 10))
+        .isInstanceOf(VersionedValue.MalformedValueException.class);
   }
 
   private static int compare(byte[] a, byte[] b) {

@@ -22,10 +22,7 @@ public class CodecBench {
   private final String group = "g-4711";
   private final String user = "user-123456";
   private final Bytes memberKey = MemberKeys.key(group, user);
-  private final byte[] wheelKey = WheelCodec.wheel(1_732_000_000L, user, "device-1", 987_654_321L);
-  private final byte[] pendingKey = WheelCodec.pending(user, "device-1", 987_654_321L);
-  private final byte[] pendingValue = WheelCodec.pendingValue(new WheelCodec.Pending(1_732_000_000L,
-      1_732_000_000_000L, 1_732_000_015_000L, 1));
+  private final byte[] slotKey = WheelCodec.slot(1_732_000_000L, user, "device-1");
   private final byte[] scheduleId = "m0123456789abcdef0123456789abc".getBytes(StandardCharsets.UTF_8);
   private long n;
 
@@ -45,28 +42,18 @@ public class CodecBench {
   }
 
   @Benchmark
-  public byte[] wheelKeyEncode() {
-    return WheelCodec.wheel(1_732_000_000L + (n++ & 1023), user, "device-1", 987_654_321L);
+  public byte[] slotKeyEncode() {
+    return WheelCodec.slot(1_732_000_000L + (n++ & 1023), user, "device-1");
   }
 
   @Benchmark
-  public WheelCodec.WheelKey wheelKeyDecode() {
-    return WheelCodec.decodeWheel(wheelKey);
+  public WheelCodec.SlotKey slotKeyDecode() {
+    return WheelCodec.decodeSlot(slotKey);
   }
 
   @Benchmark
-  public byte[] pendingKeyEncode() {
-    return WheelCodec.pending(user, "device-1", n++);
-  }
-
-  @Benchmark
-  public WheelCodec.PendingKey pendingKeyDecode() {
-    return WheelCodec.decodePending(pendingKey);
-  }
-
-  @Benchmark
-  public WheelCodec.Pending pendingValueDecode() {
-    return WheelCodec.decodePendingValue(pendingValue);
+  public byte[] deviceKeyEncode() {
+    return WheelCodec.device(user, "device-" + (n++ & 7));
   }
 
   @Benchmark

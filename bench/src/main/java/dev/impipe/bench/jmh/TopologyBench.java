@@ -137,7 +137,7 @@ public class TopologyBench {
   }
 
   private void deliver(String user, long s) {
-    deliveries.pipeInput(new TestRecord<>(user, new Delivery(user, "phone", s, null, Instant.ofEpochMilli(now), 1),
-        Instant.ofEpochMilli(now)));
+    Delivery d = new Delivery(user, "phone", s, null, Instant.ofEpochMilli(now), 1, null);
+    deliveries.pipeInput(new TestRecord<>(user, d, Instant.ofEpochMilli(now)));
   }
 }
