@@ -11,8 +11,7 @@ import org.apache.kafka.common.utils.Bytes;
  * state   = string user, string conversation                      one user's state of one conversation
  * order   = string user, int32 rank, int64 -activity, string conv the list order: pinned (rank 0) first, then the
  *                                                                 most recent activity; the cursor is its tail
- * unread  = string user, string conversation, int64 seq           one unread message (value: its messageId)
- * total   = string user                                           the user's badge total
+ * total   = string user                                           the user's totals ({@link ConversationTotals})
  * </pre>
  */
 public final class ConversationKeys {
@@ -68,20 +67,6 @@ public final class ConversationKeys {
     OrderedKey.Reader r = OrderedKey.read(orderKey);
     r.string();
     return CURSOR_ENCODER.encodeToString(r.rest());
-  }
-
-  public static Bytes unread(String user, String conversation, long seq) {
-    return OrderedKey.key().string(user).string(conversation).int64(seq).bytes();
-  }
-
-  /** First unread key of a conversation. */
-  public static Bytes unreadFrom(String user, String conversation) {
-    return OrderedKey.key().string(user).string(conversation).bytes();
-  }
-
-  /** Inclusive upper bound of a conversation's unread keys. */
-  public static Bytes unreadTo(String user, String conversation) {
-    return OrderedKey.prefixEnd(unreadFrom(user, conversation));
   }
 
   private static byte[] position(boolean pinned, long activityAt, String conversation) {

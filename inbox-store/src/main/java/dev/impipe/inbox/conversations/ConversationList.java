@@ -38,7 +38,8 @@ public final class ConversationList {
    * A page.
    *
    * @param unreadTotal unread of all the user's conversations that are not muted
-   * @param unreadTotalCapped a count in the total hit a cap: any large group's of the user, or any on this page
+   * @param unreadTotalCapped a count in the total hit a cap: any conversation of the user that is not muted (its
+   *     index's, kept in the user's {@link ConversationTotals}) or any large group's timeline count
    * @param next the cursor of the next page, null on the last
    */
   public record ListPage(List<Item> conversations, long unreadTotal, boolean unreadTotalCapped, String next) {}
@@ -51,7 +52,7 @@ public final class ConversationList {
    *
    * @throws IllegalArgumentException when {@code after} is not such a cursor
    */
-  public static ListPage page(StoreView<byte[]> order, StoreView<byte[]> states, StoreView<Long> totals, String user,
+  public static ListPage page(StoreView<byte[]> order, StoreView<byte[]> states, StoreView<byte[]> totals, String user,
       Optional<String> after, int limit) {
     return page(order, states, totals, null, null, user, after, limit);
   }
@@ -64,12 +65,14 @@ public final class ConversationList {
    * newer of its own activity and its timeline's last message (pinned first still), merged with the rest of the
    * index; the cursor is the position of the page's last conversation either way.
    */
-  public static ListPage page(StoreView<byte[]> order, StoreView<byte[]> states, StoreView<Long> totals,
+  public static ListPage page(StoreView<byte[]> order, StoreView<byte[]> states, StoreView<byte[]> totals,
       StoreView<byte[]> largeGroups, LargeGroupCounts.Source timelines, String user, Optional<String> after,
       int limit) {
     Bytes from = after.isPresent() ? ConversationKeys.orderAfter(user, after.get()) : ConversationKeys.orderFrom(user);
-    long total = totals.get(ConversationKeys.total(user)).orElse(0L);
-    boolean capped = false;
+    ConversationTotals totalsNow = totals.get(ConversationKeys.total(user)).map(ConversationTotals::decode)
+        .orElse(ConversationTotals.ZERO);
+    long total = totalsNow.unread();
+    boolean capped = totalsNow.capped() > 0;
     // The user's large groups, placed by their timelines: those after the cursor, in list order.
     Map<String, Placed> large = new HashMap<>();
     if (largeGroups != null) {

@@ -131,7 +131,7 @@ public final class ConversationRoutes {
       }
       StoreView<byte[]> order = InteractiveQueryView.of(streams, ConversationTopology.ORDER_STORE, partition);
       StoreView<byte[]> states = InteractiveQueryView.of(streams, ConversationTopology.STATES_STORE, partition);
-      StoreView<Long> totals = InteractiveQueryView.of(streams, ConversationTopology.TOTALS_STORE, partition);
+      StoreView<byte[]> totals = InteractiveQueryView.of(streams, ConversationTopology.TOTALS_STORE, partition);
       StoreView<byte[]> largeGroups = InteractiveQueryView.of(streams, InboxStoreTopology.LARGE_GROUPS_STORE,
           partition);
       // First pass: which large groups' timelines the page needs. Their summaries are read asynchronously (a
