@@ -87,6 +87,30 @@ class ConversationMaterialiserTest {
   }
 
   @Test
+  void theBadgeIsCappedWhenAConversationOffThePageIsCapped() {
+    // Given four unread from bob in alice's chat with him (two untracked: capped), then a newer one from carol
+    for (long seq = 1; seq <= 4; seq++) {
+      inbox.pipeInput("alice", message(seq, "bob"));
+    }
+    inbox.pipeInput("alice", InboxEntry.newBuilder(message(10, "carol")).setConversationId("d:alice:carol").build());
+    // When alice lists one conversation: only carol's, which is exact
+    StoreView<byte[]> order = StoreView.of(driver.getKeyValueStore(ConversationTopology.ORDER_STORE));
+    StoreView<byte[]> totals = StoreView.of(driver.getKeyValueStore(ConversationTopology.TOTALS_STORE));
+    ConversationList.ListPage page = ConversationList.page(order, StoreView.of(states()), totals, "alice",
+        java.util.Optional.empty(), 1);
+    assertThat(page.conversations()).extracting(ConversationList.Item::conversationId)
+        .containsExactly("d:alice:carol");
+    assertThat(page.conversations().get(0).unreadCapped()).isFalse();
+    // Then the badge is the user's total, capped because of bob's chat on no page shown
+    assertThat(page.unreadTotal()).isEqualTo(5);
+    assertThat(page.unreadTotalCapped()).isTrue();
+    // And once alice mutes bob's chat, it no longer counts, capped or not
+    inbox.pipeInput("alice", InboxEntry.newBuilder(message(11, "alice")).setType(InboxEntryType.CONVERSATION_SETTINGS)
+        .setMessageId(null).setSenderId("alice").setMuted(true).build());
+    assertThat(totals()).isEqualTo(new ConversationTotals(1, 0));
+  }
+
+  @Test
   void theSameMessageTwiceCountsOnceAndARecallOfAnUnknownMessageChangesNothing() {
     inbox.pipeInput("alice", message(5, "bob"));
     inbox.pipeInput("alice", message(5, "bob"));
