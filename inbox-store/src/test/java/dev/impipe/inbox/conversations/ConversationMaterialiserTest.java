@@ -144,7 +144,7 @@ class ConversationMaterialiserTest {
     assertThatThrownBy(() -> new ConversationsConfig(1, 50, 10, 100, true))
         .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> new ConversationsConfig(1, 50, 500, 0, true)).isInstanceOf(IllegalArgumentException.class);
-    assertThat(ConversationsConfig.defaults()).isEqualTo(new ConversationsConfig(1_000, 50, 500, 100, true));
+    assertThat(ConversationsConfig.defaults()).isEqualTo(new ConversationsConfig(100, 50, 500, 100, true));
     assertThat(ConversationsConfig.fromEnv(Map.of("IM_CONVERSATIONS_PAGE_DEFAULT", "900")).defaultLimit())
         .isEqualTo(500);
   }
