@@ -9,8 +9,9 @@ import org.apache.kafka.common.utils.Bytes;
  *
  * <pre>
  * state   = string user, string conversation                      one user's state of one conversation
- * order   = string user, int32 rank, int64 -activity, string conv the list order: pinned (rank 0) first, then the
- *                                                                 most recent activity; the cursor is its tail
+ * position = string user, int32 rank, int64 -activity, string conv a conversation's place in the list (computed
+ *                                                                 per request, not stored): pinned (rank 0) first, then
+ *                                                                 the most recent activity; the cursor is its tail
  * total   = string user                                           the user's totals ({@link ConversationTotals})
  * </pre>
  */
@@ -24,11 +25,28 @@ public final class ConversationKeys {
     return OrderedKey.key().string(user).string(conversation).bytes();
   }
 
+  /** First state key of a user. */
+  public static Bytes statesFrom(String user) {
+    return OrderedKey.key().string(user).bytes();
+  }
+
+  /** Inclusive upper bound of a user's state keys. */
+  public static Bytes statesTo(String user) {
+    return OrderedKey.prefixEnd(statesFrom(user));
+  }
+
+  /** The conversation a state key names. */
+  public static String stateConversation(Bytes key) {
+    OrderedKey.Reader r = OrderedKey.read(key);
+    r.string();
+    return r.string();
+  }
+
   public static Bytes total(String user) {
     return OrderedKey.key().string(user).bytes();
   }
 
-  /** Where a conversation stands in its user's list. */
+  /** Where a conversation stands in its user's list (the list sorts by these bytes). */
   public static Bytes order(String user, ConversationState s, String conversation) {
     return OrderedKey.key().string(user).rest(position(s.pinned(), s.activityAt(), conversation)).bytes();
   }

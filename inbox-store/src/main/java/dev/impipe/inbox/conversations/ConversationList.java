@@ -13,9 +13,11 @@ import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
 
 /**
- * One page of a user's conversation list, read from the stores of the user's partition: an ordered range of the
- * order index (pinned first, then the most recent activity), a state read per conversation on the page, and the
- * badge total. Work per request: the page, never the whole list or a timeline.
+ * One page of a user's conversation list, read from the stores of the user's partition: the user's states (one
+ * range of the states store), each placed by its position (pinned first, then the most recent activity, see
+ * {@link ConversationKeys#order}), the page taken after the cursor's position, and the badge totals. Work per request:
+ * one read of each of the user's conversations (no timeline, no inbox), so that an inbox entry costs one state write
+ * and no order-index moves (ADR 0013).
  */
 public final class ConversationList {
 
@@ -52,28 +54,27 @@ public final class ConversationList {
    *
    * @throws IllegalArgumentException when {@code after} is not such a cursor
    */
-  public static ListPage page(StoreView<byte[]> order, StoreView<byte[]> states, StoreView<byte[]> totals, String user,
+  public static ListPage page(StoreView<byte[]> states, StoreView<byte[]> totals, String user,
       Optional<String> after, int limit) {
-    return page(order, states, totals, null, null, user, after, limit);
+    return page(states, totals, null, null, user, after, limit);
   }
 
   /**
    * The page, with the user's large groups counted from their timelines: {@code largeGroups} is the user's
    * read-diffused intervals per group (the {@code large-groups} store), {@code timelines} reads a group's summary.
    * Every large group of the user adds to {@code unreadTotal} (one timeline read each), not only those on the page.
-   * Their messages bring no inbox entry, so their place in the order index is stale: a large group is placed by the
-   * newer of its own activity and its timeline's last message (pinned first still), merged with the rest of the
-   * index; the cursor is the position of the page's last conversation either way.
+   * Their messages bring no inbox entry, so a large group is placed by the newer of its own activity and its
+   * timeline's last message (pinned first still); the cursor is the position of the page's last conversation either
+   * way.
    */
-  public static ListPage page(StoreView<byte[]> order, StoreView<byte[]> states, StoreView<byte[]> totals,
-      StoreView<byte[]> largeGroups, LargeGroupCounts.Source timelines, String user, Optional<String> after,
-      int limit) {
+  public static ListPage page(StoreView<byte[]> states, StoreView<byte[]> totals, StoreView<byte[]> largeGroups,
+      LargeGroupCounts.Source timelines, String user, Optional<String> after, int limit) {
     Bytes from = after.isPresent() ? ConversationKeys.orderAfter(user, after.get()) : ConversationKeys.orderFrom(user);
     ConversationTotals totalsNow = totals.get(ConversationKeys.total(user)).map(ConversationTotals::decode)
         .orElse(ConversationTotals.ZERO);
     long total = totalsNow.unread();
     boolean capped = totalsNow.capped() > 0;
-    // The user's large groups, placed by their timelines: those after the cursor, in list order.
+    // The user's large groups, placed by their timelines.
     Map<String, Placed> large = new HashMap<>();
     if (largeGroups != null) {
       for (KeyValue<Bytes, byte[]> g : largeGroups.range(StoreKeys.userGroupsFrom(user),
@@ -85,47 +86,33 @@ public final class ConversationList {
             ReadIntervals.parseRanges(ReadIntervals.decode(g.value).ranges()), s.readUpToSeq());
         total += s.muted() ? 0 : summary.unread();
         capped |= !s.muted() && (summary.capped() || s.untracked() > 0);
-        // Listed only once the user's own state has it (as any conversation: an order key comes with a state).
+        // Listed only once the user's own state has it (as any conversation).
         large.put(group, own.map(o -> placed(user, group, o, summary)).orElse(null));
       }
     }
-    List<Placed> largeAfter = new ArrayList<>();
-    for (Placed pl : large.values()) {
-      if (pl != null && pl.key().compareTo(from) >= 0) {
-        largeAfter.add(pl);
-      }
-    }
-    largeAfter.sort(Comparator.comparing(Placed::key));
-    // The index without the large groups (they are placed above), merged with them: limit + 1 to know if more.
-    List<KeyValue<Bytes, byte[]>> keys = order.range(from, ConversationKeys.orderTo(user), false,
-        limit + large.size() + 1);
-    List<Placed> merged = new ArrayList<>(limit + 1);
-    int li = 0;
-    for (int i = 0; i <= keys.size() && merged.size() <= limit; i++) {
-      Bytes key = i < keys.size() ? keys.get(i).key : null;
-      String conversation = key == null ? null : ConversationKeys.orderConversation(key);
-      if (conversation != null && large.containsKey(conversation)) {
+    // Every conversation of the user at its position; those after the cursor, in list order.
+    List<Placed> listed = new ArrayList<>();
+    for (KeyValue<Bytes, byte[]> kv : states.range(ConversationKeys.statesFrom(user), ConversationKeys.statesTo(user),
+        false, Integer.MAX_VALUE)) {
+      String conversation = ConversationKeys.stateConversation(kv.key);
+      Placed pl = large.containsKey(conversation) ? large.get(conversation)
+          : new Placed(null, new Item(conversation, ConversationState.decode(kv.value)));
+      if (pl == null) {
         continue;
       }
-      while (li < largeAfter.size() && merged.size() <= limit
-          && (key == null || largeAfter.get(li).key().compareTo(key) < 0)) {
-        merged.add(largeAfter.get(li++));
-      }
-      if (key != null && merged.size() <= limit) {
-        // Both are written in one transaction by one processor; an order key without state is never left behind.
-        Optional<ConversationState> s = state(states, user, conversation);
-        if (s.isPresent()) {
-          merged.add(new Placed(key, new Item(conversation, s.get())));
-        }
+      Bytes key = pl.key() != null ? pl.key() : ConversationKeys.order(user, pl.item().state(), conversation);
+      if (key.compareTo(from) >= 0) {
+        listed.add(new Placed(key, pl.item()));
       }
     }
-    List<Item> items = new ArrayList<>(Math.min(limit, merged.size()));
-    for (int i = 0; i < merged.size() && i < limit; i++) {
-      Item item = merged.get(i).item();
+    listed.sort(Comparator.comparing(Placed::key));
+    List<Item> items = new ArrayList<>(Math.min(limit, listed.size()));
+    for (int i = 0; i < listed.size() && i < limit; i++) {
+      Item item = listed.get(i).item();
       items.add(item);
       capped |= item.unreadCapped() && !item.state().muted();
     }
-    String next = merged.size() > limit ? ConversationKeys.cursor(merged.get(limit - 1).key()) : null;
+    String next = listed.size() > limit ? ConversationKeys.cursor(listed.get(limit - 1).key()) : null;
     return new ListPage(items, total, capped, next);
   }
 

@@ -12,10 +12,10 @@ import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
  * Keeps the conversation list of every user of its partition from their inbox entries (the shell around
- * {@link ConversationRules}): per entry one state read and write (the unread index lives in the state), an
- * order-index move when the conversation's place changes (a message, a join, a pin), and a totals update when the
- * badge changes. The stores are cached ({@link ConversationTopology}): repeated updates of one key within a commit
- * are one write. Nothing here expires with the inbox: a quiet conversation stays listed.
+ * {@link ConversationRules}): per entry one state read and write (the unread index lives in the state; the list
+ * order is computed per request from the states, see {@link ConversationList}), and a totals update when the badge
+ * changes. The stores are cached ({@link ConversationTopology}): repeated updates of one key within a commit are one
+ * write. Nothing here expires with the inbox: a quiet conversation stays listed.
  *
  * <p>Sees the same records as the inbox materialiser and ignores what that one rejects (no key, no value, a key that
  * is not the userId). Of a large group's timeline ({@code #groupId}) it keeps only the last message.
@@ -23,12 +23,11 @@ import org.apache.kafka.streams.state.KeyValueStore;
 public final class ConversationMaterialiser implements Processor<String, InboxEntry, Void, Void> {
 
   /** The stores, by name. */
-  public record Stores(String states, String order, String totals) {}
+  public record Stores(String states, String totals) {}
 
   private final Stores names;
   private final int unreadTracked;
   private KeyValueStore<Bytes, byte[]> states;
-  private KeyValueStore<Bytes, byte[]> order;
   private KeyValueStore<Bytes, byte[]> totals;
 
   public ConversationMaterialiser(Stores names, int unreadTracked) {
@@ -39,7 +38,6 @@ public final class ConversationMaterialiser implements Processor<String, InboxEn
   @Override
   public void init(ProcessorContext<Void, Void> context) {
     states = context.getStateStore(names.states());
-    order = context.getStateStore(names.order());
     totals = context.getStateStore(names.totals());
   }
 
@@ -68,12 +66,6 @@ public final class ConversationMaterialiser implements Processor<String, InboxEn
       return; // a replay, or an entry that changes nothing: no write
     }
     states.put(key, after.encode());
-    if (before == null || before.pinned() != after.pinned() || before.activityAt() != after.activityAt()) {
-      if (before != null) {
-        order.delete(ConversationKeys.order(user, before, conversation));
-      }
-      order.put(ConversationKeys.order(user, after, conversation), new byte[0]);
-    }
     if (ConversationRules.badge(after) != ConversationRules.badge(before)
         || ConversationRules.cappedInBadge(after) != ConversationRules.cappedInBadge(before)) {
       Bytes totalKey = ConversationKeys.total(user);
@@ -90,7 +82,7 @@ public final class ConversationMaterialiser implements Processor<String, InboxEn
 
   /**
    * A large group's timeline: only its last message is kept (once per group, under the timeline's key), no unread
-   * index, order or total: members count from the timeline itself (see {@link LargeGroupCounts}).
+   * index or total: members count from the timeline itself (see {@link LargeGroupCounts}).
    */
   private void timeline(String timeline, InboxEntry e) {
     if (e.getType() != InboxEntryType.MESSAGE && e.getType() != InboxEntryType.RECALL) {

@@ -17,8 +17,6 @@ public final class ConversationTopology {
    * the inbox topic still holds).
    */
   public static final String STATES_STORE = "conversation-states";
-  /** The list order per user (pinned, then recent activity), empty values. Queried. */
-  public static final String ORDER_STORE = "conversation-list-order";
   /** Per user: {@link ConversationTotals} (the badge and the capped count). Queried. */
   public static final String TOTALS_STORE = "conversation-totals";
 
@@ -30,8 +28,8 @@ public final class ConversationTopology {
    * the list has applied it too.
    */
   public static void addTo(Topology topology, String inboxSource, ConversationsConfig cfg) {
-    addTo(topology, PROCESSOR, inboxSource, new ConversationMaterialiser.Stores(STATES_STORE, ORDER_STORE,
-        TOTALS_STORE), cfg);
+    addTo(topology, PROCESSOR, inboxSource, new ConversationMaterialiser.Stores(STATES_STORE, TOTALS_STORE),
+        cfg);
   }
 
   /**
@@ -41,7 +39,7 @@ public final class ConversationTopology {
   public static void addTo(Topology topology, String processor, String inboxSource,
       ConversationMaterialiser.Stores stores, ConversationsConfig cfg) {
     topology.addProcessor(processor, () -> new ConversationMaterialiser(stores, cfg.unreadTracked()), inboxSource);
-    for (String store : new String[] {stores.states(), stores.order(), stores.totals()}) {
+    for (String store : new String[] {stores.states(), stores.totals()}) {
       topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(store), Serdes.Bytes(),
           Serdes.ByteArray()).withCachingEnabled(), processor);
     }

@@ -94,9 +94,8 @@ class ConversationMaterialiserTest {
     }
     inbox.pipeInput("alice", InboxEntry.newBuilder(message(10, "carol")).setConversationId("d:alice:carol").build());
     // When alice lists one conversation: only carol's, which is exact
-    StoreView<byte[]> order = StoreView.of(driver.getKeyValueStore(ConversationTopology.ORDER_STORE));
     StoreView<byte[]> totals = StoreView.of(driver.getKeyValueStore(ConversationTopology.TOTALS_STORE));
-    ConversationList.ListPage page = ConversationList.page(order, StoreView.of(states()), totals, "alice",
+    ConversationList.ListPage page = ConversationList.page(StoreView.of(states()), totals, "alice",
         java.util.Optional.empty(), 1);
     assertThat(page.conversations()).extracting(ConversationList.Item::conversationId)
         .containsExactly("d:alice:carol");
@@ -158,7 +157,7 @@ class ConversationMaterialiserTest {
     String described = dev.impipe.inbox.InboxStoreTopology.build(topics,
         dev.impipe.inbox.InboxStoreConfig.defaults(), off).describe().toString();
     assertThat(described).doesNotContain(ConversationTopology.PROCESSOR)
-        .doesNotContain(ConversationTopology.ORDER_STORE);
+        .doesNotContain(ConversationTopology.TOTALS_STORE);
     assertThat(dev.impipe.inbox.InboxStoreTopology.build(topics, dev.impipe.inbox.InboxStoreConfig.defaults(),
         ConversationsConfig.defaults()).describe().toString()).contains(ConversationTopology.PROCESSOR);
   }

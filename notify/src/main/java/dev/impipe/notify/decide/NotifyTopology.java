@@ -48,10 +48,9 @@ public final class NotifyTopology {
   /**
    * The conversation list's stores of this app (layouts: {@code ConversationKeys}, {@code ConversationState}; state
    * format 2, named apart from format 1's {@code notify-conversations}, {@code -order}, {@code -unread} and
-   * {@code -totals}).
+   * {@code -totals}; no order store: the decider needs no list order).
    */
   public static final String CONVERSATIONS_STORE = "notify-conversation-states";
-  public static final String CONVERSATION_ORDER_STORE = "notify-conversation-list-order";
   /** The badge per user: {@code ConversationTotals} (unread of the conversations not muted). */
   public static final String CONVERSATION_TOTALS_STORE = "notify-conversation-user-totals";
 
@@ -81,7 +80,7 @@ public final class NotifyTopology {
     // First child of the inbox source: when the decider sees an entry, the list has applied it (children run in
     // the order added), so muted and the badge are those after the entry.
     ConversationTopology.addTo(topology, CONVERSATIONS_PROCESSOR, INBOX_SOURCE, new ConversationMaterialiser.Stores(
-        CONVERSATIONS_STORE, CONVERSATION_ORDER_STORE, CONVERSATION_TOTALS_STORE), conversations);
+        CONVERSATIONS_STORE, CONVERSATION_TOTALS_STORE), conversations);
 
     Topic<String, Notification> notifications = topics.notifications();
     topology.addProcessor(DECIDER, () -> new NotifyProcessor(cfg, metrics, budget),
