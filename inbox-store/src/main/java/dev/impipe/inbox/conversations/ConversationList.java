@@ -90,25 +90,24 @@ public final class ConversationList {
         large.put(group, own.map(o -> placed(user, group, o, summary)).orElse(null));
       }
     }
-    // Every conversation of the user at its position; those after the cursor, in list order.
+    // Every conversation of the user at its position (read from the stored bytes; only the page is decoded); those
+    // after the cursor, in list order.
     List<Placed> listed = new ArrayList<>();
     for (KeyValue<Bytes, byte[]> kv : states.range(ConversationKeys.statesFrom(user), ConversationKeys.statesTo(user),
         false, Integer.MAX_VALUE)) {
       String conversation = ConversationKeys.stateConversation(kv.key);
       Placed pl = large.containsKey(conversation) ? large.get(conversation)
-          : new Placed(null, new Item(conversation, ConversationState.decode(kv.value)));
-      if (pl == null) {
-        continue;
-      }
-      Bytes key = pl.key() != null ? pl.key() : ConversationKeys.order(user, pl.item().state(), conversation);
-      if (key.compareTo(from) >= 0) {
-        listed.add(new Placed(key, pl.item()));
+          : new Placed(ConversationKeys.order(user, ConversationState.storedPinned(kv.value),
+              ConversationState.storedActivityAt(kv.value), conversation), null, conversation, kv.value);
+      if (pl != null && pl.key().compareTo(from) >= 0) {
+        listed.add(pl);
       }
     }
     listed.sort(Comparator.comparing(Placed::key));
     List<Item> items = new ArrayList<>(Math.min(limit, listed.size()));
     for (int i = 0; i < listed.size() && i < limit; i++) {
-      Item item = listed.get(i).item();
+      Placed pl = listed.get(i);
+      Item item = pl.item() != null ? pl.item() : new Item(pl.conversation(), ConversationState.decode(pl.stored()));
       items.add(item);
       capped |= item.unreadCapped() && !item.state().muted();
     }
@@ -116,15 +115,16 @@ public final class ConversationList {
     return new ListPage(items, total, capped, next);
   }
 
-  /** A conversation at its position in the list. */
-  private record Placed(Bytes key, Item item) {}
+  /** A conversation at its position in the list: an item (a large group's, merged) or its stored state. */
+  private record Placed(Bytes key, Item item, String conversation, byte[] stored) {}
 
   /** A large group as listed: the member's state with the timeline's, placed by the newer activity of the two. */
   private static Placed placed(String user, String group, ConversationState own, LargeGroupCounts.Summary summary) {
     long activity = summary.last() == null ? own.activityAt()
         : Math.max(own.activityAt(), summary.last().timestamp());
     return new Placed(ConversationKeys.order(user, own.pinned(), activity, group),
-        new Item(group, LargeGroupCounts.merge(own, summary), summary.capped() || own.untracked() > 0));
+        new Item(group, LargeGroupCounts.merge(own, summary), summary.capped() || own.untracked() > 0), group,
+        null);
   }
 
   private static Optional<ConversationState> state(StoreView<byte[]> states, String user, String conversation) {

@@ -138,6 +138,33 @@ public record ConversationState(boolean member, boolean large, long fromSeq, lon
         untrackedMax, last, (flags & 4) != 0, (flags & 8) != 0, activity, updated, decoded);
   }
 
+  /**
+   * Whether a stored state is pinned, without decoding the rest (the list sorts every state of a user per request).
+   * A value that is not this version decodes in full, so its error is {@link #decode}'s.
+   */
+  public static boolean storedPinned(byte[] value) {
+    return isCurrent(value) ? (value[1] & 8) != 0 : decode(value).pinned();
+  }
+
+  /** {@link #activityAt()} of a stored state, without decoding the rest. */
+  public static long storedActivityAt(byte[] value) {
+    if (!isCurrent(value)) {
+      return decode(value).activityAt();
+    }
+    long v = 0;
+    for (int i = ACTIVITY_AT; i < ACTIVITY_AT + Long.BYTES; i++) {
+      v = (v << 8) | (value[i] & 0xff);
+    }
+    return v;
+  }
+
+  /** Offset of activityAt in the stored form: version, flags, five int64 fields. */
+  private static final int ACTIVITY_AT = 2 + 5 * Long.BYTES;
+
+  private static boolean isCurrent(byte[] value) {
+    return value != null && value.length >= ACTIVITY_AT + Long.BYTES && value[0] == VERSION;
+  }
+
   private int flags() {
     return (member ? 1 : 0) | (large ? 2 : 0) | (muted ? 4 : 0) | (pinned ? 8 : 0);
   }
