@@ -9,10 +9,10 @@ import org.apache.kafka.common.utils.Bytes;
  *
  * <pre>
  * state   = string user, string conversation                      one user's state of one conversation
- * order   = string user, int32 rank, int64 -activity, string conv the list order: pinned (rank 0) first, then the
- *                                                                 most recent activity; the cursor is its tail
- * unread  = string user, string conversation, int64 seq           one unread message (value: its messageId)
- * total   = string user                                           the user's badge total
+ * position = string user, int32 rank, int64 -activity, string conv a conversation's place in the list (computed
+ *                                                                 per request, not stored): pinned (rank 0) first, then
+ *                                                                 the most recent activity; the cursor is its tail
+ * total   = string user                                           the user's totals ({@link ConversationTotals})
  * </pre>
  */
 public final class ConversationKeys {
@@ -25,11 +25,28 @@ public final class ConversationKeys {
     return OrderedKey.key().string(user).string(conversation).bytes();
   }
 
+  /** First state key of a user. */
+  public static Bytes statesFrom(String user) {
+    return OrderedKey.key().string(user).bytes();
+  }
+
+  /** Inclusive upper bound of a user's state keys. */
+  public static Bytes statesTo(String user) {
+    return OrderedKey.prefixEnd(statesFrom(user));
+  }
+
+  /** The conversation a state key names. */
+  public static String stateConversation(Bytes key) {
+    OrderedKey.Reader r = OrderedKey.read(key);
+    r.string();
+    return r.string();
+  }
+
   public static Bytes total(String user) {
     return OrderedKey.key().string(user).bytes();
   }
 
-  /** Where a conversation stands in its user's list. */
+  /** Where a conversation stands in its user's list (the list sorts by these bytes). */
   public static Bytes order(String user, ConversationState s, String conversation) {
     return OrderedKey.key().string(user).rest(position(s.pinned(), s.activityAt(), conversation)).bytes();
   }
@@ -68,20 +85,6 @@ public final class ConversationKeys {
     OrderedKey.Reader r = OrderedKey.read(orderKey);
     r.string();
     return CURSOR_ENCODER.encodeToString(r.rest());
-  }
-
-  public static Bytes unread(String user, String conversation, long seq) {
-    return OrderedKey.key().string(user).string(conversation).int64(seq).bytes();
-  }
-
-  /** First unread key of a conversation. */
-  public static Bytes unreadFrom(String user, String conversation) {
-    return OrderedKey.key().string(user).string(conversation).bytes();
-  }
-
-  /** Inclusive upper bound of a conversation's unread keys. */
-  public static Bytes unreadTo(String user, String conversation) {
-    return OrderedKey.prefixEnd(unreadFrom(user, conversation));
   }
 
   private static byte[] position(boolean pinned, long activityAt, String conversation) {

@@ -13,9 +13,11 @@ import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
 
 /**
- * One page of a user's conversation list, read from the stores of the user's partition: an ordered range of the
- * order index (pinned first, then the most recent activity), a state read per conversation on the page, and the
- * badge total. Work per request: the page, never the whole list or a timeline.
+ * One page of a user's conversation list, read from the stores of the user's partition: the user's states (one
+ * range of the states store), each placed by its position (pinned first, then the most recent activity, see
+ * {@link ConversationKeys#order}), the page taken after the cursor's position, and the badge totals. Work per request:
+ * one read of each of the user's conversations (no timeline, no inbox), so that an inbox entry costs one state write
+ * and no order-index moves (ADR 0013).
  */
 public final class ConversationList {
 
@@ -38,7 +40,8 @@ public final class ConversationList {
    * A page.
    *
    * @param unreadTotal unread of all the user's conversations that are not muted
-   * @param unreadTotalCapped a count in the total hit a cap: any large group's of the user, or any on this page
+   * @param unreadTotalCapped a count in the total hit a cap: any conversation of the user that is not muted (its
+   *     index's, kept in the user's {@link ConversationTotals}) or any large group's timeline count
    * @param next the cursor of the next page, null on the last
    */
   public record ListPage(List<Item> conversations, long unreadTotal, boolean unreadTotalCapped, String next) {}
@@ -51,26 +54,27 @@ public final class ConversationList {
    *
    * @throws IllegalArgumentException when {@code after} is not such a cursor
    */
-  public static ListPage page(StoreView<byte[]> order, StoreView<byte[]> states, StoreView<Long> totals, String user,
+  public static ListPage page(StoreView<byte[]> states, StoreView<byte[]> totals, String user,
       Optional<String> after, int limit) {
-    return page(order, states, totals, null, null, user, after, limit);
+    return page(states, totals, null, null, user, after, limit);
   }
 
   /**
    * The page, with the user's large groups counted from their timelines: {@code largeGroups} is the user's
    * read-diffused intervals per group (the {@code large-groups} store), {@code timelines} reads a group's summary.
    * Every large group of the user adds to {@code unreadTotal} (one timeline read each), not only those on the page.
-   * Their messages bring no inbox entry, so their place in the order index is stale: a large group is placed by the
-   * newer of its own activity and its timeline's last message (pinned first still), merged with the rest of the
-   * index; the cursor is the position of the page's last conversation either way.
+   * Their messages bring no inbox entry, so a large group is placed by the newer of its own activity and its
+   * timeline's last message (pinned first still); the cursor is the position of the page's last conversation either
+   * way.
    */
-  public static ListPage page(StoreView<byte[]> order, StoreView<byte[]> states, StoreView<Long> totals,
-      StoreView<byte[]> largeGroups, LargeGroupCounts.Source timelines, String user, Optional<String> after,
-      int limit) {
+  public static ListPage page(StoreView<byte[]> states, StoreView<byte[]> totals, StoreView<byte[]> largeGroups,
+      LargeGroupCounts.Source timelines, String user, Optional<String> after, int limit) {
     Bytes from = after.isPresent() ? ConversationKeys.orderAfter(user, after.get()) : ConversationKeys.orderFrom(user);
-    long total = totals.get(ConversationKeys.total(user)).orElse(0L);
-    boolean capped = false;
-    // The user's large groups, placed by their timelines: those after the cursor, in list order.
+    ConversationTotals totalsNow = totals.get(ConversationKeys.total(user)).map(ConversationTotals::decode)
+        .orElse(ConversationTotals.ZERO);
+    long total = totalsNow.unread();
+    boolean capped = totalsNow.capped() > 0;
+    // The user's large groups, placed by their timelines.
     Map<String, Placed> large = new HashMap<>();
     if (largeGroups != null) {
       for (KeyValue<Bytes, byte[]> g : largeGroups.range(StoreKeys.userGroupsFrom(user),
@@ -82,59 +86,45 @@ public final class ConversationList {
             ReadIntervals.parseRanges(ReadIntervals.decode(g.value).ranges()), s.readUpToSeq());
         total += s.muted() ? 0 : summary.unread();
         capped |= !s.muted() && (summary.capped() || s.untracked() > 0);
-        // Listed only once the user's own state has it (as any conversation: an order key comes with a state).
+        // Listed only once the user's own state has it (as any conversation).
         large.put(group, own.map(o -> placed(user, group, o, summary)).orElse(null));
       }
     }
-    List<Placed> largeAfter = new ArrayList<>();
-    for (Placed pl : large.values()) {
+    // Every conversation of the user at its position (read from the stored bytes; only the page is decoded); those
+    // after the cursor, in list order.
+    List<Placed> listed = new ArrayList<>();
+    for (KeyValue<Bytes, byte[]> kv : states.range(ConversationKeys.statesFrom(user), ConversationKeys.statesTo(user),
+        false, Integer.MAX_VALUE)) {
+      String conversation = ConversationKeys.stateConversation(kv.key);
+      Placed pl = large.containsKey(conversation) ? large.get(conversation)
+          : new Placed(ConversationKeys.order(user, ConversationState.storedPinned(kv.value),
+              ConversationState.storedActivityAt(kv.value), conversation), null, conversation, kv.value);
       if (pl != null && pl.key().compareTo(from) >= 0) {
-        largeAfter.add(pl);
+        listed.add(pl);
       }
     }
-    largeAfter.sort(Comparator.comparing(Placed::key));
-    // The index without the large groups (they are placed above), merged with them: limit + 1 to know if more.
-    List<KeyValue<Bytes, byte[]>> keys = order.range(from, ConversationKeys.orderTo(user), false,
-        limit + large.size() + 1);
-    List<Placed> merged = new ArrayList<>(limit + 1);
-    int li = 0;
-    for (int i = 0; i <= keys.size() && merged.size() <= limit; i++) {
-      Bytes key = i < keys.size() ? keys.get(i).key : null;
-      String conversation = key == null ? null : ConversationKeys.orderConversation(key);
-      if (conversation != null && large.containsKey(conversation)) {
-        continue;
-      }
-      while (li < largeAfter.size() && merged.size() <= limit
-          && (key == null || largeAfter.get(li).key().compareTo(key) < 0)) {
-        merged.add(largeAfter.get(li++));
-      }
-      if (key != null && merged.size() <= limit) {
-        // Both are written in one transaction by one processor; an order key without state is never left behind.
-        Optional<ConversationState> s = state(states, user, conversation);
-        if (s.isPresent()) {
-          merged.add(new Placed(key, new Item(conversation, s.get())));
-        }
-      }
-    }
-    List<Item> items = new ArrayList<>(Math.min(limit, merged.size()));
-    for (int i = 0; i < merged.size() && i < limit; i++) {
-      Item item = merged.get(i).item();
+    listed.sort(Comparator.comparing(Placed::key));
+    List<Item> items = new ArrayList<>(Math.min(limit, listed.size()));
+    for (int i = 0; i < listed.size() && i < limit; i++) {
+      Placed pl = listed.get(i);
+      Item item = pl.item() != null ? pl.item() : new Item(pl.conversation(), ConversationState.decode(pl.stored()));
       items.add(item);
       capped |= item.unreadCapped() && !item.state().muted();
     }
-    String next = merged.size() > limit ? ConversationKeys.cursor(merged.get(limit - 1).key()) : null;
+    String next = listed.size() > limit ? ConversationKeys.cursor(listed.get(limit - 1).key()) : null;
     return new ListPage(items, total, capped, next);
   }
 
-  /** A conversation at its position in the list. */
-  private record Placed(Bytes key, Item item) {}
+  /** A conversation at its position in the list: an item (a large group's, merged) or its stored state. */
+  private record Placed(Bytes key, Item item, String conversation, byte[] stored) {}
 
   /** A large group as listed: the member's state with the timeline's, placed by the newer activity of the two. */
   private static Placed placed(String user, String group, ConversationState own, LargeGroupCounts.Summary summary) {
     long activity = summary.last() == null ? own.activityAt()
         : Math.max(own.activityAt(), summary.last().timestamp());
     return new Placed(ConversationKeys.order(user, own.pinned(), activity, group),
-        new Item(group, LargeGroupCounts.merge(own, summary), summary.capped() || own.untracked() > 0));
+        new Item(group, LargeGroupCounts.merge(own, summary), summary.capped() || own.untracked() > 0), group,
+        null);
   }
 
   private static Optional<ConversationState> state(StoreView<byte[]> states, String user, String conversation) {

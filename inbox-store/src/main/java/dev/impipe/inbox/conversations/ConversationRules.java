@@ -7,9 +7,8 @@ import java.util.Optional;
 
 /**
  * The rules of the conversation list, as pure functions of one user's state of one conversation and one inbox
- * entry of that user. The unread index (one key per unread message) is the shell's: a rule says what to do with it
- * ({@link UnreadOp}), and the counts follow from what the shell found there ({@link #tracked}, {@link #read},
- * {@link #recalled}).
+ * entry of that user. A rule says what to do with the state's unread index ({@link UnreadOp}); {@link #unread}
+ * does it, and the counts follow from what the index held ({@link #tracked}, {@link #read}, {@link #recalled}).
  */
 public final class ConversationRules {
 
@@ -96,6 +95,41 @@ public final class ConversationRules {
     UnreadOp op = fromOther && seq > s.readUpToSeq() && e.getMessageId() != null
         ? new UnreadOp.Track(seq, e.getMessageId()) : new UnreadOp.None();
     return new Step(after, op);
+  }
+
+  /**
+   * The state after the entry: {@code step}'s state with its unread op applied to the state's index, which keeps
+   * at most {@code tracked} messages (the oldest is evicted beyond it and stays counted as untracked).
+   */
+  public static ConversationState unread(Step step, int tracked) {
+    ConversationState s = step.state();
+    UnreadIndex index = s.index();
+    if (step.op() instanceof UnreadOp.Track track) {
+      if (index.contains(track.conversationSeq())) {
+        return s; // the same message again (a replayed entry): counted once
+      }
+      long evicted = -1;
+      if (index.size() >= tracked && index.size() > 0) {
+        evicted = index.oldest();
+        index = index.withoutOldest();
+      }
+      return tracked(s.withIndex(index.with(track.conversationSeq(), track.messageId())), evicted);
+    }
+    if (step.op() instanceof UnreadOp.ReadUpTo read) {
+      long upTo = Math.max(0, read.upToSeq());
+      return read(s.withIndex(index.withoutUpTo(upTo)), index.countUpTo(upTo));
+    }
+    if (step.op() instanceof UnreadOp.Recall recall) {
+      UnreadIndex after = index.without(recall.messageId());
+      // Not there: read already, never counted (own, or before the marker), or beyond the index
+      return after == index ? s : recalled(s.withIndex(after), 1);
+    }
+    return s;
+  }
+
+  /** Whether a count of this conversation hit the index's cap and counts in the badge (not muted). */
+  public static boolean cappedInBadge(ConversationState s) {
+    return s != null && !s.muted() && s.untracked() > 0;
   }
 
   /**

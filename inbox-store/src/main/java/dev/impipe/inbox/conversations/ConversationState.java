@@ -19,12 +19,15 @@ import dev.impipe.runtime.streams.VersionedValue;
  * @param pinned set by the user's settings
  * @param activityAt time of the newest message or join (the list's order after pinned)
  * @param updatedAt time of the newest entry that changed this state
+ * @param index the tracked unread messages ({@code unread - untracked} of them), newest
+ *     {@code IM_CONVERSATION_UNREAD_TRACKED} at most
  */
 public record ConversationState(boolean member, boolean large, long fromSeq, long readUpToSeq, long unread,
     long untracked, long untrackedMaxSeq, Last last, boolean muted, boolean pinned, long activityAt,
-    long updatedAt) {
+    long updatedAt, UnreadIndex index) {
 
-  private static final int VERSION = 1;
+  /** Version 2: version 1 plus the unread index (version 1 kept it in a store of its own). */
+  private static final int VERSION = 2;
   private static final String FORMAT = "conversations";
 
   /**
@@ -35,9 +38,26 @@ public record ConversationState(boolean member, boolean large, long fromSeq, lon
   public record Last(long conversationSeq, String messageId, String senderId, String type, String body,
       long timestamp, boolean recalled) {}
 
+  public ConversationState {
+    index = index == null ? UnreadIndex.EMPTY : index;
+  }
+
+  /** A state with an empty unread index. */
+  public ConversationState(boolean member, boolean large, long fromSeq, long readUpToSeq, long unread,
+      long untracked, long untrackedMaxSeq, Last last, boolean muted, boolean pinned, long activityAt,
+      long updatedAt) {
+    this(member, large, fromSeq, readUpToSeq, unread, untracked, untrackedMaxSeq, last, muted, pinned, activityAt,
+        updatedAt, UnreadIndex.EMPTY);
+  }
+
   /** A conversation the user has seen nothing of yet. */
   public static ConversationState empty() {
     return new ConversationState(true, false, 0, -1, 0, 0, -1, null, false, false, 0, 0);
+  }
+
+  public ConversationState withIndex(UnreadIndex newIndex) {
+    return new ConversationState(member, large, fromSeq, readUpToSeq, unread, untracked, untrackedMaxSeq, last,
+        muted, pinned, activityAt, updatedAt, newIndex);
   }
 
   /** Unread messages still in the unread index. */
@@ -47,12 +67,12 @@ public record ConversationState(boolean member, boolean large, long fromSeq, lon
 
   public ConversationState withMembership(boolean newMember, boolean newLarge, long newFromSeq) {
     return new ConversationState(newMember, newLarge, newFromSeq, readUpToSeq, unread, untracked, untrackedMaxSeq,
-        last, muted, pinned, activityAt, updatedAt);
+        last, muted, pinned, activityAt, updatedAt, index);
   }
 
   public ConversationState withRead(long newReadUpToSeq, long newUnread, long newUntracked, long newUntrackedMax) {
     return new ConversationState(member, large, fromSeq, newReadUpToSeq, newUnread, newUntracked, newUntrackedMax,
-        last, muted, pinned, activityAt, updatedAt);
+        last, muted, pinned, activityAt, updatedAt, index);
   }
 
   public ConversationState withUnread(long newUnread, long newUntracked, long newUntrackedMax) {
@@ -61,20 +81,23 @@ public record ConversationState(boolean member, boolean large, long fromSeq, lon
 
   public ConversationState withLast(Last newLast) {
     return new ConversationState(member, large, fromSeq, readUpToSeq, unread, untracked, untrackedMaxSeq, newLast,
-        muted, pinned, activityAt, updatedAt);
+        muted, pinned, activityAt, updatedAt, index);
   }
 
   public ConversationState withSettings(boolean newMuted, boolean newPinned) {
     return new ConversationState(member, large, fromSeq, readUpToSeq, unread, untracked, untrackedMaxSeq, last,
-        newMuted, newPinned, activityAt, updatedAt);
+        newMuted, newPinned, activityAt, updatedAt, index);
   }
 
   public ConversationState withTimes(long newActivityAt, long newUpdatedAt) {
     return new ConversationState(member, large, fromSeq, readUpToSeq, unread, untracked, untrackedMaxSeq, last,
-        muted, pinned, newActivityAt, newUpdatedAt);
+        muted, pinned, newActivityAt, newUpdatedAt, index);
   }
 
-  /** The stored form: {@code [version 1]} then the fields in order; {@code last} behind a presence byte. */
+  /**
+   * The stored form: {@code [version 2]} then the fields in order; {@code last} behind a presence byte, the index
+   * last ({@link UnreadIndex#encode()}, length-prefixed).
+   */
   public byte[] encode() {
     VersionedValue.Writer w = VersionedValue.write(VERSION).int8(flags()).int64(fromSeq).int64(readUpToSeq)
         .int64(unread).int64(untracked).int64(untrackedMaxSeq).int64(activityAt).int64(updatedAt);
@@ -84,7 +107,7 @@ public record ConversationState(boolean member, boolean large, long fromSeq, lon
       w.int8(last.recalled() ? 2 : 1).int64(last.conversationSeq()).string(last.messageId())
           .string(last.senderId()).string(last.type()).string(last.body()).int64(last.timestamp());
     }
-    return w.build();
+    return w.bytes(index.encode()).build();
   }
 
   /** Reads what {@link #encode()} wrote. */
@@ -103,9 +126,43 @@ public record ConversationState(boolean member, boolean large, long fromSeq, lon
     if (lastTag != 0) {
       last = new Last(r.int64(), r.string(), r.string(), r.string(), r.string(), r.int64(), lastTag == 2);
     }
+    byte[] index = r.bytes();
     r.end();
+    UnreadIndex decoded;
+    try {
+      decoded = index == null ? UnreadIndex.EMPTY : UnreadIndex.decode(index);
+    } catch (IllegalArgumentException e) {
+      throw new VersionedValue.MalformedValueException(FORMAT + " value: " + e.getMessage());
+    }
     return new ConversationState((flags & 1) != 0, (flags & 2) != 0, fromSeq, readUpTo, unread, untracked,
-        untrackedMax, last, (flags & 4) != 0, (flags & 8) != 0, activity, updated);
+        untrackedMax, last, (flags & 4) != 0, (flags & 8) != 0, activity, updated, decoded);
+  }
+
+  /**
+   * Whether a stored state is pinned, without decoding the rest (the list sorts every state of a user per request).
+   * A value that is not this version decodes in full, so its error is {@link #decode}'s.
+   */
+  public static boolean storedPinned(byte[] value) {
+    return isCurrent(value) ? (value[1] & 8) != 0 : decode(value).pinned();
+  }
+
+  /** {@link #activityAt()} of a stored state, without decoding the rest. */
+  public static long storedActivityAt(byte[] value) {
+    if (!isCurrent(value)) {
+      return decode(value).activityAt();
+    }
+    long v = 0;
+    for (int i = ACTIVITY_AT; i < ACTIVITY_AT + Long.BYTES; i++) {
+      v = (v << 8) | (value[i] & 0xff);
+    }
+    return v;
+  }
+
+  /** Offset of activityAt in the stored form: version, flags, five int64 fields. */
+  private static final int ACTIVITY_AT = 2 + 5 * Long.BYTES;
+
+  private static boolean isCurrent(byte[] value) {
+    return value != null && value.length >= ACTIVITY_AT + Long.BYTES && value[0] == VERSION;
   }
 
   private int flags() {

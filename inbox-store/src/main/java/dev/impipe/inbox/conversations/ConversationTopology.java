@@ -1,6 +1,5 @@
 package dev.impipe.inbox.conversations;
 
-import dev.impipe.runtime.streams.VersionedValue;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.state.Stores;
@@ -12,14 +11,14 @@ import org.apache.kafka.streams.state.Stores;
 public final class ConversationTopology {
 
   public static final String PROCESSOR = "conversation-materialiser";
-  /** Per user and conversation: {@link ConversationState} (versioned bytes). Queried. */
-  public static final String STATES_STORE = "conversations";
-  /** The list order per user (pinned, then recent activity), empty values. Queried. */
-  public static final String ORDER_STORE = "conversation-order";
-  /** Indexed unread messages per user and conversation, value the messageId. */
-  public static final String UNREAD_STORE = "conversation-unread";
-  /** The badge total per user ({@code [version 1] int64}): unread of the conversations not muted. Queried. */
-  public static final String TOTALS_STORE = "conversation-unread-totals";
+  /**
+   * Per user and conversation: {@link ConversationState} (versioned bytes, with the unread index). Queried. Named
+   * apart from version 1's {@code conversations} store (state format 2: a reset, rebuilt from what
+   * the inbox topic still holds).
+   */
+  public static final String STATES_STORE = "conversation-states";
+  /** Per user: {@link ConversationTotals} (the badge and the capped count). Queried. */
+  public static final String TOTALS_STORE = "conversation-totals";
 
   private ConversationTopology() {}
 
@@ -29,16 +28,20 @@ public final class ConversationTopology {
    * the list has applied it too.
    */
   public static void addTo(Topology topology, String inboxSource, ConversationsConfig cfg) {
-    ConversationMaterialiser.Stores stores = new ConversationMaterialiser.Stores(STATES_STORE, ORDER_STORE,
-        UNREAD_STORE, TOTALS_STORE);
-    topology.addProcessor(PROCESSOR, () -> new ConversationMaterialiser(stores, cfg.unreadTracked()), inboxSource);
-    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(STATES_STORE), Serdes.Bytes(),
-        Serdes.ByteArray()).withCachingDisabled(), PROCESSOR);
-    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(ORDER_STORE), Serdes.Bytes(),
-        Serdes.ByteArray()).withCachingDisabled(), PROCESSOR);
-    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(UNREAD_STORE), Serdes.Bytes(),
-        Serdes.ByteArray()), PROCESSOR);
-    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(TOTALS_STORE), Serdes.Bytes(),
-        VersionedValue.longSerde(TOTALS_STORE)).withCachingDisabled(), PROCESSOR);
+    addTo(topology, PROCESSOR, inboxSource, new ConversationMaterialiser.Stores(STATES_STORE, TOTALS_STORE),
+        cfg);
+  }
+
+  /**
+   * Adds a materialiser named {@code processor} under {@code inboxSource} with its stores, cached: repeated updates
+   * of a key within a commit (a busy conversation's state, a user's totals) reach RocksDB and the changelog once.
+   */
+  public static void addTo(Topology topology, String processor, String inboxSource,
+      ConversationMaterialiser.Stores stores, ConversationsConfig cfg) {
+    topology.addProcessor(processor, () -> new ConversationMaterialiser(stores, cfg.unreadTracked()), inboxSource);
+    for (String store : new String[] {stores.states(), stores.totals()}) {
+      topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(store), Serdes.Bytes(),
+          Serdes.ByteArray()).withCachingEnabled(), processor);
+    }
   }
 }

@@ -8,8 +8,8 @@ import java.util.Map;
 /**
  * Settings of the conversation list, parsed from the environment by {@link #fromEnv(Map)} (a pure function).
  *
- * @param unreadTracked unread messages indexed per user and conversation (so a recall or a read marker can take
- *     them off the count); older unread ones stay counted without an index entry
+ * @param unreadTracked unread messages indexed per user and conversation, in its state (so a recall or a read
+ *     marker can take them off the count); older unread ones stay counted without an index entry
  * @param defaultLimit conversations per page when the request names no {@code limit}
  * @param maxLimit most conversations per page ({@code limit} above it: 400)
  * @param largeUnreadMax a large group's unread messages are counted from its timeline up to this many
@@ -22,9 +22,10 @@ public record ConversationsConfig(int unreadTracked, int defaultLimit, int maxLi
       + "conversation list; `false`: its materialiser is not in the inbox store's topology (no state, no work per "
       + "inbox entry) and `GET /v1/users/{userId}/conversations` and the settings route answer `404`");
 
-  public static final Setting<Integer> UNREAD_TRACKED = Setting.integer("IM_CONVERSATION_UNREAD_TRACKED", 1_000, 1,
-      1_000_000, "unread messages indexed per user and conversation; older unread ones are still counted, but a "
-          + "recall of one no longer lowers the count");
+  public static final Setting<Integer> UNREAD_TRACKED = Setting.integer("IM_CONVERSATION_UNREAD_TRACKED", 100, 1,
+      10_000, "unread messages indexed per user and conversation (inside its state, about 10 bytes each, rewritten "
+          + "with every entry of the conversation); older unread ones are still counted, but a recall of one no "
+          + "longer lowers the count and the conversation says `unreadCapped`");
   public static final Setting<Integer> PAGE_DEFAULT = Setting.integer("IM_CONVERSATIONS_PAGE_DEFAULT", 50, 1,
       10_000, "conversations per page of `GET /v1/users/{userId}/conversations` without `limit`");
   public static final Setting<Integer> PAGE_MAX = Setting.integer("IM_CONVERSATIONS_PAGE_MAX", 500, 1, 10_000,

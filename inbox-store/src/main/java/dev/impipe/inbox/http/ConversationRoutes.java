@@ -129,15 +129,14 @@ public final class ConversationRoutes {
         InteractiveQueryView.atLeast(streams, InboxStoreTopology.INBOX_STORE, partition, inboxTopic, minSeq.get())
             .get(StoreKeys.owner(user));
       }
-      StoreView<byte[]> order = InteractiveQueryView.of(streams, ConversationTopology.ORDER_STORE, partition);
       StoreView<byte[]> states = InteractiveQueryView.of(streams, ConversationTopology.STATES_STORE, partition);
-      StoreView<Long> totals = InteractiveQueryView.of(streams, ConversationTopology.TOTALS_STORE, partition);
+      StoreView<byte[]> totals = InteractiveQueryView.of(streams, ConversationTopology.TOTALS_STORE, partition);
       StoreView<byte[]> largeGroups = InteractiveQueryView.of(streams, InboxStoreTopology.LARGE_GROUPS_STORE,
           partition);
       // First pass: which large groups' timelines the page needs. Their summaries are read asynchronously (a
       // timeline may live on another instance), so no worker waits; the page is then built again with them.
       Map<String, CompletableFuture<Response>> reads = new LinkedHashMap<>();
-      ConversationList.ListPage first = ConversationList.page(order, states, totals, largeGroups,
+      ConversationList.ListPage first = ConversationList.page(states, totals, largeGroups,
           (group, reader, ranges, readUpTo) -> {
             reads.put(group, fetchSummary(request, group, reader, ranges, readUpTo));
             return LargeGroupCounts.Summary.NONE;
@@ -151,7 +150,7 @@ public final class ConversationRoutes {
             Map<String, LargeGroupCounts.Summary> summaries = new HashMap<>();
             reads.forEach((group, read) -> summaries.put(group, summary(read.join())));
             return CompletableFuture.completedFuture(Response.json(200, ConversationJson.list(user,
-                ConversationList.page(order, states, totals, largeGroups,
+                ConversationList.page(states, totals, largeGroups,
                     (group, reader, ranges, readUpTo) -> summaries.getOrDefault(group, LargeGroupCounts.Summary.NONE),
                     user, after, limit))));
           }));

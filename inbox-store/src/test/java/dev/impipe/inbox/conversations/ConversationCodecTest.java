@@ -26,6 +26,21 @@ class ConversationCodecTest {
   }
 
   @Test
+  void theListPositionReadsFromTheStoredBytesAsFromTheDecodedState() {
+    ConversationState.Last last = new ConversationState.Last(9, "m9", "bob", "MESSAGE", "hi", 1234, false);
+    ConversationState s = new ConversationState(true, false, 0, 3, 2, 0, -1, last, false, true, 987_654_321L, 5)
+        .withIndex(UnreadIndex.EMPTY.with(8, "m8").with(9, "m9"));
+    byte[] stored = s.encode();
+    assertThat(ConversationState.storedPinned(stored)).isTrue();
+    assertThat(ConversationState.storedActivityAt(stored)).isEqualTo(987_654_321L);
+    byte[] unpinned = s.withSettings(true, false).withTimes(-5, 5).encode();
+    assertThat(ConversationState.storedPinned(unpinned)).isFalse();
+    assertThat(ConversationState.storedActivityAt(unpinned)).isEqualTo(-5);
+    assertThatThrownBy(() -> ConversationState.storedPinned(new byte[] {9})).isInstanceOf(
+        VersionedValue.UnknownVersionException.class);
+  }
+
+  @Test
   void orderKeysSortPinnedFirstThenNewestAndCursorsResumeAfterTheirKey() {
     ConversationState old = ConversationState.empty().withTimes(100, 100);
     ConversationState newer = ConversationState.empty().withTimes(200, 200);

@@ -66,6 +66,8 @@ class ConversationMaterialiserTest {
     assertThat(state().unread()).isEqualTo(4);
     assertThat(state().untracked()).isEqualTo(2);
     assertThat(unreadKeys()).isEqualTo(2);
+    // and the user's totals say one conversation's count is capped (the badge's unreadTotalCapped, whatever page)
+    assertThat(totals()).isEqualTo(new ConversationTotals(4, 1));
 
     // When alice reads up to 1: the untracked (up to seq 2) may still be unread, so they stay counted
     inbox.pipeInput("alice", read(1));
@@ -75,13 +77,36 @@ class ConversationMaterialiserTest {
     inbox.pipeInput("alice", read(3));
     assertThat(state().unread()).isEqualTo(1);
     assertThat(state().untracked()).isZero();
-    assertThat(total()).isEqualTo(1);
+    assertThat(totals()).isEqualTo(new ConversationTotals(1, 0));
 
     // When she reads everything, the total key is gone
     inbox.pipeInput("alice", read(4));
     assertThat(state().unread()).isZero();
     assertThat(total()).isZero();
     assertThat(unreadKeys()).isZero();
+  }
+
+  @Test
+  void theBadgeIsCappedWhenAConversationOffThePageIsCapped() {
+    // Given four unread from bob in alice's chat with him (two untracked: capped), then a newer one from carol
+    for (long seq = 1; seq <= 4; seq++) {
+      inbox.pipeInput("alice", message(seq, "bob"));
+    }
+    inbox.pipeInput("alice", InboxEntry.newBuilder(message(10, "carol")).setConversationId("d:alice:carol").build());
+    // When alice lists one conversation: only carol's, which is exact
+    StoreView<byte[]> totals = StoreView.of(driver.getKeyValueStore(ConversationTopology.TOTALS_STORE));
+    ConversationList.ListPage page = ConversationList.page(StoreView.of(states()), totals, "alice",
+        java.util.Optional.empty(), 1);
+    assertThat(page.conversations()).extracting(ConversationList.Item::conversationId)
+        .containsExactly("d:alice:carol");
+    assertThat(page.conversations().get(0).unreadCapped()).isFalse();
+    // Then the badge is the user's total, capped because of bob's chat on no page shown
+    assertThat(page.unreadTotal()).isEqualTo(5);
+    assertThat(page.unreadTotalCapped()).isTrue();
+    // And once alice mutes bob's chat, it no longer counts, capped or not
+    inbox.pipeInput("alice", InboxEntry.newBuilder(message(11, "alice")).setType(InboxEntryType.CONVERSATION_SETTINGS)
+        .setMessageId(null).setSenderId("alice").setMuted(true).build());
+    assertThat(totals()).isEqualTo(new ConversationTotals(1, 0));
   }
 
   @Test
@@ -118,7 +143,7 @@ class ConversationMaterialiserTest {
     assertThatThrownBy(() -> new ConversationsConfig(1, 50, 10, 100, true))
         .isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> new ConversationsConfig(1, 50, 500, 0, true)).isInstanceOf(IllegalArgumentException.class);
-    assertThat(ConversationsConfig.defaults()).isEqualTo(new ConversationsConfig(1_000, 50, 500, 100, true));
+    assertThat(ConversationsConfig.defaults()).isEqualTo(new ConversationsConfig(100, 50, 500, 100, true));
     assertThat(ConversationsConfig.fromEnv(Map.of("IM_CONVERSATIONS_PAGE_DEFAULT", "900")).defaultLimit())
         .isEqualTo(500);
   }
@@ -132,7 +157,7 @@ class ConversationMaterialiserTest {
     String described = dev.impipe.inbox.InboxStoreTopology.build(topics,
         dev.impipe.inbox.InboxStoreConfig.defaults(), off).describe().toString();
     assertThat(described).doesNotContain(ConversationTopology.PROCESSOR)
-        .doesNotContain(ConversationTopology.ORDER_STORE);
+        .doesNotContain(ConversationTopology.TOTALS_STORE);
     assertThat(dev.impipe.inbox.InboxStoreTopology.build(topics, dev.impipe.inbox.InboxStoreConfig.defaults(),
         ConversationsConfig.defaults()).describe().toString()).contains(ConversationTopology.PROCESSOR);
   }
@@ -146,21 +171,19 @@ class ConversationMaterialiserTest {
   }
 
   private long total() {
-    StoreView<Long> totals = StoreView.of(driver.getKeyValueStore(ConversationTopology.TOTALS_STORE));
-    return totals.get(ConversationKeys.total("alice")).orElse(0L);
+    return totals().unread();
   }
 
+  private ConversationTotals totals() {
+    StoreView<byte[]> totals = StoreView.of(driver.getKeyValueStore(ConversationTopology.TOTALS_STORE));
+    return totals.get(ConversationKeys.total("alice")).map(ConversationTotals::decode)
+        .orElse(ConversationTotals.ZERO);
+  }
+
+  /** The unread messages the state of alice's chat indexes. */
   private long unreadKeys() {
-    KeyValueStore<org.apache.kafka.common.utils.Bytes, byte[]> unread = driver.getKeyValueStore(
-        ConversationTopology.UNREAD_STORE);
-    long n = 0;
-    try (var it = unread.all()) {
-      while (it.hasNext()) {
-        it.next();
-        n++;
-      }
-    }
-    return n;
+    byte[] raw = states().get(ConversationKeys.state("alice", CHAT));
+    return raw == null ? 0 : ConversationState.decode(raw).index().size();
   }
 
   private static InboxEntry message(long seq, String sender) {

@@ -7,6 +7,7 @@ import dev.impipe.avro.InboxEntryType;
 import dev.impipe.avro.PushRegistration;
 import dev.impipe.inbox.conversations.ConversationKeys;
 import dev.impipe.inbox.conversations.ConversationState;
+import dev.impipe.inbox.conversations.ConversationTotals;
 import dev.impipe.notify.NotifyConfig;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.streams.PunctuationBudget;
@@ -53,7 +54,7 @@ public final class NotifyProcessor implements Processor<String, Object, Object, 
   private KeyValueStore<Bytes, byte[]> received;
   private BurstIndex bursts;
   private KeyValueStore<Bytes, byte[]> conversations;
-  private KeyValueStore<Bytes, Long> totals;
+  private KeyValueStore<Bytes, byte[]> totals;
   private String taskId;
   private Cancellable catchUp;
   private InputHorizon horizon;
@@ -312,7 +313,8 @@ public final class NotifyProcessor implements Processor<String, Object, Object, 
   /** The user's badge, or null. */
   private Long total(String user) {
     try {
-      return totals.get(ConversationKeys.total(user));
+      byte[] raw = totals.get(ConversationKeys.total(user));
+      return raw == null ? null : ConversationTotals.decode(raw).unread();
     } catch (RuntimeException e) {
       return null;
     }

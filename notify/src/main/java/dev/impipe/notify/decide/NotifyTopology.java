@@ -3,12 +3,12 @@ package dev.impipe.notify.decide;
 import dev.impipe.avro.Notification;
 import dev.impipe.avro.PushRegistration;
 import dev.impipe.inbox.conversations.ConversationMaterialiser;
+import dev.impipe.inbox.conversations.ConversationTopology;
 import dev.impipe.inbox.conversations.ConversationsConfig;
 import dev.impipe.notify.NotifyConfig;
 import dev.impipe.runtime.streams.MemtableBudget;
 import dev.impipe.runtime.streams.PunctuationBudget;
 import dev.impipe.runtime.streams.StoredValues;
-import dev.impipe.runtime.streams.VersionedValue;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.Topic;
 import org.apache.kafka.common.serialization.Serdes;
@@ -45,12 +45,14 @@ public final class NotifyTopology {
   public static final String PENDING_STORE = "notify-pending";
   /** {@code due, userId, deviceId, conversationId -> empty}: the pending bursts by due time, scanned oldest first. */
   public static final String DUE_STORE = "notify-due";
-  /** The conversation list's stores of this app (layouts: {@code ConversationKeys}, {@code ConversationState}). */
-  public static final String CONVERSATIONS_STORE = "notify-conversations";
-  public static final String CONVERSATION_ORDER_STORE = "notify-conversation-order";
-  public static final String CONVERSATION_UNREAD_STORE = "notify-conversation-unread";
-  /** The badge per user: {@code [version 1] int64} unread of the conversations not muted. */
-  public static final String CONVERSATION_TOTALS_STORE = "notify-conversation-totals";
+  /**
+   * The conversation list's stores of this app (layouts: {@code ConversationKeys}, {@code ConversationState}; state
+   * format 2, named apart from format 1's {@code notify-conversations}, {@code -order}, {@code -unread} and
+   * {@code -totals}; no order store: the decider needs no list order).
+   */
+  public static final String CONVERSATIONS_STORE = "notify-conversation-states";
+  /** The badge per user: {@code ConversationTotals} (unread of the conversations not muted). */
+  public static final String CONVERSATION_TOTALS_STORE = "notify-conversation-user-totals";
 
   /** Time the deciders of one stream thread may spend per window (a safety net far under the transaction timeout). */
   static final long MAX_MS_PER_WINDOW = 1_000;
@@ -77,19 +79,8 @@ public final class NotifyTopology {
 
     // First child of the inbox source: when the decider sees an entry, the list has applied it (children run in
     // the order added), so muted and the badge are those after the entry.
-    ConversationMaterialiser.Stores lists = new ConversationMaterialiser.Stores(CONVERSATIONS_STORE,
-        CONVERSATION_ORDER_STORE, CONVERSATION_UNREAD_STORE, CONVERSATION_TOTALS_STORE);
-    topology.addProcessor(CONVERSATIONS_PROCESSOR,
-        () -> new ConversationMaterialiser(lists, conversations.unreadTracked()), INBOX_SOURCE);
-    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CONVERSATIONS_STORE),
-        Serdes.Bytes(), Serdes.ByteArray()).withCachingDisabled(), CONVERSATIONS_PROCESSOR);
-    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CONVERSATION_ORDER_STORE),
-        Serdes.Bytes(), Serdes.ByteArray()).withCachingDisabled(), CONVERSATIONS_PROCESSOR);
-    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CONVERSATION_UNREAD_STORE),
-        Serdes.Bytes(), Serdes.ByteArray()), CONVERSATIONS_PROCESSOR);
-    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CONVERSATION_TOTALS_STORE),
-        Serdes.Bytes(), VersionedValue.longSerde(CONVERSATION_TOTALS_STORE)).withCachingDisabled(),
-        CONVERSATIONS_PROCESSOR);
+    ConversationTopology.addTo(topology, CONVERSATIONS_PROCESSOR, INBOX_SOURCE, new ConversationMaterialiser.Stores(
+        CONVERSATIONS_STORE, CONVERSATION_TOTALS_STORE), conversations);
 
     Topic<String, Notification> notifications = topics.notifications();
     topology.addProcessor(DECIDER, () -> new NotifyProcessor(cfg, metrics, budget),

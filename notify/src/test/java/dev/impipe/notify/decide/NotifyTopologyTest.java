@@ -637,7 +637,6 @@ class NotifyTopologyTest {
   private static void copyStores(TopologyTestDriver from, TopologyTestDriver to) {
     for (String name : List.of(NotifyTopology.REGISTRATIONS_STORE, NotifyTopology.RECEIVED_STORE,
         NotifyTopology.PENDING_STORE, NotifyTopology.DUE_STORE, NotifyTopology.CONVERSATIONS_STORE,
-        NotifyTopology.CONVERSATION_ORDER_STORE, NotifyTopology.CONVERSATION_UNREAD_STORE,
         NotifyTopology.CONVERSATION_TOTALS_STORE)) {
       KeyValueStore<Object, Object> target = to.getKeyValueStore(name);
       try (KeyValueIterator<Object, Object> it = from.<Object, Object>getKeyValueStore(name).all()) {
