@@ -17,7 +17,7 @@ import org.apache.kafka.streams.KeyValue;
  * range of the states store), each placed by its position (pinned first, then the most recent activity, see
  * {@link ConversationKeys#order}), the page taken after the cursor's position, and the badge totals. Work per request:
  * one read of each of the user's conversations (no timeline, no inbox), so that an inbox entry costs one state write
- * and no order-index moves (ADR 0013).
+ * and no order-index moves (ADR 0012).
  */
 public final class ConversationList {
 
