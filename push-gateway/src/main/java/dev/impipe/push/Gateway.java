@@ -30,14 +30,16 @@ import org.slf4j.LoggerFactory;
  * ({@code read_committed}, no consumer group, from the end) and keeps only the records of users connected to it. A
  * device may therefore connect to any instance (no redirect, no rebalance that drops sockets), at the cost of each
  * instance reading the whole inbox stream: N instances read it N times. Values are decoded only for connected
- * users, so the per-instance cost is mostly network and key hashing; at large N, partition-owner affinity (a
- * consumer group plus redirecting devices to the owner) would read it once.
+ * users, so the per-instance cost is mostly network and key hashing. In {@code owned} mode ({@link OwnedReading})
+ * each instance reads only the partitions of its own inbox-store tasks and devices of other users are sent to their
+ * owner: N instances read the inbox about once.
  *
  * <p>Large groups ride on the same reader: their timelines {@code #groupId} are keys of {@code im.inbox}, so each
  * instance already reads them. A connection listens to the groups its user reads (learnt from the merged sync pages
  * and the user's membership entries, see {@link Connection}); a timeline record is decoded once per instance that
  * has a listener and written to each listening socket. With N instances a group message is read N times and
- * decoded at most N times, however many members are connected; no extra consumer, topic or state.
+ * decoded at most N times, however many members are connected; no extra consumer, topic or state. In
+ * {@code owned} mode the reader also reads the partitions of the timelines listened to here.
  */
 final class Gateway implements AutoCloseable {
 
@@ -75,11 +77,9 @@ final class Gateway implements AutoCloseable {
       t.setDaemon(true);
       return t;
     });
-    Counter quarantined = Counter.builder("im.push.quarantined")
-        .description("records the reader could not decode, written to the rejected topic").register(metrics);
     this.timings = new PushTimings(metrics);
-    this.reader = new InboxReader(topics, clientProperties, byUser::get, byGroup::get, output, quarantined,
-        timings);
+    this.reader = new InboxReader(topics, clientProperties, byUser::get, byGroup::get, output, metrics, timings,
+        config.read() == PushConfig.ReadMode.OWNED, this::gained);
     Gauge.builder("im.push.connections", open, AtomicInteger::get).description("open device WebSockets")
         .register(metrics);
     Gauge.builder("im.push.group-feeds", listened, AtomicInteger::get)
@@ -106,6 +106,47 @@ final class Gateway implements AutoCloseable {
 
   ApiClient api() {
     return api;
+  }
+
+  InboxReader reader() {
+    return reader;
+  }
+
+  /** The users with a connection here. */
+  java.util.Set<String> users() {
+    return byUser.keySet();
+  }
+
+  /** The timelines {@code #groupId} that connections here listen to. */
+  List<String> listenedTimelines() {
+    return byGroup.keySet().stream().map(Ids::groupTimeline).toList();
+  }
+
+  /** The connections of {@code user} here (empty: none). */
+  List<Connection> connections(String user) {
+    List<Connection> list = byUser.get(user);
+    return list == null ? List.of() : list;
+  }
+
+  /**
+   * The reader started reading inbox partitions (offset of each one's last record before): connections here that
+   * read from them (a listened timeline) read what came before through the store, as after a record the reader
+   * could not decode.
+   */
+  private void gained(Map<Integer, Long> lastBefore) {
+    int partitions = reader.partitions();
+    byGroup.forEach((group, list) -> {
+      Long offset = lastBefore.get(Placement.partition(Ids.groupTimeline(group), partitions));
+      if (offset != null) {
+        list.forEach(c -> c.gap(group, offset));
+      }
+    });
+    byUser.forEach((user, list) -> {
+      Long offset = lastBefore.get(Placement.partition(user, partitions));
+      if (offset != null) {
+        list.forEach(c -> c.gap(null, offset));
+      }
+    });
   }
 
   /** The timers of a live push's legs inside the gateway. */
