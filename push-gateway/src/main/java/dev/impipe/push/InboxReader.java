@@ -75,6 +75,7 @@ final class InboxReader implements AutoCloseable {
   /** The inbox partitions the reader reads now (positioned, {@link #seen} set). */
   private volatile Set<Integer> reading = Set.of();
   private Wish applied = new Wish(Set.of(), Set.of());
+  private final CatchUp catchUp = new CatchUp();
 
   /** Inbox partitions and ACK-timeout partitions to read. */
   record Wish(Set<Integer> inbox, Set<Integer> timeouts) {
@@ -179,20 +180,52 @@ final class InboxReader implements AutoCloseable {
     List<TopicPartition> fresh = new ArrayList<>();
     next.inbox().forEach(p -> add(new TopicPartition(inbox, p), !applied.inbox().contains(p), all, fresh));
     next.timeouts().forEach(p -> add(new TopicPartition(timeouts, p), !applied.timeouts().contains(p), all, fresh));
+    applied.inbox().stream().filter(p -> !next.inbox().contains(p)).forEach(catchUp::forget);
     consumer.assign(all);
     consumer.seekToEnd(fresh);
     Map<Integer, Long> lastBefore = new TreeMap<>();
     for (TopicPartition tp : fresh) {
-      long position = consumer.position(tp);
       if (tp.topic().equals(inbox)) {
-        seen.set(tp.partition(), position - 1);
-        lastBefore.put(tp.partition(), position - 1);
+        java.util.OptionalLong from = catchUp.start(tp.partition(), consumer.position(tp));
+        if (from.isPresent()) {
+          consumer.seek(tp, from.getAsLong());
+        } else {
+          lastBefore.put(tp.partition(), -1L);
+        }
       }
     }
     applied = next;
-    reading = next.inbox();
     LOG.info("Push gateway reader: inbox partitions {}, timeout partitions {}", new TreeSet<>(next.inbox()),
         new TreeSet<>(next.timeouts()));
+    caughtUp(lastBefore);
+  }
+
+  /**
+   * After a poll: each gained partition that was read up to its end reads on from there; those done are served.
+   */
+  private void catchUpStep() {
+    Map<Integer, Long> done = new TreeMap<>();
+    for (int p : applied.inbox()) {
+      if (catchUp.catching(p)) {
+        TopicPartition tp = new TopicPartition(topics.inbox().name(), p);
+        CatchUp.Step step = catchUp.advanced(p, consumer.position(tp));
+        if (step != null) {
+          consumer.seek(tp, step.seekTo());
+          if (step.done()) {
+            done.put(p, step.lastBefore());
+          }
+        }
+      }
+    }
+    caughtUp(done);
+  }
+
+  /** Partitions whose start is known: devices of their users can be served, their listeners read what came before. */
+  private void caughtUp(Map<Integer, Long> lastBefore) {
+    lastBefore.forEach((p, offset) -> seen.accumulateAndGet(p, offset, Math::max));
+    Set<Integer> served = new TreeSet<>(applied.inbox());
+    served.removeIf(catchUp::catching);
+    reading = Set.copyOf(served);
     if (!lastBefore.isEmpty()) {
       gained.accept(lastBefore);
     }
@@ -237,15 +270,21 @@ final class InboxReader implements AutoCloseable {
         long polledNanos = System.nanoTime();
         String inbox = topics.inbox().name();
         for (ConsumerRecord<String, byte[]> r : records) {
-          if (r.key() != null && r.value() != null) {
+          boolean isInbox = r.topic().equals(inbox);
+          if (isInbox) {
+            recordsRead.increment();
+            bytesRead.increment(Math.max(0, r.serializedKeySize()) + Math.max(0, r.serializedValueSize()));
+          }
+          if (r.key() != null && r.value() != null && (!isInbox || catchUp.route(r.partition(), r.offset()))) {
             route(r);
-            if (r.topic().equals(inbox)) {
-              recordsRead.increment();
-              bytesRead.increment(Math.max(0, r.serializedKeySize()) + Math.max(0, r.serializedValueSize()));
+            if (isInbox) {
               timings.polled(r.timestamp(), polledMs);
               timings.handedOff(polledNanos);
             }
           }
+        }
+        if (owned) {
+          catchUpStep();
         }
       }
     } catch (InterruptedException e) {

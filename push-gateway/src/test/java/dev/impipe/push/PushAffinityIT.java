@@ -163,7 +163,8 @@ class PushAffinityIT {
       DEVICES.add(new RoamingDevice("u" + u, "phone", TestTokens.token("u" + u), factory, PushAffinityIT::anyLive)
           .connect(INSTANCES.get(RANDOM.nextInt(3)).base()));
     }
-    await().atMost(Duration.ofSeconds(30)).until(() -> DEVICES.stream().allMatch(d -> d.port() > 0));
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(DEVICES.stream()
+        .filter(d -> d.port() < 0).map(d -> d + ", " + d.lastEvent).toList()).isEmpty());
     for (RoamingDevice d : DEVICES) {
       assertThat(d.port()).as(d.user).isEqualTo(ownerOf(d.user).base().getPort());
     }
@@ -210,8 +211,10 @@ class PushAffinityIT {
 
     // Then the other two take its partitions over, and its devices reconnect to the new owners
     awaitReadersFollowTheStore(INSTANCES);
-    await().atMost(Duration.ofSeconds(60)).until(() -> DEVICES.stream()
-        .allMatch(d -> d.port() > 0 && d.port() == ownerOf(d.user).base().getPort()));
+    await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(DEVICES.stream()
+        .filter(d -> d.port() != ownerOf(d.user).base().getPort())
+        .map(d -> d + " on " + d.port() + ", owner " + ownerOf(d.user).base().getPort() + ", " + d.lastEvent)
+        .toList()).isEmpty());
 
     // And messages sent after the move reach every device once and in order, with nothing lost meanwhile
     for (int round = 10; round < 15; round++) {

@@ -31,6 +31,8 @@ final class RoamingDevice implements DeviceClient.Listener {
   final AtomicInteger repeats = new AtomicInteger();
   final AtomicInteger redirects = new AtomicInteger();
   final AtomicInteger connects = new AtomicInteger();
+  /** What happened last (a close, a refused connect), for failure messages. */
+  volatile String lastEvent = "";
   private volatile DeviceClient current;
   private volatile boolean stopped;
 
@@ -46,6 +48,7 @@ final class RoamingDevice implements DeviceClient.Listener {
     connects.incrementAndGet();
     factory.connect(base, token, device, this).whenComplete((c, e) -> {
       if (e != null) {
+        lastEvent = "connect to " + base + " failed: " + e;
         later(() -> connect(anyInstance.get()));
       } else {
         current = c;
@@ -89,6 +92,7 @@ final class RoamingDevice implements DeviceClient.Listener {
       return;
     }
     String url = c.redirectUrl();
+    lastEvent = "closed " + code + " " + reason + " by " + c.base() + (url == null ? "" : ", redirect " + url);
     if (code == Connection.CLOSE_MOVED && url != null) {
       connect(URI.create(url));
     } else {
