@@ -67,6 +67,8 @@ export class ImClient {
     this.reconnectTimer = null;
     /** Origin of the gateway instance a `redirect` named (null: `baseUrl`); the HTTP API stays on `baseUrl`. */
     this.socketOrigin = null;
+    /** Redirects since the last socket that delivered its backlog: only the first is followed without backoff. */
+    this.redirects = 0;
     /** Counters for dashboards and tests: entries handed over, redeliveries dropped, sockets opened. */
     this.stats = { entries: 0, duplicates: 0, sockets: 0 };
   }
@@ -275,7 +277,8 @@ export class ImClient {
     if (code !== MOVED) {
       this.socketOrigin = null; // a lost instance: start again where the application pointed the client
     }
-    this.#scheduleReconnect(code === RESYNC || code === MOVED ? 0 : undefined);
+    const moved = code === MOVED && this.redirects++ === 0;
+    this.#scheduleReconnect(code === RESYNC || moved ? 0 : undefined);
   }
 
   #scheduleReconnect(delay) {
@@ -294,6 +297,7 @@ export class ImClient {
         break;
       case 'synced':
         this.backoff.reset();
+        this.redirects = 0;
         this.#status('synced', { cursor: frame.cursor });
         break;
       case 'sent':

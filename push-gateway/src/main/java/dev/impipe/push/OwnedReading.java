@@ -54,9 +54,15 @@ final class OwnedReading implements AutoCloseable {
     running = false;
   }
 
-  /** What to do with a device of {@code user} connecting here now. */
+  /**
+   * What to do with a device of {@code user} connecting here now. While the store rebalances, the owners this
+   * instance last saw may be gone or changing: a device it would send elsewhere retries instead, so that two instances
+   * with different views do not send it back and forth.
+   */
   Placement.Verdict verdict(String user) {
-    return current.verdict(user, gateway.reader().reading());
+    Placement.Verdict verdict = current.verdict(user, gateway.reader().reading());
+    return verdict == Placement.Verdict.REDIRECT && streams.state() != KafkaStreams.State.RUNNING
+        ? Placement.Verdict.RETRY : verdict;
   }
 
   /** Where a device of {@code user} is sent, or null when no other instance owns the user's partition. */

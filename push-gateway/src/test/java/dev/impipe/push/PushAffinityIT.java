@@ -207,6 +207,7 @@ class PushAffinityIT {
     Instance stopped = INSTANCES.stream().max((a, b) -> Long.compare(devicesOn(a), devicesOn(b))).orElseThrow();
     long moving = devicesOn(stopped);
     INSTANCES.remove(stopped);
+    long stoppedAt = System.nanoTime();
     stopped.runtime().close();
 
     // Then the other two take its partitions over, and its devices reconnect to the new owners
@@ -215,6 +216,7 @@ class PushAffinityIT {
         .filter(d -> d.port() != ownerOf(d.user).base().getPort())
         .map(d -> d + " on " + d.port() + ", owner " + ownerOf(d.user).base().getPort() + ", " + d.lastEvent)
         .toList()).isEmpty());
+    long movedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - stoppedAt);
 
     // And messages sent after the move reach every device once and in order, with nothing lost meanwhile
     for (int round = 10; round < 15; round++) {
@@ -226,8 +228,9 @@ class PushAffinityIT {
     post("u5", Map.of("groupId", "big", "body", "g-after", "clientMsgId", "g-after"));
     awaitEveryDeviceHasItsSync();
     int repeats = DEVICES.stream().mapToInt(d -> d.repeats.get()).sum();
-    System.out.printf("moved %d devices; entries sent again after reconnects (dropped by source+seq): %d; "
-        + "redirects: %d%n", moving, repeats, DEVICES.stream().mapToInt(d -> d.redirects.get()).sum());
+    System.out.printf("moved %d devices, all devices on their owners %d ms after the stop began; entries sent again "
+        + "after reconnects (dropped by source+seq): %d; redirects: %d%n", moving, movedMs, repeats,
+        DEVICES.stream().mapToInt(d -> d.redirects.get()).sum());
   }
 
   // ---------------------------------------------------------------------------------------------------- helpers

@@ -14,9 +14,10 @@ import java.util.function.Supplier;
 
 /**
  * A test device that behaves like a client should with gateways in {@code owned} mode: it follows a {@code redirect}
- * (close 4013) to the url it names, reconnects to some live instance after any other close or a refused upgrade
- * (after 200 ms), ACKs every entry and keeps each entry once by {@code source} and {@code seq}, as the device
- * protocol tells clients to (a reconnect sends again what was pushed and not yet committed).
+ * (close 4013) to the url it names (at once the first time since its last backlog, after 200 ms after that),
+ * reconnects to some live instance after any other close or a refused upgrade (after 200 ms), ACKs every entry and
+ * keeps each entry once by {@code source} and {@code seq}, as the device protocol tells clients to (a reconnect sends
+ * again what was pushed and not yet committed).
  */
 final class RoamingDevice implements DeviceClient.Listener {
 
@@ -35,6 +36,8 @@ final class RoamingDevice implements DeviceClient.Listener {
   volatile String lastEvent = "";
   private volatile DeviceClient current;
   private volatile boolean stopped;
+  /** Redirects since the last connection that delivered its backlog. */
+  private final AtomicInteger redirectsInARow = new AtomicInteger();
 
   RoamingDevice(String user, String device, String token, DeviceClient.Factory factory, Supplier<URI> anyInstance) {
     this.user = user;
@@ -82,6 +85,11 @@ final class RoamingDevice implements DeviceClient.Listener {
   }
 
   @Override
+  public void synced(DeviceClient c, String cursor) {
+    redirectsInARow.set(0);
+  }
+
+  @Override
   public void redirect(DeviceClient c, String url, String reason) {
     redirects.incrementAndGet();
   }
@@ -94,7 +102,11 @@ final class RoamingDevice implements DeviceClient.Listener {
     String url = c.redirectUrl();
     lastEvent = "closed " + code + " " + reason + " by " + c.base() + (url == null ? "" : ", redirect " + url);
     if (code == Connection.CLOSE_MOVED && url != null) {
-      connect(URI.create(url));
+      if (redirectsInARow.getAndIncrement() == 0) {
+        connect(URI.create(url));
+      } else {
+        later(() -> connect(URI.create(url)));
+      }
     } else {
       later(() -> connect(anyInstance.get()));
     }
