@@ -9,7 +9,6 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.ServerWebSocket;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -275,42 +274,11 @@ final class Gateway implements AutoCloseable {
     }
     switch (frame.path("type").asText("")) {
       case "ack" -> c.ack(frame);
-      case "send" -> send(c, (com.fasterxml.jackson.databind.node.ObjectNode) frame);
+      case "send" -> Sends.send(api, c, (com.fasterxml.jackson.databind.node.ObjectNode) frame);
       case "ping" -> c.reply(Frames.PONG);
       default -> c.error(frame.path("clientMsgId").asText(null), "unknown frame type '"
           + frame.path("type").asText("") + "' (ack, send)");
     }
-  }
-
-  /** {@code {"type":"send", ...}}: the body of {@code POST /v1/messages}, sent as the device's user. */
-  private void send(Connection c, com.fasterxml.jackson.databind.node.ObjectNode frame) {
-    frame.remove("type");
-    String clientMsgId = frame.path("clientMsgId").asText(null);
-    if (!c.limiter.startSend()) {
-      c.reply(Frames.error(clientMsgId, 429, "more than " + c.limiter.limits().maxInflightSends()
-          + " sends waiting for their answer: retry with the same clientMsgId once one is answered"));
-      return;
-    }
-    if (!frame.has("senderDeviceId")) {
-      frame.put("senderDeviceId", c.device);
-    }
-    api.post("/v1/messages", c.principal.token(), frame.toString().getBytes(StandardCharsets.UTF_8))
-        .whenComplete((reply, e) -> {
-          c.limiter.endSend();
-          if (e != null) {
-            c.error(clientMsgId, "not sent, retry with the same clientMsgId");
-          } else if (reply.status() / 100 != 2) {
-            c.reply(Frames.error(clientMsgId, reply.status(), reply.error()));
-          } else {
-            com.fasterxml.jackson.databind.node.ObjectNode sent = Json.MAPPER.createObjectNode();
-            sent.put("type", "sent");
-            sent.put("clientMsgId", clientMsgId);
-            if (reply.body() instanceof com.fasterxml.jackson.databind.node.ObjectNode body) {
-              sent.setAll(body);
-            }
-            c.reply(sent.toString());
-          }
-        });
   }
 
   // ------------------------------------------------------------------------------------------------ callbacks

@@ -15,7 +15,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.Consumer;
@@ -70,20 +69,10 @@ final class InboxReader implements AutoCloseable {
   private volatile AtomicLongArray seen = new AtomicLongArray(0);
   private volatile boolean running = true;
   private volatile boolean alive = true;
-  /** What the reader is asked to read ({@code owned} mode; null: unchanged). */
-  private volatile Wish wish;
-  /** The inbox partitions the reader reads now (positioned, {@link #seen} set). */
-  private volatile Set<Integer> reading = Set.of();
-  private Wish applied = new Wish(Set.of(), Set.of());
-  private final CatchUp catchUp = new CatchUp();
-
-  /** Inbox partitions and ACK-timeout partitions to read. */
-  record Wish(Set<Integer> inbox, Set<Integer> timeouts) {
-    Wish {
-      inbox = Set.copyOf(inbox);
-      timeouts = Set.copyOf(timeouts);
-    }
-  }
+  /** The inbox partitions the reader reads now, with {@code all} ({@code owned}: {@link #assignment}'s). */
+  private volatile Set<Integer> all = Set.of();
+  /** {@code owned} mode: what the reader reads (null: every partition). */
+  private volatile OwnedAssignment assignment;
 
   /**
    * @param users the connections of a user id (null: none)
@@ -105,7 +94,7 @@ final class InboxReader implements AutoCloseable {
         .description("bytes of inbox records (key + value) the gateway's reader read").register(metrics);
     this.recordsRead = Counter.builder("im.push.reader.records")
         .description("inbox records the gateway's reader read").register(metrics);
-    Gauge.builder("im.push.reader.partitions", this, r -> r.reading.size())
+    Gauge.builder("im.push.reader.partitions", this, r -> r.reading().size())
         .description("inbox partitions the gateway's reader reads").register(metrics);
     this.timings = timings;
     this.owned = owned;
@@ -147,7 +136,10 @@ final class InboxReader implements AutoCloseable {
         consumer.position(new TopicPartition(topics.inbox().name(), p));
         all.add(p);
       }
-      reading = Set.copyOf(all);
+      this.all = Set.copyOf(all);
+    } else {
+      assignment = new OwnedAssignment(consumer, topics.inbox().name(), topics.ackTimeouts().name(), positions,
+          gained);
     }
     seen = positions;
     thread.start();
@@ -158,84 +150,18 @@ final class InboxReader implements AutoCloseable {
     return seen.length();
   }
 
-  /** Asks the reader ({@code owned} mode) to read these partitions from its next poll on. */
-  void want(Wish next) {
-    wish = next;
+  /** Asks the reader ({@code owned} mode, once started) to read these partitions from its next poll on. */
+  void want(OwnedAssignment.Wish next) {
+    OwnedAssignment a = assignment;
+    if (a != null) {
+      a.want(next);
+    }
   }
 
   /** The inbox partitions the reader reads now: a device of a user in one of them can be served here. */
   Set<Integer> reading() {
-    return reading;
-  }
-
-  /** Applies the latest wish on the reader thread: keeps what stays, reads what is gained from its end. */
-  private void reassign() {
-    Wish next = wish;
-    if (next == null || next.equals(applied)) {
-      return;
-    }
-    String inbox = topics.inbox().name();
-    String timeouts = topics.ackTimeouts().name();
-    List<TopicPartition> all = new ArrayList<>();
-    List<TopicPartition> fresh = new ArrayList<>();
-    next.inbox().forEach(p -> add(new TopicPartition(inbox, p), !applied.inbox().contains(p), all, fresh));
-    next.timeouts().forEach(p -> add(new TopicPartition(timeouts, p), !applied.timeouts().contains(p), all, fresh));
-    applied.inbox().stream().filter(p -> !next.inbox().contains(p)).forEach(catchUp::forget);
-    consumer.assign(all);
-    consumer.seekToEnd(fresh);
-    Map<Integer, Long> lastBefore = new TreeMap<>();
-    for (TopicPartition tp : fresh) {
-      if (tp.topic().equals(inbox)) {
-        java.util.OptionalLong from = catchUp.start(tp.partition(), consumer.position(tp));
-        if (from.isPresent()) {
-          consumer.seek(tp, from.getAsLong());
-        } else {
-          lastBefore.put(tp.partition(), -1L);
-        }
-      }
-    }
-    applied = next;
-    LOG.info("Push gateway reader: inbox partitions {}, timeout partitions {}", new TreeSet<>(next.inbox()),
-        new TreeSet<>(next.timeouts()));
-    caughtUp(lastBefore);
-  }
-
-  /**
-   * After a poll: each gained partition that was read up to its end reads on from there; those done are served.
-   */
-  private void catchUpStep() {
-    Map<Integer, Long> done = new TreeMap<>();
-    for (int p : applied.inbox()) {
-      if (catchUp.catching(p)) {
-        TopicPartition tp = new TopicPartition(topics.inbox().name(), p);
-        CatchUp.Step step = catchUp.advanced(p, consumer.position(tp));
-        if (step != null) {
-          consumer.seek(tp, step.seekTo());
-          if (step.done()) {
-            done.put(p, step.lastBefore());
-          }
-        }
-      }
-    }
-    caughtUp(done);
-  }
-
-  /** Partitions whose start is known: devices of their users can be served, their listeners read what came before. */
-  private void caughtUp(Map<Integer, Long> lastBefore) {
-    lastBefore.forEach((p, offset) -> seen.accumulateAndGet(p, offset, Math::max));
-    Set<Integer> served = new TreeSet<>(applied.inbox());
-    served.removeIf(catchUp::catching);
-    reading = Set.copyOf(served);
-    if (!lastBefore.isEmpty()) {
-      gained.accept(lastBefore);
-    }
-  }
-
-  private static void add(TopicPartition tp, boolean isNew, List<TopicPartition> all, List<TopicPartition> fresh) {
-    all.add(tp);
-    if (isNew) {
-      fresh.add(tp);
-    }
+    OwnedAssignment a = assignment;
+    return a == null ? all : a.reading();
   }
 
   private int partitions(String topic, List<TopicPartition> into) {
@@ -256,8 +182,8 @@ final class InboxReader implements AutoCloseable {
     try {
       while (running) {
         if (owned) {
-          reassign();
-          if (applied.inbox().isEmpty() && applied.timeouts().isEmpty()) {
+          assignment.reassign();
+          if (assignment.idle()) {
             // Nothing to read yet (no task here): a consumer without partitions cannot poll.
             synchronized (this) {
               wait(100);
@@ -275,7 +201,8 @@ final class InboxReader implements AutoCloseable {
             recordsRead.increment();
             bytesRead.increment(Math.max(0, r.serializedKeySize()) + Math.max(0, r.serializedValueSize()));
           }
-          if (r.key() != null && r.value() != null && (!isInbox || catchUp.route(r.partition(), r.offset()))) {
+          if (r.key() != null && r.value() != null && (!isInbox || !owned
+              || assignment.route(r.partition(), r.offset()))) {
             route(r);
             if (isInbox) {
               timings.polled(r.timestamp(), polledMs);
@@ -284,7 +211,7 @@ final class InboxReader implements AutoCloseable {
           }
         }
         if (owned) {
-          catchUpStep();
+          assignment.afterPoll();
         }
       }
     } catch (InterruptedException e) {

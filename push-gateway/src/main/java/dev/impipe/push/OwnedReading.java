@@ -95,7 +95,7 @@ final class OwnedReading implements AutoCloseable {
       LOG.info("Inbox partitions of this instance: {}; of others: {}", new TreeSet<>(next.local()), next.remote());
     }
     current = next;
-    gateway.reader().want(new InboxReader.Wish(next.inboxPartitions(gateway.listenedTimelines()), next.local()));
+    gateway.reader().want(new OwnedAssignment.Wish(next.inboxPartitions(gateway.listenedTimelines()), next.local()));
     next.notServed(List.copyOf(gateway.users())).forEach((user, owner) -> {
       for (Connection c : gateway.connections(user)) {
         c.redirect(Frames.redirectUrl(owner, PushGatewayComponent.PATH, c.device),

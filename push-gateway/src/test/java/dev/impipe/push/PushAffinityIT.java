@@ -202,6 +202,9 @@ class PushAffinityIT {
     for (int u = 0; u < 6; u++) {
       assertThat(DEVICES.get(u).bodies()).as("u" + u).contains("g0", "g1", "g2", "g3", "g4");
     }
+    // (Reported, not asserted: members' instances also read the partition of the group's timeline.)
+    System.out.printf("inbox read amplification (direct and large-group messages): %.3f%n",
+        (totalBytesRead() - before) / inboxBytesWritten());
 
     // When the instance with the most devices stops
     Instance stopped = INSTANCES.stream().max((a, b) -> Long.compare(devicesOn(a), devicesOn(b))).orElseThrow();
