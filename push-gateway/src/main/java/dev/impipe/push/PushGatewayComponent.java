@@ -53,7 +53,8 @@ public final class PushGatewayComponent implements PipelineComponent {
 
   @Override
   public void start(ComponentContext context) {
-    PushConfig config = effective(context, PushConfig.fromEnv(context.env()));
+    PushConfig config = effective(PushConfig.fromEnv(context.env()),
+        context.streams(InboxStoreTopology.APP_NAME).isPresent());
     HttpApi http = context.http();
     String host = http.settings().host();
     String base = config.apiUrl().orElse("http://" + (host.equals("0.0.0.0") ? "127.0.0.1" : host) + ":"
@@ -105,11 +106,11 @@ public final class PushGatewayComponent implements PipelineComponent {
   }
 
   /**
-   * {@code config}, read mode {@code all} when {@code owned} is asked for without the inbox store in this process (a
-   * gateway-only instance has no task placement to follow): said once, as a warning.
+   * {@code config}, read mode {@code all} when {@code owned} is asked for without the inbox store in this process
+   * ({@code storeHere} false: a gateway-only instance has no task placement to follow), said once as a warning.
    */
-  static PushConfig effective(ComponentContext context, PushConfig config) {
-    if (config.read() == PushConfig.ReadMode.OWNED && context.streams(InboxStoreTopology.APP_NAME).isEmpty()) {
+  static PushConfig effective(PushConfig config, boolean storeHere) {
+    if (config.read() == PushConfig.ReadMode.OWNED && !storeHere) {
       LOG.warn("{}=owned needs the inbox store in the same process; reading every inbox partition ({}=all)",
           PushConfig.IM_PUSH_READ, PushConfig.IM_PUSH_READ);
       return config.withRead(PushConfig.ReadMode.ALL);

@@ -40,6 +40,15 @@ class PushConfigTest {
   }
 
   @Test
+  void ownedFallsBackToAllWithoutTheInboxStoreInTheProcess() {
+    PushConfig owned = PushConfig.fromEnv(Map.of("IM_PUSH_READ", "owned"));
+    assertThat(PushGatewayComponent.effective(owned, true).read()).isEqualTo(PushConfig.ReadMode.OWNED);
+    assertThat(PushGatewayComponent.effective(owned, false).read()).isEqualTo(PushConfig.ReadMode.ALL);
+    PushConfig all = PushConfig.fromEnv(Map.of());
+    assertThat(PushGatewayComponent.effective(all, true)).isEqualTo(all);
+  }
+
+  @Test
   void aBudgetBelowTheMinimumIsRefusedByName() {
     assertThatThrownBy(() -> PushConfig.fromEnv(Map.of("IM_PUSH_SOCKET_WRITE_BUDGET", "100")))
         .isInstanceOf(InvalidConfigException.class).hasMessageContaining("IM_PUSH_SOCKET_WRITE_BUDGET");
