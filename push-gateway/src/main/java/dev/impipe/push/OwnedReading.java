@@ -60,7 +60,7 @@ final class OwnedReading implements AutoCloseable {
    * with different views do not send it back and forth.
    */
   Placement.Verdict verdict(String user) {
-    Placement.Verdict verdict = current.verdict(user, gateway.reader().reading());
+    Placement.Verdict verdict = current.verdict(user);
     return verdict == Placement.Verdict.REDIRECT && streams.state() != KafkaStreams.State.RUNNING
         ? Placement.Verdict.RETRY : verdict;
   }

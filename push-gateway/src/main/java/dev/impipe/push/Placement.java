@@ -53,16 +53,17 @@ record Placement(int partitions, Set<Integer> local, Map<Integer, String> remote
   }
 
   /**
-   * For a device of {@code user}: serve it when its partition is local and {@code reading} (what the reader reads
-   * now) has it, redirect it when another instance owns it, else retry.
+   * For a device of {@code user}: serve it when its partition is local, redirect it when another instance owns it,
+   * else retry. A local partition the reader has not caught up on yet is served too: its connections are told, once
+   * it has, to read through the store up to where the reader started ({@link OwnedAssignment}).
    */
-  Verdict verdict(String user, Set<Integer> reading) {
+  Verdict verdict(String user) {
     if (partitions == 0) {
       return Verdict.RETRY;
     }
     int p = partitionOf(user);
     if (local.contains(p)) {
-      return reading.contains(p) ? Verdict.SERVE : Verdict.RETRY;
+      return Verdict.SERVE;
     }
     return remote.containsKey(p) ? Verdict.REDIRECT : Verdict.RETRY;
   }

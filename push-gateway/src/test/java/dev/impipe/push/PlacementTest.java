@@ -34,20 +34,19 @@ class PlacementTest {
   }
 
   @Test
-  void aDeviceIsServedWhereItsPartitionIsLocalAndReadRedirectedToItsOwnerOrToldToRetry() {
+  void aDeviceIsServedWhereItsPartitionIsLocalRedirectedToItsOwnerOrToldToRetry() {
     // Given this instance owns 0 and 1, another owns 2 to 4, nobody owns 5 (it is moving)
     Placement placement = new Placement(PARTITIONS, Set.of(0, 1), Map.of(2, "h2:8080", 3, "h2:8080",
         4, "h3:8080"));
 
-    // Then a user of 0 is served once the reader reads 0, and told to retry before
-    assertThat(placement.verdict(userOf(0), Set.of(0, 1))).isEqualTo(Placement.Verdict.SERVE);
-    assertThat(placement.verdict(userOf(0), Set.of(1))).isEqualTo(Placement.Verdict.RETRY);
+    // Then a user of 0 is served (also before the reader caught up on 0: told then to read on through the store)
+    assertThat(placement.verdict(userOf(0))).isEqualTo(Placement.Verdict.SERVE);
     // And a user of 4 goes to h3, a user of 5 retries, and nothing is known before the partitions are
-    assertThat(placement.verdict(userOf(4), Set.of(0, 1))).isEqualTo(Placement.Verdict.REDIRECT);
+    assertThat(placement.verdict(userOf(4))).isEqualTo(Placement.Verdict.REDIRECT);
     assertThat(placement.owner(userOf(4))).contains("h3:8080");
-    assertThat(placement.verdict(userOf(5), Set.of(0, 1))).isEqualTo(Placement.Verdict.RETRY);
+    assertThat(placement.verdict(userOf(5))).isEqualTo(Placement.Verdict.RETRY);
     assertThat(placement.owner(userOf(5))).isEmpty();
-    assertThat(Placement.UNKNOWN.verdict("anyone", Set.of())).isEqualTo(Placement.Verdict.RETRY);
+    assertThat(Placement.UNKNOWN.verdict("anyone")).isEqualTo(Placement.Verdict.RETRY);
   }
 
   @Test
