@@ -15,6 +15,8 @@ const OPEN = 1;
 const REPLACED = 4012;
 const TOKEN_REFUSED = 4001;
 const RESYNC = 4008;
+/** The gateway sent this device to another instance (a `redirect` frame came first). */
+const MOVED = 4013;
 
 /** A random clientMsgId: crypto.randomUUID where there is one (browsers, Node 19+), else 128 random bits. */
 function randomId() {
@@ -63,6 +65,10 @@ export class ImClient {
     this.conn = null; // per socket: { ws, cursor, unacked, timer }
     this.pendingSends = new Map(); // clientMsgId -> { frame, resolve, reject, sentOn }
     this.reconnectTimer = null;
+    /** Origin of the gateway instance a `redirect` named (null: `baseUrl`); the HTTP API stays on `baseUrl`. */
+    this.socketOrigin = null;
+    /** Redirects since the last socket that delivered its backlog: only the first is followed without backoff. */
+    this.redirects = 0;
     /** Counters for dashboards and tests: entries handed over, redeliveries dropped, sockets opened. */
     this.stats = { entries: 0, duplicates: 0, sockets: 0 };
   }
@@ -216,7 +222,7 @@ export class ImClient {
     if (this.stopped) {
       return;
     }
-    const url = this.baseUrl.replace(/^http/, 'ws') + `/v1/ws?device=${encodeURIComponent(this.device)}`
+    const url = (this.socketOrigin ?? this.baseUrl).replace(/^http/, 'ws') + `/v1/ws?device=${encodeURIComponent(this.device)}`
       + `&access_token=${encodeURIComponent(token)}`;
     const ws = new this.WebSocket(url);
     const conn = { ws, opened: false, cursor: null, acked: null, unacked: 0, timer: null };
@@ -268,7 +274,11 @@ export class ImClient {
       this.refreshToken = true;
     }
     this.#status('offline', { code, reason });
-    this.#scheduleReconnect(code === RESYNC ? 0 : undefined);
+    if (code !== MOVED) {
+      this.socketOrigin = null; // a lost instance: start again where the application pointed the client
+    }
+    const moved = code === MOVED && this.redirects++ === 0;
+    this.#scheduleReconnect(code === RESYNC || moved ? 0 : undefined);
   }
 
   #scheduleReconnect(delay) {
@@ -287,6 +297,7 @@ export class ImClient {
         break;
       case 'synced':
         this.backoff.reset();
+        this.redirects = 0;
         this.#status('synced', { cursor: frame.cursor });
         break;
       case 'sent':
@@ -294,6 +305,11 @@ export class ImClient {
         break;
       case 'error':
         this.#sendError(frame);
+        break;
+      case 'redirect':
+        // Another instance reads this user's partition (IM_PUSH_READ=owned); the socket closes next (4013). Without
+        // a url (the owner is moving) the client reconnects where the application pointed it.
+        this.socketOrigin = frame.url ? new URL(frame.url).origin : null;
         break;
       case 'resync':
         // The device fell behind; the socket closes next (4008) and the reconnect resumes from the cursor.

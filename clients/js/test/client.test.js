@@ -139,6 +139,28 @@ test('resync: the client reconnects at once and resumes from its committed curso
   c.close();
 });
 
+test('redirect: the client reconnects at once to the instance the frame names and resumes from its cursor', async () => {
+  // Given a client that has handled and ACKed 3 entries on gw.test
+  const gw = new FakeGateway();
+  for (let i = 0; i < 3; i++) gw.append();
+  const c = client(gw, { ackEvery: 3, backoff: { initialMs: 5000, maxMs: 5000 } });
+  const got = collect(c);
+  await c.connect();
+  await until(() => gw.committed === 3);
+  // When the gateway sends it to another instance and closes with 4013, then 2 more entries are published
+  const s = gw.open()[0];
+  s.push({ type: 'redirect', url: 'http://owner.test:8081/v1/ws?device=phone', reason: 'moved' });
+  s.serverClose(4013, 'moved');
+  gw.append();
+  gw.append();
+  // Then the client is on owner.test without the 5 s backoff, with the 2 new entries once
+  await until(() => got.length === 5, 1000);
+  assert.equal(gw.open()[0].url.host, 'owner.test:8081');
+  assert.equal(gw.open()[0].url.protocol, 'ws:');
+  assert.deepEqual(got, [1, 2, 3, 4, 5].map((i) => 'inbox:' + i));
+  c.close();
+});
+
 test('close 4001: the token provider is asked for a fresh token and the client reconnects with it', async () => {
   // Given a token provider that hands out t1, then t2 when asked to refresh
   const gw = new FakeGateway({ tokens: ['t1', 't2'] });

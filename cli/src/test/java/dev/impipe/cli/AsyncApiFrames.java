@@ -18,9 +18,10 @@ final class AsyncApiFrames {
   static final Path DEFAULT = Path.of("..", "docs", "api", "asyncapi.yaml");
 
   /** Frame type to its payload schema in the document. */
-  private static final Map<String, String> SCHEMAS = Map.of("entry", "EntryFrame", "synced", "SyncedFrame", "sent",
-      "SentFrame", "error", "ErrorFrame", "resync", "ResyncFrame", "pong", "PongFrame", "ack", "AckFrame", "send",
-      "SendFrame", "ping", "PingFrame");
+  private static final Map<String, String> SCHEMAS = Map.ofEntries(Map.entry("entry", "EntryFrame"),
+      Map.entry("synced", "SyncedFrame"), Map.entry("sent", "SentFrame"), Map.entry("error", "ErrorFrame"),
+      Map.entry("resync", "ResyncFrame"), Map.entry("redirect", "RedirectFrame"), Map.entry("pong", "PongFrame"),
+      Map.entry("ack", "AckFrame"), Map.entry("send", "SendFrame"), Map.entry("ping", "PingFrame"));
 
   /** JSON Schema 2020-12 (AsyncAPI's schemas here use no keyword whose meaning differs from it). */
   private static final JsonMetaSchema DIALECT = JsonMetaSchema.builder(JsonMetaSchema.getV202012())

@@ -43,6 +43,7 @@ final class Connection {
   static final short CLOSE_FRAME_TOO_LARGE = 4009;
   static final short CLOSE_BACKLOG_FAILED = 4011;
   static final short CLOSE_REPLACED = 4012;
+  static final short CLOSE_MOVED = 4013;
   static final short CLOSE_TOO_FAST = 4029;
 
   private enum Phase { BACKLOG, LIVE, CLOSED }
@@ -304,6 +305,18 @@ final class Connection {
     gateway.resynced(this);
     writer.write(Frames.resync(reason, positions.committed()));
     close(CLOSE_RESYNC, "resync from your cursor");
+  }
+
+  /**
+   * Sends the device to the instance that reads its user's partition now ({@code url} null: none known yet, connect
+   * again where it first did), and closes; it resumes there from its committed cursor.
+   */
+  synchronized void redirect(String url, String reason) {
+    if (phase == Phase.CLOSED) {
+      return;
+    }
+    writer.write(Frames.redirect(url, reason));
+    close(CLOSE_MOVED, "moved: reconnect to the url of the redirect frame");
   }
 
   synchronized void close(short code, String reason) {

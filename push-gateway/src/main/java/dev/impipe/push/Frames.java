@@ -90,6 +90,29 @@ final class Frames {
     return frame.toString();
   }
 
+  /**
+   * {@code {"type":"redirect","url"?,"reason"}}: another instance reads this device's partition; the socket closes
+   * next (4013). Without {@code url} (no owner known yet) the device reconnects where it first connected.
+   */
+  static String redirect(String url, String reason) {
+    ObjectNode frame = Json.MAPPER.createObjectNode();
+    frame.put("type", "redirect");
+    if (url != null) {
+      frame.put("url", url);
+    }
+    frame.put("reason", reason);
+    return frame.toString();
+  }
+
+  /**
+   * Where a device of {@code device} is sent: the owner's ({@code host:port}) {@code /v1/ws} for the same device, or
+   * null when {@code owner} is empty. No token in it: the client authenticates there as on any connect (a URL is
+   * logged by proxies; a token must not be).
+   */
+  static String redirectUrl(String owner, String path, String device) {
+    return owner.isEmpty() ? null : "http://" + owner + path + "?device=" + encode(device);
+  }
+
   /** {@code {"type":"synced","cursor"}}: the backlog the connection started with is on its way. */
   static String synced(String cursor) {
     ObjectNode frame = Json.MAPPER.createObjectNode();

@@ -9,7 +9,6 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.vertx.core.buffer.Buffer;
 import io.vertx.core.http.ServerWebSocket;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -30,14 +29,16 @@ import org.slf4j.LoggerFactory;
  * ({@code read_committed}, no consumer group, from the end) and keeps only the records of users connected to it. A
  * device may therefore connect to any instance (no redirect, no rebalance that drops sockets), at the cost of each
  * instance reading the whole inbox stream: N instances read it N times. Values are decoded only for connected
- * users, so the per-instance cost is mostly network and key hashing; at large N, partition-owner affinity (a
- * consumer group plus redirecting devices to the owner) would read it once.
+ * users, so the per-instance cost is mostly network and key hashing. In {@code owned} mode ({@link OwnedReading})
+ * each instance reads only the partitions of its own inbox-store tasks and devices of other users are sent to their
+ * owner: N instances read the inbox about once.
  *
  * <p>Large groups ride on the same reader: their timelines {@code #groupId} are keys of {@code im.inbox}, so each
  * instance already reads them. A connection listens to the groups its user reads (learnt from the merged sync pages
  * and the user's membership entries, see {@link Connection}); a timeline record is decoded once per instance that
  * has a listener and written to each listening socket. With N instances a group message is read N times and
- * decoded at most N times, however many members are connected; no extra consumer, topic or state.
+ * decoded at most N times, however many members are connected; no extra consumer, topic or state. In
+ * {@code owned} mode the reader also reads the partitions of the timelines listened to here.
  */
 final class Gateway implements AutoCloseable {
 
@@ -75,11 +76,9 @@ final class Gateway implements AutoCloseable {
       t.setDaemon(true);
       return t;
     });
-    Counter quarantined = Counter.builder("im.push.quarantined")
-        .description("records the reader could not decode, written to the rejected topic").register(metrics);
     this.timings = new PushTimings(metrics);
-    this.reader = new InboxReader(topics, clientProperties, byUser::get, byGroup::get, output, quarantined,
-        timings);
+    this.reader = new InboxReader(topics, clientProperties, byUser::get, byGroup::get, output, metrics, timings,
+        config.read() == PushConfig.ReadMode.OWNED, this::gained);
     Gauge.builder("im.push.connections", open, AtomicInteger::get).description("open device WebSockets")
         .register(metrics);
     Gauge.builder("im.push.group-feeds", listened, AtomicInteger::get)
@@ -106,6 +105,47 @@ final class Gateway implements AutoCloseable {
 
   ApiClient api() {
     return api;
+  }
+
+  InboxReader reader() {
+    return reader;
+  }
+
+  /** The users with a connection here. */
+  java.util.Set<String> users() {
+    return byUser.keySet();
+  }
+
+  /** The timelines {@code #groupId} that connections here listen to. */
+  List<String> listenedTimelines() {
+    return byGroup.keySet().stream().map(Ids::groupTimeline).toList();
+  }
+
+  /** The connections of {@code user} here (empty: none). */
+  List<Connection> connections(String user) {
+    List<Connection> list = byUser.get(user);
+    return list == null ? List.of() : list;
+  }
+
+  /**
+   * The reader started reading inbox partitions (offset of each one's last record before): connections here that
+   * read from them (a listened timeline) read what came before through the store, as after a record the reader
+   * could not decode.
+   */
+  private void gained(Map<Integer, Long> lastBefore) {
+    int partitions = reader.partitions();
+    byGroup.forEach((group, list) -> {
+      Long offset = lastBefore.get(Placement.partition(Ids.groupTimeline(group), partitions));
+      if (offset != null) {
+        list.forEach(c -> c.gap(group, offset));
+      }
+    });
+    byUser.forEach((user, list) -> {
+      Long offset = lastBefore.get(Placement.partition(user, partitions));
+      if (offset != null) {
+        list.forEach(c -> c.gap(null, offset));
+      }
+    });
   }
 
   /** The timers of a live push's legs inside the gateway. */
@@ -234,42 +274,11 @@ final class Gateway implements AutoCloseable {
     }
     switch (frame.path("type").asText("")) {
       case "ack" -> c.ack(frame);
-      case "send" -> send(c, (com.fasterxml.jackson.databind.node.ObjectNode) frame);
+      case "send" -> Sends.send(api, c, (com.fasterxml.jackson.databind.node.ObjectNode) frame);
       case "ping" -> c.reply(Frames.PONG);
       default -> c.error(frame.path("clientMsgId").asText(null), "unknown frame type '"
           + frame.path("type").asText("") + "' (ack, send)");
     }
-  }
-
-  /** {@code {"type":"send", ...}}: the body of {@code POST /v1/messages}, sent as the device's user. */
-  private void send(Connection c, com.fasterxml.jackson.databind.node.ObjectNode frame) {
-    frame.remove("type");
-    String clientMsgId = frame.path("clientMsgId").asText(null);
-    if (!c.limiter.startSend()) {
-      c.reply(Frames.error(clientMsgId, 429, "more than " + c.limiter.limits().maxInflightSends()
-          + " sends waiting for their answer: retry with the same clientMsgId once one is answered"));
-      return;
-    }
-    if (!frame.has("senderDeviceId")) {
-      frame.put("senderDeviceId", c.device);
-    }
-    api.post("/v1/messages", c.principal.token(), frame.toString().getBytes(StandardCharsets.UTF_8))
-        .whenComplete((reply, e) -> {
-          c.limiter.endSend();
-          if (e != null) {
-            c.error(clientMsgId, "not sent, retry with the same clientMsgId");
-          } else if (reply.status() / 100 != 2) {
-            c.reply(Frames.error(clientMsgId, reply.status(), reply.error()));
-          } else {
-            com.fasterxml.jackson.databind.node.ObjectNode sent = Json.MAPPER.createObjectNode();
-            sent.put("type", "sent");
-            sent.put("clientMsgId", clientMsgId);
-            if (reply.body() instanceof com.fasterxml.jackson.databind.node.ObjectNode body) {
-              sent.setAll(body);
-            }
-            c.reply(sent.toString());
-          }
-        });
   }
 
   // ------------------------------------------------------------------------------------------------ callbacks

@@ -6,13 +6,18 @@ import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.streams.StoredValues;
 import dev.impipe.runtime.topics.ImTopics;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
@@ -35,6 +40,12 @@ import org.slf4j.LoggerFactory;
  * decoded only when a connection wants them; one that cannot be decoded is quarantined to the rejected topic (raw,
  * with the reason) and its connections read on through the store, and the reader goes on. A reader that stops with
  * an error says so ({@link #alive()}), which makes {@code /health} answer 503.
+ *
+ * <p>In {@code owned} mode ({@link PushConfig.ReadMode#OWNED}) it reads only the partitions it is told to
+ * ({@link #want}): the inbox partitions of this instance's inbox-store tasks plus those of the large-group timelines
+ * listened to here, and the timeout partitions of the former. The reader thread applies a new wish between two
+ * polls: a partition kept keeps its position, a gained one is read from its end, and the connections that read from
+ * it here (a listened timeline, normally) are told to read what came before through the store ({@code gained}).
  */
 final class InboxReader implements AutoCloseable {
 
@@ -45,7 +56,12 @@ final class InboxReader implements AutoCloseable {
   private final Function<String, List<Connection>> groups;
   private final PushOutput output;
   private final Counter quarantined;
+  private final Counter bytesRead;
+  private final Counter recordsRead;
   private final PushTimings timings;
+  private final boolean owned;
+  /** Per gained inbox partition, the offset of its last record before the reader's start there (-1: none). */
+  private final Consumer<Map<Integer, Long>> gained;
   private final KafkaConsumer<String, byte[]> consumer;
   private final Deserializer<InboxEntry> entries;
   private final Deserializer<AckTimeout> timeouts;
@@ -53,19 +69,36 @@ final class InboxReader implements AutoCloseable {
   private volatile AtomicLongArray seen = new AtomicLongArray(0);
   private volatile boolean running = true;
   private volatile boolean alive = true;
+  /** The inbox partitions the reader reads now, with {@code all} ({@code owned}: {@link #assignment}'s). */
+  private volatile Set<Integer> all = Set.of();
+  /** {@code owned} mode: what the reader reads (null: every partition). */
+  private volatile OwnedAssignment assignment;
 
   /**
    * @param users the connections of a user id (null: none)
    * @param groups the connections listening to a large group's timeline (null: none)
+   * @param owned whether to read only what {@link #want} names (else every partition)
+   * @param gained called on the reader thread with each newly read inbox partition and the offset of its last
+   *     record before the reader's start there
    */
   InboxReader(ImTopics topics, Map<String, Object> clientProperties, Function<String, List<Connection>> users,
-      Function<String, List<Connection>> groups, PushOutput output, Counter quarantined, PushTimings timings) {
+      Function<String, List<Connection>> groups, PushOutput output, MeterRegistry metrics, PushTimings timings,
+      boolean owned, Consumer<Map<Integer, Long>> gained) {
     this.topics = topics;
     this.users = users;
     this.groups = groups;
     this.output = output;
-    this.quarantined = quarantined;
+    this.quarantined = Counter.builder("im.push.quarantined")
+        .description("records the reader could not decode, written to the rejected topic").register(metrics);
+    this.bytesRead = Counter.builder("im.push.reader.bytes").baseUnit("bytes")
+        .description("bytes of inbox records (key + value) the gateway's reader read").register(metrics);
+    this.recordsRead = Counter.builder("im.push.reader.records")
+        .description("inbox records the gateway's reader read").register(metrics);
+    Gauge.builder("im.push.reader.partitions", this, r -> r.reading().size())
+        .description("inbox partitions the gateway's reader reads").register(metrics);
     this.timings = timings;
+    this.owned = owned;
+    this.gained = gained;
     Map<String, Object> props = new HashMap<>();
     clientProperties.forEach((k, v) -> {
       if (ConsumerConfig.configNames().contains(k) || k.startsWith("sasl.") || k.startsWith("ssl.")) {
@@ -83,20 +116,52 @@ final class InboxReader implements AutoCloseable {
     this.thread.setDaemon(true);
   }
 
-  /** Assigns every partition of the inbox and the timeouts at their end, then starts reading. */
+  /**
+   * Assigns every partition of the inbox and the timeouts at their end (in {@code owned} mode none until
+   * {@link #want}), then starts reading.
+   */
   void start() {
     List<TopicPartition> assigned = new ArrayList<>();
     int inboxPartitions = partitions(topics.inbox().name(), assigned);
     partitions(topics.ackTimeouts().name(), assigned);
-    consumer.assign(assigned);
-    consumer.seekToEnd(assigned);
     AtomicLongArray positions = new AtomicLongArray(inboxPartitions);
     for (int p = 0; p < inboxPartitions; p++) {
-      consumer.position(new TopicPartition(topics.inbox().name(), p));
       positions.set(p, -1);
+    }
+    if (!owned) {
+      consumer.assign(assigned);
+      consumer.seekToEnd(assigned);
+      Set<Integer> all = new TreeSet<>();
+      for (int p = 0; p < inboxPartitions; p++) {
+        consumer.position(new TopicPartition(topics.inbox().name(), p));
+        all.add(p);
+      }
+      this.all = Set.copyOf(all);
+    } else {
+      assignment = new OwnedAssignment(consumer, topics.inbox().name(), topics.ackTimeouts().name(), positions,
+          gained);
     }
     seen = positions;
     thread.start();
+  }
+
+  /** Partitions of {@code im.inbox} (known once started). */
+  int partitions() {
+    return seen.length();
+  }
+
+  /** Asks the reader ({@code owned} mode, once started) to read these partitions from its next poll on. */
+  void want(OwnedAssignment.Wish next) {
+    OwnedAssignment a = assignment;
+    if (a != null) {
+      a.want(next);
+    }
+  }
+
+  /** The inbox partitions the reader reads now: a device of a user in one of them can be served here. */
+  Set<Integer> reading() {
+    OwnedAssignment a = assignment;
+    return a == null ? all : a.reading();
   }
 
   private int partitions(String topic, List<TopicPartition> into) {
@@ -116,20 +181,41 @@ final class InboxReader implements AutoCloseable {
   private void read() {
     try {
       while (running) {
+        if (owned) {
+          assignment.reassign();
+          if (assignment.idle()) {
+            // Nothing to read yet (no task here): a consumer without partitions cannot poll.
+            synchronized (this) {
+              wait(100);
+            }
+            continue;
+          }
+        }
         ConsumerRecords<String, byte[]> records = consumer.poll(Duration.ofMillis(100));
         long polledMs = System.currentTimeMillis();
         long polledNanos = System.nanoTime();
         String inbox = topics.inbox().name();
         for (ConsumerRecord<String, byte[]> r : records) {
-          if (r.key() != null && r.value() != null) {
+          boolean isInbox = r.topic().equals(inbox);
+          if (isInbox) {
+            recordsRead.increment();
+            bytesRead.increment(Math.max(0, r.serializedKeySize()) + Math.max(0, r.serializedValueSize()));
+          }
+          if (r.key() != null && r.value() != null && (!isInbox || !owned
+              || assignment.route(r.partition(), r.offset()))) {
             route(r);
-            if (r.topic().equals(inbox)) {
+            if (isInbox) {
               timings.polled(r.timestamp(), polledMs);
               timings.handedOff(polledNanos);
             }
           }
         }
+        if (owned) {
+          assignment.afterPoll();
+        }
       }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     } catch (WakeupException e) {
       if (running) {
         LOG.error("Push gateway reader woken up unexpectedly", e);

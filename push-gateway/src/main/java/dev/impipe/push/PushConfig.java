@@ -2,6 +2,7 @@ package dev.impipe.push;
 
 import dev.impipe.runtime.config.ConfigTable;
 import dev.impipe.runtime.config.ConfigValues;
+import dev.impipe.runtime.config.InvalidConfigException;
 import dev.impipe.runtime.config.Setting;
 import java.time.Duration;
 import java.util.Map;
@@ -21,9 +22,32 @@ import java.util.Optional;
  * @param maxSocketsPerUser most sockets one user holds on one instance; a new one closes the oldest
  * @param connectsPerMinute sockets one user may open per minute on one instance (bursts of 10, or
  *     {@code maxSocketsPerUser} if larger); beyond: 429 before the upgrade
+ * @param read which inbox partitions the reader reads: all of them, or those whose inbox-store tasks are active on
+ *     this instance (devices of other users are sent to their owner)
  */
 public record PushConfig(Optional<String> apiUrl, int queue, int writeBudget, Duration ping, int page,
-    FrameLimiter.Limits limits, int maxSocketsPerUser, int connectsPerMinute) {
+    FrameLimiter.Limits limits, int maxSocketsPerUser, int connectsPerMinute, ReadMode read) {
+
+  /** What the gateway's reader reads of {@code im.inbox} and {@code im.ack-timeouts}. */
+  public enum ReadMode {
+    /** Every partition: any instance serves any device; N instances read the inbox N times. */
+    ALL,
+    /** The partitions of this instance's active inbox-store tasks: devices are redirected to their owner. */
+    OWNED;
+
+    static ReadMode parse(String raw) {
+      return switch (raw.toLowerCase(java.util.Locale.ROOT)) {
+        case "all" -> ALL;
+        case "owned" -> OWNED;
+        default -> throw new InvalidConfigException(IM_PUSH_READ + "='" + raw + "' is invalid: expected all or owned");
+      };
+    }
+
+    @Override
+    public String toString() {
+      return name().toLowerCase(java.util.Locale.ROOT);
+    }
+  }
 
   public static final String IM_PUSH_API_URL = "IM_PUSH_API_URL";
   public static final String IM_PUSH_QUEUE = "IM_PUSH_QUEUE";
@@ -35,6 +59,7 @@ public record PushConfig(Optional<String> apiUrl, int queue, int writeBudget, Du
   public static final String IM_PUSH_MAX_INFLIGHT_SENDS = "IM_PUSH_MAX_INFLIGHT_SENDS";
   public static final String IM_PUSH_MAX_SOCKETS_PER_USER = "IM_PUSH_MAX_SOCKETS_PER_USER";
   public static final String IM_PUSH_CONNECTS_PER_MINUTE = "IM_PUSH_CONNECTS_PER_MINUTE";
+  public static final String IM_PUSH_READ = "IM_PUSH_READ";
 
   public static final Setting<String> API_URL = Setting.optional(IM_PUSH_API_URL, "HTTP API the gateway reads "
       + "backlogs from and sends through (a gateway-only instance points it at the API tier)")
@@ -60,8 +85,19 @@ public record PushConfig(Optional<String> apiUrl, int queue, int writeBudget, Du
           + "`IM_PUSH_MAX_SOCKETS_PER_USER` if larger; each open costs a backlog read); one more is `429` + "
           + "`Retry-After` before the upgrade");
 
+  public static final Setting<ReadMode> READ = Setting.parsed(IM_PUSH_READ, "all|owned", ReadMode.ALL,
+      ReadMode::parse, "`all`: every instance reads every partition of the inbox and any instance serves any device; "
+          + "`owned`: an instance reads only the partitions of its active inbox-store tasks and sends other devices "
+          + "to their owner (a `redirect` frame, close 4013); needs the inbox store in the same process, else `all` "
+          + "(see docs/operations/scaling-out.md)");
+
   public static final ConfigTable TABLE = ConfigTable.of("push-gateway", API_URL, QUEUE, WRITE_BUDGET, PING,
-      PAGE, MAX_FRAME_BYTES, FRAME_RATE, MAX_INFLIGHT_SENDS, MAX_SOCKETS_PER_USER, CONNECTS_PER_MINUTE);
+      PAGE, MAX_FRAME_BYTES, FRAME_RATE, MAX_INFLIGHT_SENDS, MAX_SOCKETS_PER_USER, CONNECTS_PER_MINUTE, READ);
+
+  /** This config with read mode {@code read}. */
+  PushConfig withRead(ReadMode read) {
+    return new PushConfig(apiUrl, queue, writeBudget, ping, page, limits, maxSocketsPerUser, connectsPerMinute, read);
+  }
 
   /** Reads the IM_PUSH_* variables; throws {@code InvalidConfigException} naming the variable. */
   public static PushConfig fromEnv(Map<String, String> environment) {
@@ -71,6 +107,7 @@ public record PushConfig(Optional<String> apiUrl, int queue, int writeBudget, Du
     FrameLimiter.Limits limits = new FrameLimiter.Limits(values.get(MAX_FRAME_BYTES), values.get(FRAME_RATE),
         values.get(MAX_INFLIGHT_SENDS));
     return new PushConfig(api, queue, values.get(WRITE_BUDGET), values.get(PING),
-        Math.min(values.get(PAGE), queue), limits, values.get(MAX_SOCKETS_PER_USER), values.get(CONNECTS_PER_MINUTE));
+        Math.min(values.get(PAGE), queue), limits, values.get(MAX_SOCKETS_PER_USER), values.get(CONNECTS_PER_MINUTE),
+        values.get(READ));
   }
 }

@@ -30,6 +30,18 @@ class FramesTest {
   }
 
   @Test
+  void aRedirectNamesTheOwnersSocketForTheSameDeviceAndNoToken() {
+    // The owner's /v1/ws for the same device (escaped); the client adds its own token there
+    assertThat(Frames.redirectUrl("10.0.0.2:8080", "/v1/ws", "my phone"))
+        .isEqualTo("http://10.0.0.2:8080/v1/ws?device=my+phone");
+    // No owner known yet: no url, the device reconnects where it first connected
+    assertThat(Frames.redirectUrl("", "/v1/ws", "phone")).isNull();
+    assertThat(Frames.redirect("http://h:1/v1/ws?device=p", "moved"))
+        .isEqualTo("{\"type\":\"redirect\",\"url\":\"http://h:1/v1/ws?device=p\",\"reason\":\"moved\"}");
+    assertThat(Frames.redirect(null, "moving")).isEqualTo("{\"type\":\"redirect\",\"reason\":\"moving\"}");
+  }
+
+  @Test
   void theFirstSyncPageAsksOnlyForTheLimit() {
     assertThat(Frames.syncPath("ann b", "phone", 16, null, -1, Map.of()))
         .isEqualTo("/v1/users/ann+b/devices/phone/sync?limit=16");

@@ -17,6 +17,15 @@ class PushConfigTest {
     assertThat(config.limits()).isEqualTo(new FrameLimiter.Limits(64 * 1024, 1_000, 16));
     assertThat(config.maxSocketsPerUser()).isEqualTo(10);
     assertThat(config.page()).isEqualTo(200);
+    assertThat(config.read()).isEqualTo(PushConfig.ReadMode.ALL);
+  }
+
+  @Test
+  void theReadModeIsAllOrOwned() {
+    assertThat(PushConfig.fromEnv(Map.of("IM_PUSH_READ", "owned")).read()).isEqualTo(PushConfig.ReadMode.OWNED);
+    assertThat(PushConfig.fromEnv(Map.of("IM_PUSH_READ", " All ")).read()).isEqualTo(PushConfig.ReadMode.ALL);
+    assertThatThrownBy(() -> PushConfig.fromEnv(Map.of("IM_PUSH_READ", "mine")))
+        .isInstanceOf(InvalidConfigException.class).hasMessageContaining("IM_PUSH_READ");
   }
 
   @Test
@@ -28,6 +37,15 @@ class PushConfigTest {
     assertThat(config.limits()).isEqualTo(new FrameLimiter.Limits(2_048, 5, 2));
     assertThat(config.maxSocketsPerUser()).isEqualTo(3);
     assertThat(config.page()).isEqualTo(50);
+  }
+
+  @Test
+  void ownedFallsBackToAllWithoutTheInboxStoreInTheProcess() {
+    PushConfig owned = PushConfig.fromEnv(Map.of("IM_PUSH_READ", "owned"));
+    assertThat(PushGatewayComponent.effective(owned, true).read()).isEqualTo(PushConfig.ReadMode.OWNED);
+    assertThat(PushGatewayComponent.effective(owned, false).read()).isEqualTo(PushConfig.ReadMode.ALL);
+    PushConfig all = PushConfig.fromEnv(Map.of());
+    assertThat(PushGatewayComponent.effective(all, true)).isEqualTo(all);
   }
 
   @Test

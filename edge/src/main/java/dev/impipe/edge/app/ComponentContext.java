@@ -1,6 +1,8 @@
 package dev.impipe.edge.app;
 
 import dev.impipe.edge.http.HttpApi;
+import java.util.Optional;
+import org.apache.kafka.streams.KafkaStreams;
 
 /**
  * The context of a process with an HTTP edge: the runtime's ({@link dev.impipe.runtime.app.ComponentContext}) plus
@@ -10,4 +12,12 @@ public interface ComponentContext extends dev.impipe.runtime.app.ComponentContex
 
   /** The HTTP API to add routes to. */
   HttpApi http();
+
+  /**
+   * The Streams app {@code name} that a component of this process started (the gateway follows where the inbox
+   * store's tasks run), or empty when it does not run in this process.
+   */
+  default Optional<KafkaStreams> streams(String name) {
+    return Optional.empty();
+  }
 }

@@ -276,6 +276,11 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
   }
 
   @Override
+  public java.util.Optional<KafkaStreams> streams(String name) {
+    return java.util.Optional.ofNullable(health.streams().get(name));
+  }
+
+  @Override
   public synchronized <T extends AutoCloseable> T closeOnShutdown(T resource) {
     closeables.push(resource);
     return resource;

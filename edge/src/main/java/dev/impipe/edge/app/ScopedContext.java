@@ -53,6 +53,11 @@ final class ScopedContext implements ComponentContext {
   }
 
   @Override
+  public java.util.Optional<KafkaStreams> streams(String name) {
+    return runtime.streams(name);
+  }
+
+  @Override
   public KafkaStreams startStreams(String name, Topology topology, Map<String, Object> overrides) {
     return runtime.startStreams(name, topology, overrides, scoped);
   }

@@ -60,9 +60,16 @@ public final class DeviceClient implements AutoCloseable {
     /**
      * The socket closed: 4000 = ACK timeout (offline), 4001 = token, 4008 = resync, 4009 = frame too large,
      * 4011 = backlog unavailable, 4012 = replaced (the user's oldest socket, beyond the per-user cap: do not
-     * reconnect automatically), 4029 = too many frames a second, 1001 = going away/no pong.
+     * reconnect automatically), 4013 = moved (connect to {@link DeviceClient#redirectUrl()}, or where it first
+     * connected when that is null), 4029 = too many frames a second, 1001 = going away/no pong.
      */
     default void closed(DeviceClient client, int code, String reason) {}
+
+    /**
+     * Another gateway instance serves this device ({@code url}: where, null while not known); the socket closes
+     * next (4013).
+     */
+    default void redirect(DeviceClient client, String url, String reason) {}
 
     /** An error frame not tied to a send (e.g. an ACK beyond what was pushed). */
     default void error(DeviceClient client, JsonNode frame) {}
@@ -87,7 +94,7 @@ public final class DeviceClient implements AutoCloseable {
       String path = "/v1/ws?device=" + URLEncoder.encode(device, StandardCharsets.UTF_8);
       WebSocketConnectOptions options = new WebSocketConnectOptions().setHost(base.getHost())
           .setPort(base.getPort()).setURI(path).addHeader("Authorization", "Bearer " + token);
-      DeviceClient c = new DeviceClient(device, listener);
+      DeviceClient c = new DeviceClient(base, device, listener);
       return client.connect(options).map(ws -> {
         c.attach(ws);
         return c;
@@ -100,6 +107,28 @@ public final class DeviceClient implements AutoCloseable {
         }
         return CompletableFuture.failedFuture(cause);
       });
+    }
+
+    /**
+     * As {@link #connect}, following up to {@code hops} redirects that come before the backlog was sent (a gateway
+     * in {@code owned} mode sends a device to the instance that reads its user's partition); completes once the
+     * connection it ends on has sent the backlog ({@code synced}). The listener also hears the redirected
+     * connections (a {@code redirect}, then {@code closed} 4013).
+     */
+    public CompletableFuture<DeviceClient> connectFollowing(URI base, String token, String device, Listener listener,
+        int hops) {
+      return connect(base, token, device, listener).thenCompose(c -> c.syncedFuture().handle((v, e) -> e)
+          .thenCompose(failure -> {
+            if (failure == null) {
+              return CompletableFuture.completedFuture(c);
+            }
+            String url = c.redirectUrl();
+            if (url != null && hops > 0) {
+              return c.closedFuture().thenCompose(code -> connectFollowing(URI.create(url), token, device, listener,
+                  hops - 1));
+            }
+            return CompletableFuture.failedFuture(failure);
+          }));
     }
 
     @Override
@@ -135,6 +164,7 @@ public final class DeviceClient implements AutoCloseable {
     return new Factory(eventLoops);
   }
 
+  private final URI base;
   private final String device;
   private final Listener listener;
   private final Map<String, CompletableFuture<JsonNode>> sends = new ConcurrentHashMap<>();
@@ -145,8 +175,10 @@ public final class DeviceClient implements AutoCloseable {
   private volatile Context context;
   /** The cursor of the latest ACK not written yet (null: none waiting). */
   private final AtomicReference<String> pendingAck = new AtomicReference<>();
+  private volatile String redirectUrl;
 
-  private DeviceClient(String device, Listener listener) {
+  private DeviceClient(URI base, String device, Listener listener) {
+    this.base = base;
     this.device = device;
     this.listener = listener;
   }
@@ -189,6 +221,10 @@ public final class DeviceClient implements AutoCloseable {
         synced.complete(null);
       }
       case "resync" -> listener.resync(this, frame.path("reason").asText());
+      case "redirect" -> {
+        redirectUrl = frame.path("url").asText(null);
+        listener.redirect(this, redirectUrl, frame.path("reason").asText());
+      }
       default -> {
       }
     }
@@ -196,6 +232,16 @@ public final class DeviceClient implements AutoCloseable {
 
   public String device() {
     return device;
+  }
+
+  /** The gateway this client connected to. */
+  public URI base() {
+    return base;
+  }
+
+  /** Where the gateway sent this device (a {@code redirect} frame), or null. */
+  public String redirectUrl() {
+    return redirectUrl;
   }
 
   /**
