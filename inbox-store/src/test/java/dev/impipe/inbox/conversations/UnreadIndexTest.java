@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
-/** The unread index kept inside a conversation's state, and the totals kept per user. */
+/** The unread index kept inside a conversation's state. */
 class UnreadIndexTest {
 
   @Test
@@ -44,23 +44,6 @@ class UnreadIndexTest {
     assertThat(UnreadIndex.decode(UnreadIndex.EMPTY.encode())).isEqualTo(UnreadIndex.EMPTY);
     assertThatThrownBy(() -> UnreadIndex.decode(new byte[] {2, 1})).isInstanceOf(IllegalArgumentException.class);
     assertThatThrownBy(() -> UnreadIndex.decode(new byte[] {0, 0})).isInstanceOf(IllegalArgumentException.class);
-  }
-
-  @Test
-  void totalsFollowTheBadgeAndCountTheCappedConversationsNotMuted() {
-    ConversationState capped = ConversationState.empty().withUnread(5, 2, 3);
-    ConversationState exact = ConversationState.empty().withUnread(3, 0, -1);
-    // Given a new conversation with untracked unread
-    ConversationTotals t = ConversationTotals.ZERO.plus(null, capped);
-    assertThat(t).isEqualTo(new ConversationTotals(5, 1));
-    // When its untracked are read: no longer capped
-    t = t.plus(capped, exact);
-    assertThat(t).isEqualTo(new ConversationTotals(3, 0));
-    // When it is muted: out of the badge
-    t = t.plus(exact, exact.withSettings(true, false));
-    assertThat(t.isZero()).isTrue();
-    assertThat(ConversationTotals.decode(new ConversationTotals(7, 2).encode()))
-        .isEqualTo(new ConversationTotals(7, 2));
   }
 
   @Test
