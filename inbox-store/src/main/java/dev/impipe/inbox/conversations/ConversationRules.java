@@ -109,7 +109,7 @@ public final class ConversationRules {
         return s; // the same message again (a replayed entry): counted once
       }
       long evicted = -1;
-      if (index.size() >= tracked && index.size() > 0) {
+      if (index.size() >= Math.max(1, tracked)) { // a cap below 1 still keeps the newest
         evicted = index.oldest();
         index = index.withoutOldest();
       }
@@ -149,7 +149,7 @@ public final class ConversationRules {
    */
   public static ConversationState read(ConversationState s, long removed) {
     long unread = Math.max(0, s.unread() - removed);
-    if (s.untracked() > 0 && s.readUpToSeq() >= s.untrackedMaxSeq()) {
+    if (s.untracked() != 0 && s.readUpToSeq() >= s.untrackedMaxSeq()) {
       return s.withUnread(Math.max(0, unread - s.untracked()), 0, -1);
     }
     return s.withUnread(unread, s.untracked(), s.untrackedMaxSeq());

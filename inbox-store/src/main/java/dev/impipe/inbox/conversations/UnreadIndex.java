@@ -17,6 +17,9 @@ public final class UnreadIndex {
 
   public static final UnreadIndex EMPTY = new UnreadIndex(new long[0], new long[0]);
 
+  /** A varint of a long takes at most ten bytes (7 bits each). */
+  private static final int MAX_VARINT_BYTES = 10;
+
   private final long[] seqs;
   private final long[] hashes;
 
@@ -169,12 +172,12 @@ public final class UnreadIndex {
 
   private static long readVarint(byte[] bytes, int[] pos) {
     long value = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
+    for (int read = 0; read < MAX_VARINT_BYTES; read++) {
       if (pos[0] >= bytes.length) {
         throw new IllegalArgumentException("not an unread index");
       }
       byte b = bytes[pos[0]++];
-      value |= (long) (b & 0x7F) << shift;
+      value |= (long) (b & 0x7F) << (7 * read);
       if ((b & 0x80) == 0) {
         return value;
       }

@@ -143,14 +143,14 @@ public record ReadIntervals(List<Interval> intervals) {
 
   /** Parses {@link #ranges()} into {@code [from, to)} pairs; {@link IllegalArgumentException} when malformed. */
   public static List<long[]> parseRanges(String text) {
-    List<long[]> out = new ArrayList<>();
     if (text == null || text.isEmpty()) {
-      return out;
+      return List.of();
     }
+    List<long[]> out = new ArrayList<>();
     long previousTo = Long.MIN_VALUE;
     for (String part : text.split(",", -1)) {
       int dash = part.indexOf('-');
-      if (dash <= 0) {
+      if (dash == -1) { // a dash first ("-5") leaves an empty from, refused below
         throw new IllegalArgumentException("range '" + part + "' is not from-to");
       }
       long from;

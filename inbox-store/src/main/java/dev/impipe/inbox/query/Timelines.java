@@ -107,8 +107,9 @@ public final class Timelines {
     if (last.isEmpty() || last.get(0).value.getConversationSeq() < conversationSeq) {
       return -1;
     }
-    // Invariant: no entry below lo qualifies; answer qualifies; no entry in [bound, answer) exists or qualifies.
-    long lo = StoreKeys.entrySeq(first.key) + 1;
+    // Invariant: no entry below lo qualifies (first does not either); answer qualifies; no entry in [bound, answer)
+    // exists or qualifies.
+    long lo = StoreKeys.entrySeq(first.key);
     long answer = StoreKeys.entrySeq(last.get(0).key);
     long bound = answer;
     while (lo < bound) {

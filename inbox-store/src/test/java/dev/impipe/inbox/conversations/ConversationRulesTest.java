@@ -115,6 +115,75 @@ class ConversationRulesTest {
     assertThat(ConversationRules.apply(member, entry(InboxEntryType.UNKNOWN).build(), "alice")).isEmpty();
   }
 
+  @Test
+  void theLastMessageArrivingAgainRecalledReplacesItAndAnEvictionAtSeqZeroIsCounted() {
+    // Given bob's message at seq 4 is the last
+    ConversationState s = ConversationRules.apply(null, message("bob", 4, "hi"), "alice").orElseThrow().state();
+    // When the same message comes again, now recalled: the last is the recalled one
+    InboxEntry again = InboxEntry.newBuilder(message("bob", 4, "hi")).setRecalledBy("bob").build();
+    assertThat(ConversationRules.apply(s, again, "alice").orElseThrow().state().last().recalled()).isTrue();
+    // When the index evicts the message at seq 0: it stays counted as untracked
+    ConversationState evicted = ConversationRules.tracked(ConversationState.empty().withUnread(1, 0, -1), 0);
+    assertThat(evicted.untracked()).isEqualTo(1);
+    assertThat(evicted.untrackedMaxSeq()).isZero();
+  }
+
+  @Test
+  void theIndexTracksUpToItsCapAndEvictsTheOldestBeyondIt() {
+    // Given a cap of two and bob's messages 1 and 2 tracked
+    ConversationState s = track(track(ConversationState.empty(), 1, 2), 2, 2);
+    assertThat(s.unread()).isEqualTo(2);
+    assertThat(s.untracked()).isZero();
+    assertThat(s.index()).isEqualTo(UnreadIndex.EMPTY.with(1, "m1").with(2, "m2"));
+    // When message 2 comes again: counted once
+    assertThat(track(s, 2, 2)).isEqualTo(s);
+    // When message 3 comes: the oldest is evicted and stays counted as untracked
+    ConversationState three = track(s, 3, 2);
+    assertThat(three.unread()).isEqualTo(3);
+    assertThat(three.untracked()).isEqualTo(1);
+    assertThat(three.untrackedMaxSeq()).isEqualTo(1);
+    assertThat(three.index()).isEqualTo(UnreadIndex.EMPTY.with(2, "m2").with(3, "m3"));
+    // When the cap is below one: the index still keeps the newest
+    assertThat(track(track(ConversationState.empty(), 1, 0), 2, 0).index())
+        .isEqualTo(UnreadIndex.EMPTY.with(2, "m2"));
+  }
+
+  @Test
+  void aMarkerOrARecallRemovesFromTheIndexWhatItReaches() {
+    // Given bob's messages 1, 2 and 3 tracked
+    ConversationState s = track(track(track(ConversationState.empty(), 1, 10), 2, 10), 3, 10);
+    // When alice reads up to 2: one unread left, message 3 still indexed
+    ConversationState read = ConversationRules.unread(
+        ConversationRules.apply(s, read("alice", 2), "alice").orElseThrow(), 10);
+    assertThat(read.unread()).isEqualTo(1);
+    assertThat(read.index()).isEqualTo(UnreadIndex.EMPTY.with(3, "m3"));
+    // When message 3 is recalled: nothing unread
+    ConversationState recalled = ConversationRules.unread(
+        new ConversationRules.Step(read, new ConversationRules.UnreadOp.Recall("m3")), 10);
+    assertThat(recalled.unread()).isZero();
+    assertThat(recalled.index()).isEqualTo(UnreadIndex.EMPTY);
+    // When a message not indexed is recalled, or the op is none: the same state
+    assertThat(ConversationRules.unread(new ConversationRules.Step(read, new ConversationRules.UnreadOp.Recall("m1")),
+        10)).isSameAs(read);
+    assertThat(ConversationRules.unread(new ConversationRules.Step(read, new ConversationRules.UnreadOp.None()), 10))
+        .isSameAs(read);
+  }
+
+  @Test
+  void aConversationIsCappedInTheBadgeWhenItHasUntrackedUnreadAndIsNotMuted() {
+    ConversationState capped = ConversationState.empty().withUnread(5, 1, 3);
+    assertThat(ConversationRules.cappedInBadge(capped)).isTrue();
+    assertThat(ConversationRules.cappedInBadge(capped.withSettings(true, false))).isFalse();
+    assertThat(ConversationRules.cappedInBadge(ConversationState.empty().withUnread(5, 0, -1))).isFalse();
+    assertThat(ConversationRules.cappedInBadge(null)).isFalse();
+    assertThat(ConversationRules.badge(null)).isZero();
+  }
+
+  private static ConversationState track(ConversationState s, long seq, int cap) {
+    return ConversationRules.unread(ConversationRules.apply(s, message("bob", seq, "b" + seq), "alice")
+        .orElseThrow(), cap);
+  }
+
   private static InboxEntry message(String sender, long seq, String body) {
     return InboxEntry.newBuilder().setUserId("alice").setType(InboxEntryType.MESSAGE).setConversationId("d:alice:bob")
         .setConversationSeq(seq).setMessageId("m" + seq).setSenderId(sender).setBody(body).setTimestamp(T).build();

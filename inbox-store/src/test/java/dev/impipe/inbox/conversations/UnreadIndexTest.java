@@ -3,9 +3,10 @@ package dev.impipe.inbox.conversations;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 
-/** The unread index kept inside a conversation's state, and the totals kept per user. */
+/** The unread index kept inside a conversation's state. */
 class UnreadIndexTest {
 
   @Test
@@ -46,19 +47,74 @@ class UnreadIndexTest {
   }
 
   @Test
-  void totalsFollowTheBadgeAndCountTheCappedConversationsNotMuted() {
-    ConversationState capped = ConversationState.empty().withUnread(5, 2, 3);
-    ConversationState exact = ConversationState.empty().withUnread(3, 0, -1);
-    // Given a new conversation with untracked unread
-    ConversationTotals t = ConversationTotals.ZERO.plus(null, capped);
-    assertThat(t).isEqualTo(new ConversationTotals(5, 1));
-    // When its untracked are read: no longer capped
-    t = t.plus(capped, exact);
-    assertThat(t).isEqualTo(new ConversationTotals(3, 0));
-    // When it is muted: out of the badge
-    t = t.plus(exact, exact.withSettings(true, false));
-    assertThat(t.isZero()).isTrue();
-    assertThat(ConversationTotals.decode(new ConversationTotals(7, 2).encode()))
-        .isEqualTo(new ConversationTotals(7, 2));
+  void theOldestMessageCountsLikeAnyOtherAndAMarkerBelowItChangesNothing() {
+    // Given messages at seqs 3 and 7
+    UnreadIndex index = UnreadIndex.EMPTY.with(3, "m3").with(7, "m7");
+    // Then the oldest is indexed, a replay of it is not added, and a marker at it passes exactly one
+    assertThat(index.contains(3)).isTrue();
+    assertThat(index.with(3, "m3")).isSameAs(index);
+    assertThat(index.countUpTo(3)).isEqualTo(1);
+    // When the marker is below every indexed message: the same index
+    assertThat(index.withoutUpTo(2)).isSameAs(index);
+  }
+
+  @Test
+  void aMessageIndexedBeforeOthersKeepsTheOthersFindableById() {
+    // Given m7 indexed, then m3 inserted before it
+    UnreadIndex index = UnreadIndex.EMPTY.with(7, "m7").with(3, "m3");
+    // Then it is the same index as when they came in order, and m7 is still found by its id
+    assertThat(index).isEqualTo(UnreadIndex.EMPTY.with(3, "m3").with(7, "m7"));
+    assertThat(index.without("m7")).isEqualTo(UnreadIndex.EMPTY.with(3, "m3"));
+  }
+
+  @Test
+  void indexesOfDifferentMessagesDiffer() {
+    UnreadIndex a = UnreadIndex.EMPTY.with(1, "a");
+    // Then another seq or another id is another index, equal ones hash alike, and the seqs are shown
+    assertThat(a).isNotEqualTo(UnreadIndex.EMPTY.with(2, "a")).isNotEqualTo(UnreadIndex.EMPTY.with(1, "b"))
+        .isNotEqualTo("a");
+    assertThat(a.hashCode()).isEqualTo(UnreadIndex.EMPTY.with(1, "a").hashCode())
+        .isNotEqualTo(UnreadIndex.EMPTY.with(2, "a").hashCode())
+        .isNotEqualTo(UnreadIndex.EMPTY.with(1, "b").hashCode());
+    assertThat(a.with(4, "d")).hasToString("UnreadIndex[1, 4]");
+  }
+
+  @Test
+  void theMessageIdHashIsFnv1a() {
+    // FNV-1a 64 test vectors: the stored form depends on it
+    assertThat(UnreadIndex.hash("")).isEqualTo(0xcbf29ce484222325L);
+    assertThat(UnreadIndex.hash("a")).isEqualTo(0xaf63dc4c8601ec8cL);
+  }
+
+  @Test
+  void seqZeroRoundTripsButARepeatedSeqTrailingBytesOrAnOverlongVarintAreRefused() {
+    // Given a message at seq 0 (a delta of 0 is allowed first only)
+    UnreadIndex zero = UnreadIndex.EMPTY.with(0, "z").with(1, "o");
+    assertThat(UnreadIndex.decode(zero.encode())).isEqualTo(zero);
+    byte[] stored = UnreadIndex.EMPTY.with(5, "a").encode();
+    // When the same seq appears twice (a second delta of 0)
+    byte[] repeated = new byte[1 + 2 * 9];
+    System.arraycopy(stored, 1, repeated, 1, 9);
+    System.arraycopy(stored, 1, repeated, 10, 9);
+    repeated[0] = 2;
+    repeated[10] = 0;
+    assertThatThrownBy(() -> UnreadIndex.decode(repeated)).isInstanceOf(IllegalArgumentException.class);
+    // When a byte trails a valid index
+    byte[] trailing = Arrays.copyOf(stored, stored.length + 1);
+    assertThatThrownBy(() -> UnreadIndex.decode(trailing)).isInstanceOf(IllegalArgumentException.class);
+    // When the input is empty, or a varint is cut off or longer than a long's ten bytes
+    assertThatThrownBy(() -> UnreadIndex.decode(new byte[0])).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> UnreadIndex.decode(new byte[] {(byte) 0x80}))
+        .isInstanceOf(IllegalArgumentException.class);
+    byte[] overlong = new byte[11];
+    Arrays.fill(overlong, (byte) 0x80);
+    overlong[10] = 0;
+    assertThatThrownBy(() -> UnreadIndex.decode(overlong)).isInstanceOf(IllegalArgumentException.class);
+    // When a delta is negative (a ten-byte varint with the top bit set)
+    byte[] negative = new byte[1 + 10 + 8];
+    negative[0] = 1;
+    Arrays.fill(negative, 1, 10, (byte) 0xff);
+    negative[10] = 1;
+    assertThatThrownBy(() -> UnreadIndex.decode(negative)).isInstanceOf(IllegalArgumentException.class);
   }
 }

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.impipe.inbox.query.ReadIntervals.Interval;
+import dev.impipe.runtime.streams.VersionedValue;
+import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -63,5 +65,26 @@ class ReadIntervalsTest {
     for (String bad : List.of("5", "-5", "9-5", "5-5", "5-9,7-12", "a-b", "5-9,,")) {
       assertThatThrownBy(() -> ReadIntervals.parseRanges(bad)).isInstanceOf(IllegalArgumentException.class);
     }
+  }
+
+  @Test
+  void rangesMayStartAtZeroAndTouchButNotOverlap() {
+    // Given ranges from 0 and a range starting where the previous one ends
+    assertThat(ReadIntervals.parseRanges("0-5,5-9,9-"))
+        .containsExactly(new long[] {0, 5}, new long[] {5, 9}, new long[] {9, OPEN});
+    assertThat(ReadIntervals.parseRanges(null)).isEmpty();
+  }
+
+  @Test
+  void noIntervalsRoundTripAndTrailingBytesAreRefused() {
+    // Given no intervals stored (a count of 0): they read back as none
+    assertThat(ReadIntervals.decode(ReadIntervals.NONE.encode())).isEqualTo(ReadIntervals.NONE);
+    // Given one interval: it is not empty, and a byte after it makes the value malformed
+    ReadIntervals one = ReadIntervals.NONE.apply(5, true, 1, 1);
+    assertThat(one.isEmpty()).isFalse();
+    byte[] stored = one.encode();
+    byte[] trailing = Arrays.copyOf(stored, stored.length + 1);
+    assertThatThrownBy(() -> ReadIntervals.decode(trailing))
+        .isInstanceOf(VersionedValue.MalformedValueException.class);
   }
 }

@@ -170,6 +170,43 @@ class TimelinesTest {
       }
     }
     assertThat(Timelines.seek(new MemoryStoreView<>(), "#g", 0, 0)).isEqualTo(-1);
+    // When the first entry from the position qualifies (conversation seq 1 at seq 9): one read, no search
+    g.takeReads();
+    assertThat(Timelines.seek(g, "#g", 9, 1)).isEqualTo(9);
+    assertThat(g.takeReads()).isEqualTo(1);
+  }
+
+  @Test
+  void aGroupPageFilledToExactlyItsBytesHoldsTheLastEntryThatFits() {
+    // #g: seq s holds conversation seq 10 * s; entries 2, 3 and 4 are of one size
+    MemoryStoreView<InboxEntry> g = new MemoryStoreView<>();
+    for (int s = 0; s < 10; s++) {
+      g.entry("#g", s, entry(10L * s));
+    }
+    long one = JsonSize.entry(entry(20));
+    // When the range [20, 50) is read with room for exactly three: all three, nothing more in the range
+    assertPage(Timelines.within(g, "#g", -1, List.of(new long[] {20, 50}), 10, 3 * one), List.of(2L, 3L, 4L), 4L,
+        false);
+    // and with a byte less: two, more waiting
+    assertPage(Timelines.within(g, "#g", -1, List.of(new long[] {20, 50}), 10, 3 * one - 1), List.of(2L, 3L), 3L,
+        true);
+  }
+
+  @Test
+  void aHistoryPageAtTheReadersJoinReadsNothing() {
+    MemoryStoreView<String> timeline = bobsInbox();
+    timeline.takeReads();
+    // When bob pages back to his join at seq 5: an empty page, without reading the store
+    assertPage(Timelines.before(timeline, "bob", OptionalLong.of(5), 2, 5), List.of(), 5L, false);
+    assertThat(timeline.takeReads()).isZero();
+  }
+
+  @Test
+  void aDeviceWithoutAPositionInALargeGroupStartsAtTheBeginning() {
+    MemoryStoreView<Long> cursors = new MemoryStoreView<Long>()
+        .put(StoreKeys.groupPosition("bob", "phone", "g"), 17L);
+    assertThat(Timelines.groupPosition(cursors, "bob", "phone", "g")).isEqualTo(17);
+    assertThat(Timelines.groupPosition(cursors, "bob", "phone", "h")).isEqualTo(Timelines.START);
   }
 
   private static List<Long> expected(long fromIndex, long toIndex) {

@@ -1,0 +1,96 @@
+package dev.impipe.inbox.conversations;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.impipe.runtime.streams.VersionedValue;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** The stored state's unread index and the two fields the list reads without decoding the rest. */
+class ConversationStateTest {
+
+  private static final ConversationState.Last LAST =
+      new ConversationState.Last(9, "m9", "bob", "MESSAGE", "hi", 1234, false);
+
+  @Test
+  void theUnreadIndexSurvivesTheStoredFormAndABrokenOneIsMalformed() {
+    // Given a state with two unread messages indexed
+    ConversationState s = new ConversationState(true, false, 0, 3, 2, 0, -1, LAST, false, false, 100, 200)
+        .withIndex(UnreadIndex.EMPTY.with(8, "m8").with(9, "m9"));
+    // Then it reads back with its index
+    assertThat(ConversationState.decode(s.encode()).index()).isEqualTo(s.index());
+    // When the index bytes (last in the value, here the single count byte of an empty index) say 5 messages
+    byte[] broken = ConversationState.empty().encode();
+    broken[broken.length - 1] = 5;
+    assertThatThrownBy(() -> ConversationState.decode(broken))
+        .isInstanceOf(VersionedValue.MalformedValueException.class);
+  }
+
+  @Test
+  void pinnedAndActivityAreReadFromTheFirstBytesOfTheCurrentVersionOnly() {
+    ConversationState s = new ConversationState(true, false, 0, 3, 2, 0, -1, LAST, false, true, 987_654_321L, 5);
+    // Given only the bytes up to and including activityAt (version, flags, six int64 fields)
+    byte[] prefix = Arrays.copyOf(s.encode(), 2 + 6 * Long.BYTES);
+    // Then both read from them without decoding the rest
+    assertThat(ConversationState.storedPinned(prefix)).isTrue();
+    assertThat(ConversationState.storedActivityAt(prefix)).isEqualTo(987_654_321L);
+    // When a byte fewer: the value is decoded in full, and is malformed
+    byte[] shorter = Arrays.copyOf(prefix, prefix.length - 1);
+    assertThatThrownBy(() -> ConversationState.storedPinned(shorter))
+        .isInstanceOf(VersionedValue.MalformedValueException.class);
+    assertThatThrownBy(() -> ConversationState.storedActivityAt(shorter))
+        .isInstanceOf(VersionedValue.MalformedValueException.class);
+    // When the value is of another version, however long: decode's error
+    byte[] otherVersion = s.encode();
+    otherVersion[0] = 9;
+    assertThatThrownBy(() -> ConversationState.storedPinned(otherVersion))
+        .isInstanceOf(VersionedValue.UnknownVersionException.class);
+    assertThatThrownBy(() -> ConversationState.storedActivityAt(otherVersion))
+        .isInstanceOf(VersionedValue.UnknownVersionException.class);
+    // When there is no value: decode's error
+    assertThatThrownBy(() -> ConversationState.storedPinned(null))
+        .isInstanceOf(VersionedValue.MalformedValueException.class);
+  }
+
+  @Test
+  void everyFlagAndFieldSurvivesTheStoredFormAndTrailingBytesAreRefused() {
+    ConversationState.Last recalled = new ConversationState.Last(9, "m9", "bob", "MESSAGE", null, 1234, true);
+    // Given each flag set alone, and all set, with a recalled last message
+    for (ConversationState s : List.of(
+        new ConversationState(true, false, 1, 2, 3, 1, 4, recalled, false, false, 5, 6),
+        new ConversationState(false, true, 1, 2, 3, 1, 4, LAST, false, false, 5, 6),
+        new ConversationState(false, false, 1, 2, 3, 1, 4, null, true, false, 5, 6),
+        new ConversationState(false, false, 1, 2, 3, 1, 4, LAST, false, true, 5, 6),
+        new ConversationState(true, true, 1, 2, 3, 1, 4, LAST, true, true, 5, 6))) {
+      // Then it reads back as it was, and the list reads pinned from the bytes alike
+      byte[] stored = s.encode();
+      assertThat(ConversationState.decode(stored)).isEqualTo(s);
+      assertThat(ConversationState.storedPinned(stored)).isEqualTo(s.pinned());
+      // When a byte trails it: malformed
+      byte[] trailing = Arrays.copyOf(stored, stored.length + 1);
+      assertThatThrownBy(() -> ConversationState.decode(trailing))
+          .isInstanceOf(VersionedValue.MalformedValueException.class);
+    }
+  }
+
+  @Test
+  void eachWitherChangesOnlyItsFields() {
+    ConversationState s = new ConversationState(true, false, 1, 2, 5, 2, 4, LAST, false, false, 5, 6);
+    // Then tracked is the unread still in the index
+    assertThat(s.tracked()).isEqualTo(3);
+    assertThat(s.withMembership(false, true, 7))
+        .isEqualTo(new ConversationState(false, true, 7, 2, 5, 2, 4, LAST, false, false, 5, 6));
+    assertThat(s.withRead(8, 1, 0, -1))
+        .isEqualTo(new ConversationState(true, false, 1, 8, 1, 0, -1, LAST, false, false, 5, 6));
+    assertThat(s.withUnread(1, 0, -1))
+        .isEqualTo(new ConversationState(true, false, 1, 2, 1, 0, -1, LAST, false, false, 5, 6));
+    assertThat(s.withLast(null))
+        .isEqualTo(new ConversationState(true, false, 1, 2, 5, 2, 4, null, false, false, 5, 6));
+    assertThat(s.withSettings(true, true))
+        .isEqualTo(new ConversationState(true, false, 1, 2, 5, 2, 4, LAST, true, true, 5, 6));
+    assertThat(s.withTimes(7, 8))
+        .isEqualTo(new ConversationState(true, false, 1, 2, 5, 2, 4, LAST, false, false, 7, 8));
+  }
+}
