@@ -171,7 +171,7 @@ public record NotifyConfig(
       String lower = p.toLowerCase(Locale.ROOT);
       // A bare scheme or host without a path end would let "https://push.example.com.attacker.net" through.
       if (!(lower.startsWith("https://") || lower.startsWith("http://"))
-          || p.indexOf('/', lower.indexOf("//") + 2) < 0) {
+          || p.indexOf('/', lower.indexOf("//") + 2) == -1) {
         throw new InvalidConfigException(IM_NOTIFY_PUSH_ENDPOINTS + "='" + raw + "' is invalid: expected http(s) URL "
             + "prefixes that each end their host with '/' (e.g. https://fcm.googleapis.com/)");
       }

@@ -75,13 +75,11 @@ final class DedupeFilter {
    */
   void expireBefore(long oldestTimestamp) {
     long keepFrom = Math.floorDiv(oldestTimestamp - window, span);
-    if (keepFrom <= droppedBefore) {
-      return;
+    while (!buckets.isEmpty() && buckets.firstKey() < keepFrom) {
+      bits -= buckets.pollFirstEntry().getValue().bits();
     }
-    Map<Long, Bucket> old = buckets.headMap(keepFrom, false);
-    old.values().forEach(b -> bits -= b.bits());
-    old.clear();
-    droppedBefore = keepFrom;
+    // A watermark that goes back does not bring dropped buckets back
+    droppedBefore = Math.max(droppedBefore, keepFrom);
   }
 
   /** Filter bits held now (for metrics and tests). */

@@ -65,29 +65,28 @@ final class ModeSwitchRounds {
     if (!maybePending) {
       return 0;
     }
-    List<KeyValue<String, byte[]>> pending = new ArrayList<>();
+    int read = 0;
+    int written = 0;
+    // What each switch still owes (null: finished), applied once the store's iterator is closed
+    List<KeyValue<String, ModeSwitch>> passes = new ArrayList<>();
     try (KeyValueIterator<String, byte[]> it = switches.all()) {
-      while (it.hasNext() && pending.size() < budget) {
-        pending.add(it.next());
+      while (read < budget && it.hasNext()) {
+        KeyValue<String, byte[]> s = it.next();
+        Progress p = advance(s.key, ModeSwitch.decode(s.value), budget - read, out);
+        read += Math.max(1, p.read());
+        written += p.written();
+        passes.add(KeyValue.pair(s.key, p.next()));
       }
     }
-    if (pending.isEmpty()) {
+    if (passes.isEmpty()) {
       maybePending = false;
       return 0;
     }
-    int read = 0;
-    int written = 0;
-    for (KeyValue<String, byte[]> s : pending) {
-      if (read >= budget) {
-        break;
-      }
-      Progress p = advance(s.key, ModeSwitch.decode(s.value), budget - read, out);
-      read += Math.max(1, p.read());
-      written += p.written();
-      if (p.next() == null) {
-        switches.delete(s.key);
+    for (KeyValue<String, ModeSwitch> pass : passes) {
+      if (pass.value == null) {
+        switches.delete(pass.key);
       } else {
-        switches.put(s.key, p.next().encode());
+        switches.put(pass.key, pass.value.encode());
       }
     }
     return written;

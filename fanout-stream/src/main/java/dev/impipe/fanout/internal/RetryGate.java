@@ -39,13 +39,14 @@ final class RetryGate {
     }
     metrics.dedupeReads().increment();
     long window = config.dedupeWindow().toMillis();
+    boolean retry;
     try (WindowStoreIterator<byte[]> it = dedupe.fetch(key, Math.max(0, timestamp - window), timestamp + window)) {
-      if (it.hasNext()) {
-        metrics.duplicates().increment();
-        return true;
-      }
-      return false;
+      retry = it.hasNext();
     }
+    if (retry) {
+      metrics.duplicates().increment();
+    }
+    return retry;
   }
 
   /** Remembers {@code key} at {@code timestamp}, for {@code messageId}. */

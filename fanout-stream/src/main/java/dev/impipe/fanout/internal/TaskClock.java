@@ -34,12 +34,7 @@ final class TaskClock {
    * then it is one write per commit, not per record.
    */
   void processed(long offset) {
-    if (offset >= 0) {
-      Long stored = store.get(PROCESSED);
-      if (stored == null || offset > stored) {
-        store.put(PROCESSED, offset);
-      }
-    }
+    raise(PROCESSED, offset);
   }
 
   /**
@@ -47,11 +42,14 @@ final class TaskClock {
    * kept it (see {@link #UNACCEPTED}). Never lowered.
    */
   void floor(long seq) {
-    if (seq >= 0) {
-      Long stored = store.get(UNACCEPTED);
-      if (stored == null || seq > stored) {
-        store.put(UNACCEPTED, seq);
-      }
+    raise(UNACCEPTED, seq);
+  }
+
+  /** Stores {@code value} under {@code key} unless it is negative (none) or below what is stored. */
+  private void raise(String key, long value) {
+    if (value >= 0) {
+      Long stored = store.get(key);
+      store.put(key, stored == null ? value : Math.max(stored, value));
     }
   }
 

@@ -102,4 +102,21 @@ class RetryGateTest {
     assertThat(gate.seen(key("m1"), 10 * DAY)).isTrue();
     assertThat(filterBytes()).isPositive();
   }
+
+  @Test
+  void asRecordsMoveOnTheFilterForgetsBucketsOlderThanTheWindowAndRecordsThatOldReadTheStore() {
+    RetryGate gate = new RetryGate(config(1), metrics, store);
+    gate.seen(key("m1"), 10 * DAY);
+    gate.put(key("m1"), "id-1", 10 * DAY);
+    assertThat(filterBytes()).isPositive();
+
+    // Ten days on: m1's bucket is beyond any window asked about now
+    assertThat(gate.seen(key("m2"), 20 * DAY)).isFalse();
+
+    assertThat(filterBytes()).isZero();
+    double reads = count("im.fanout.dedupe.reads");
+    // A late record from the old days: the filter no longer knows, the store answers
+    assertThat(gate.seen(key("m1"), 10 * DAY)).isTrue();
+    assertThat(count("im.fanout.dedupe.reads")).isEqualTo(reads + 1);
+  }
 }
