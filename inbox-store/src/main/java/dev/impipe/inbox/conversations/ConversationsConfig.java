@@ -39,7 +39,7 @@ public record ConversationsConfig(int unreadTracked, int defaultLimit, int maxLi
 
   public static final Setting<Integer> ORDER_CACHE_USERS = Setting.integer("IM_CONVERSATION_ORDER_CACHE_USERS",
       10_000, 0, 10_000_000, "users whose conversation list order is kept in memory per inbox-store task (those "
-          + "whose list was requested there most recently; about 150 bytes per conversation of theirs, no changelog): "
+          + "whose list was requested there most recently; about 200 bytes per conversation of theirs, no changelog): "
           + "a page then reads its own conversations, not all the user's; `0`: every page reads all the user's "
           + "conversations and sorts them");
 
