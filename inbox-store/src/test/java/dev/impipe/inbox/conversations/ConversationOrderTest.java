@@ -66,6 +66,40 @@ class ConversationOrderTest {
     assertThatThrownBy(() -> order.load(List.of())).isInstanceOf(IllegalStateException.class);
   }
 
+  @Test
+  void pagesTakenWhileTheProcessorMovesHoldEachConversationOnceInOrder() throws Exception {
+    // Given 50 conversations of alice
+    ConversationOrder order = new ConversationOrder();
+    List<ConversationOrder.Position> start = new java.util.ArrayList<>();
+    for (int i = 0; i < 50; i++) {
+      start.add(pos("c" + i, false, i));
+    }
+    order.load(start);
+    // When the processor's thread moves them 20,000 times (new activity, pins) while pages of ten are taken
+    Thread processor = new Thread(() -> {
+      java.util.Random random = new java.util.Random(7);
+      for (int t = 0; t < 20_000; t++) {
+        String c = "c" + random.nextInt(50);
+        order.move(c, key(c, random.nextInt(10) == 0, 100 + t));
+      }
+    });
+    processor.start();
+    // Then every page is in strict list order, each conversation at most once
+    java.util.Random random = new java.util.Random(11);
+    for (int p = 0; p < 2_000; p++) {
+      Bytes from = random.nextBoolean() ? ConversationKeys.orderFrom(USER) : key("x", false, 100 + random.nextInt(
+          20_000));
+      List<ConversationOrder.Position> page = order.from(from, 10, c -> false);
+      assertThat(ids(page)).doesNotHaveDuplicates();
+      for (int i = 1; i < page.size(); i++) {
+        assertThat(page.get(i - 1).key().compareTo(page.get(i).key())).isNegative();
+      }
+    }
+    processor.join();
+    assertThat(order.size()).isEqualTo(50);
+    assertThat(order.from(ConversationKeys.orderFrom(USER), 100, c -> false)).hasSize(50);
+  }
+
   static ConversationOrder loaded(ConversationOrder.Position... positions) {
     ConversationOrder order = new ConversationOrder();
     order.load(List.of(positions));
