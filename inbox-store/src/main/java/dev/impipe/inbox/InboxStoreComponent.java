@@ -1,6 +1,7 @@
 package dev.impipe.inbox;
 
 import dev.impipe.avro.DeviceCursor;
+import dev.impipe.inbox.conversations.ConversationOrders;
 import dev.impipe.inbox.conversations.ConversationsConfig;
 import dev.impipe.inbox.http.ConversationRoutes;
 import dev.impipe.inbox.http.InboxRoutes;
@@ -43,8 +44,11 @@ public final class InboxStoreComponent implements PipelineComponent {
     // Changelog records carry the store position, so minSeq (IQv2 position bounds) also holds after a store was
     // restored from its changelog on another instance.
     overrides.put(StreamsConfig.InternalConfig.IQ_CONSISTENCY_OFFSET_VECTOR_ENABLED, true);
+    ConversationsConfig conversations = ConversationsConfig.fromEnv(context.env());
+    // The list order kept in memory per task: written by the topology's processors, read by the list route.
+    ConversationOrders orders = new ConversationOrders(conversations.orderCacheUsers());
     KafkaStreams streams = context.startStreams(InboxStoreTopology.APP_NAME,
-        InboxStoreTopology.build(context.topics(), cfg, ConversationsConfig.fromEnv(context.env())), overrides);
+        InboxStoreTopology.build(context.topics(), cfg, conversations, orders), overrides);
 
     Topic<String, DeviceCursor> cursors = context.topics().deviceCursors();
     KafkaProducer<String, DeviceCursor> producer = RequestProducers.create(context, cursors, "inbox-store-cursors",
@@ -54,6 +58,6 @@ public final class InboxStoreComponent implements PipelineComponent {
         cfg.queryTimeoutMs(), cfg.maxWaitingPerUser(), context.http(), context.metrics());
     new InboxRoutes(streams, context.topics().names(), router, context.http(), producer, cfg.queryTimeoutMs(),
         cfg.maxResponseBytes()).register(context.http());
-    ConversationRoutes.start(context, streams, router, cfg.queryTimeoutMs());
+    ConversationRoutes.start(context, streams, router, cfg.queryTimeoutMs(), orders);
   }
 }

@@ -3,6 +3,7 @@ package dev.impipe.inbox;
 import dev.impipe.avro.ChatMessage;
 import dev.impipe.avro.DeviceCursor;
 import dev.impipe.avro.InboxEntry;
+import dev.impipe.inbox.conversations.ConversationOrders;
 import dev.impipe.inbox.conversations.ConversationTopology;
 import dev.impipe.inbox.conversations.ConversationsConfig;
 import dev.impipe.inbox.internal.CursorMaterialiser;
@@ -104,8 +105,17 @@ public final class InboxStoreTopology {
     return build(topics, cfg, ConversationsConfig.defaults());
   }
 
-  /** The topology, with the conversation list's settings. */
+  /** The topology, with the conversation list's settings (no list order kept in memory). */
   public static Topology build(ImTopics topics, InboxStoreConfig cfg, ConversationsConfig conversations) {
+    return build(topics, cfg, conversations, ConversationOrders.NONE);
+  }
+
+  /**
+   * The topology, with the conversation list's settings; the list's processors keep {@code orders} (the in-memory
+   * list order per task, read by the list route).
+   */
+  public static Topology build(ImTopics topics, InboxStoreConfig cfg, ConversationsConfig conversations,
+      ConversationOrders orders) {
     Topic<String, InboxEntry> inbox = topics.inbox();
     Topic<String, DeviceCursor> cursors = topics.deviceCursors();
     Topic<String, ChatMessage> history = topics.history();
@@ -115,7 +125,7 @@ public final class InboxStoreTopology {
         inbox.name());
     // First child of the inbox source (see ConversationTopology#addTo); absent when the list is disabled.
     if (conversations.enabled()) {
-      ConversationTopology.addTo(topology, INBOX_SOURCE, conversations);
+      ConversationTopology.addTo(topology, INBOX_SOURCE, conversations, orders);
     }
     TimelineMaterialiser.Spec<InboxEntry> inboxSpec = TimelineMaterialiser.Spec.<InboxEntry>builder()
         .entryStore(INBOX_STORE).timeIndexStore(INBOX_TIME_INDEX_STORE).countStore(INBOX_COUNT_STORE)

@@ -8,6 +8,8 @@ import dev.impipe.avro.MessageType;
 import dev.impipe.fanout.FanoutConfig;
 import dev.impipe.fanout.FanoutMetrics;
 import dev.impipe.fanout.FanoutTopology;
+import dev.impipe.inbox.conversations.ConversationOrders;
+import dev.impipe.inbox.conversations.ConversationsConfig;
 import dev.impipe.inbox.query.StoreView;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.testkit.StreamsTestConfig;
@@ -18,7 +20,9 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
@@ -45,8 +49,12 @@ final class FanoutThenStore implements AutoCloseable {
 
   final ImTopics topics;
   final TopologyTestDriver fanout;
-  final TopologyTestDriver store;
+  TopologyTestDriver store;
   private final String registryUrl;
+  private final Properties storeProps;
+  private final Topology storeTopology;
+  /** Every record the inbox store was given, in order: what a restarted store restores from. */
+  private final List<Map.Entry<String, TestRecord<byte[], byte[]>>> storeLog = new ArrayList<>();
   private final TestInputTopic<String, ChatMessage> messages;
   private final TestInputTopic<String, MembershipChange> members;
   private final Set<String> storeSources;
@@ -55,6 +63,12 @@ final class FanoutThenStore implements AutoCloseable {
   private long messageSeq;
 
   FanoutThenStore(Path stateDir, FanoutConfig fanoutConfig, InboxStoreConfig storeConfig) {
+    this(stateDir, fanoutConfig, storeConfig, ConversationOrders.NONE);
+  }
+
+  /** With the conversation list's in-memory orders kept in {@code orders}. */
+  FanoutThenStore(Path stateDir, FanoutConfig fanoutConfig, InboxStoreConfig storeConfig,
+      ConversationOrders orders) {
     registryUrl = "mock://fanout-then-store-" + UUID.randomUUID();
     topics = new ImTopics(TopicNames.withPrefix("im."), InMemorySchemaRegistry.forScope(registryUrl));
     fanout = new TopologyTestDriver(FanoutTopology.build(topics, fanoutConfig,
@@ -63,11 +77,24 @@ final class FanoutThenStore implements AutoCloseable {
         topics.messages().valueSerde().serializer(), T0, Duration.ofMillis(1));
     members = fanout.createInputTopic(topics.groupMembers().name(), topics.groupMembers().keySerde().serializer(),
         topics.groupMembers().valueSerde().serializer(), T0, Duration.ofMillis(1));
-    Properties props = StreamsTestConfig.forDriver("inbox-store");
-    props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
-    Topology storeTopology = InboxStoreTopology.build(topics, storeConfig);
+    storeProps = StreamsTestConfig.forDriver("inbox-store");
+    storeProps.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+    storeTopology = InboxStoreTopology.build(topics, storeConfig, ConversationsConfig.defaults(), orders);
     storeSources = sources(storeTopology);
-    store = new TopologyTestDriver(storeTopology, props, T0);
+    store = new TopologyTestDriver(storeTopology, storeProps, T0);
+  }
+
+  /**
+   * Closes the inbox store (its tasks close) and starts it again on the same topology, which restores what the old
+   * one held by being given every record again (as a new instance restores from the topics).
+   */
+  void restartStore() {
+    store.close();
+    storeInputs.clear();
+    store = new TopologyTestDriver(storeTopology, storeProps, T0);
+    for (Map.Entry<String, TestRecord<byte[], byte[]>> r : storeLog) {
+      storeInputUnlogged(r.getKey()).pipeInput(r.getValue());
+    }
   }
 
   /** Publishes a message / read / recall to im.messages; returns its conversation seq. */
@@ -75,11 +102,11 @@ final class FanoutThenStore implements AutoCloseable {
     long seq = messageSeq++;
     messages.pipeInput(m.getConversationId(), m);
     if (storeSources.contains(topics.messages().name())) {
-      storeInput(topics.messages().name()).pipeInput(m.getConversationId().getBytes(
+      pipe(topics.messages().name(), new TestRecord<>(m.getConversationId().getBytes(
           java.nio.charset.StandardCharsets.UTF_8),
           topics.messages().valueSerde().serializer()
               .serialize(topics.messages().name(), m),
-          T0);
+          T0));
     }
     flush();
     return seq;
@@ -100,7 +127,7 @@ final class FanoutThenStore implements AutoCloseable {
       TestOutputTopic<byte[], byte[]> out = fanoutOutputs.computeIfAbsent(topic, t -> fanout.createOutputTopic(t,
           new ByteArrayDeserializer(), new ByteArrayDeserializer()));
       for (TestRecord<byte[], byte[]> r : out.readRecordsToList()) {
-        storeInput(topic).pipeInput(r);
+        pipe(topic, r);
       }
     }
   }
@@ -109,7 +136,13 @@ final class FanoutThenStore implements AutoCloseable {
     return StoreView.of(store.<org.apache.kafka.common.utils.Bytes, V>getKeyValueStore(name));
   }
 
-  private TestInputTopic<byte[], byte[]> storeInput(String topic) {
+  /** Gives the inbox store one record (and logs it for {@link #restartStore()}). */
+  void pipe(String topic, TestRecord<byte[], byte[]> r) {
+    storeLog.add(Map.entry(topic, r));
+    storeInputUnlogged(topic).pipeInput(r);
+  }
+
+  private TestInputTopic<byte[], byte[]> storeInputUnlogged(String topic) {
     return storeInputs.computeIfAbsent(topic, t -> store.createInputTopic(t, new ByteArraySerializer(),
         new ByteArraySerializer()));
   }

@@ -9,9 +9,10 @@ import org.apache.kafka.common.utils.Bytes;
  *
  * <pre>
  * state   = string user, string conversation                      one user's state of one conversation
- * position = string user, int32 rank, int64 -activity, string conv a conversation's place in the list (computed
- *                                                                 per request, not stored): pinned (rank 0) first, then
- *                                                                 the most recent activity; the cursor is its tail
+ * position = string user, int32 rank, int64 -activity, string conv a conversation's place in the list (not stored:
+ *                                                                 in memory per task, {@link ConversationOrder}): pinned
+ *                                                                 (rank 0) first, then the most recent activity; the
+ *                                                                 cursor is its tail
  * total   = string user                                           the user's totals ({@link ConversationTotals})
  * </pre>
  */

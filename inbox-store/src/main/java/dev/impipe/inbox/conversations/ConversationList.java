@@ -15,9 +15,10 @@ import org.apache.kafka.streams.KeyValue;
 /**
  * One page of a user's conversation list, read from the stores of the user's partition: the user's states (one
  * range of the states store), each placed by its position (pinned first, then the most recent activity, see
- * {@link ConversationKeys#order}), the page taken after the cursor's position, and the badge totals. Work per request:
- * one read of each of the user's conversations (no timeline, no inbox), so that an inbox entry costs one state write
- * and no order-index moves (ADR 0012).
+ * {@link ConversationKeys#order}), the page taken after the cursor's position, and the badge totals. No stored order
+ * index, so that an inbox entry costs one state write and no order-index moves (ADR 0012); with the partition's
+ * in-memory order ({@link ConversationOrderCache}) a request reads the states on its page only, without it one of
+ * each of the user's conversations (no timeline, no inbox either way).
  */
 public final class ConversationList {
 
@@ -69,6 +70,18 @@ public final class ConversationList {
    */
   public static ListPage page(StoreView<byte[]> states, StoreView<byte[]> totals, StoreView<byte[]> largeGroups,
       LargeGroupCounts.Source timelines, String user, Optional<String> after, int limit) {
+    return page(states, totals, largeGroups, timelines, null, user, after, limit);
+  }
+
+  /**
+   * The page, its order taken from {@code orders} (the user's partition's in-memory order, null: none): the
+   * positions after the cursor, then a read of the states on the page only. The first request of a user builds the
+   * order from one read of all their states; while another request builds it, and without {@code orders}, the page
+   * reads all the user's states and sorts them. Same pages, cursors and order either way.
+   */
+  public static ListPage page(StoreView<byte[]> states, StoreView<byte[]> totals, StoreView<byte[]> largeGroups,
+      LargeGroupCounts.Source timelines, ConversationOrderCache orders, String user, Optional<String> after,
+      int limit) {
     Bytes from = after.isPresent() ? ConversationKeys.orderAfter(user, after.get()) : ConversationKeys.orderFrom(user);
     ConversationTotals totalsNow = totals.get(ConversationKeys.total(user)).map(ConversationTotals::decode)
         .orElse(ConversationTotals.ZERO);
@@ -90,29 +103,93 @@ public final class ConversationList {
         large.put(group, own.map(o -> placed(user, group, o, summary)).orElse(null));
       }
     }
-    // Every conversation of the user at its position (read from the stored bytes; only the page is decoded); those
-    // after the cursor, in list order.
+    List<Placed> listed = orders == null ? null : fromOrder(states, orders, user, from, limit + 1, large);
+    if (listed == null) {
+      listed = fromAll(states, user, from, large);
+    }
+    List<Item> items = new ArrayList<>(Math.min(limit, listed.size()));
+    for (int i = 0; i < listed.size() && i < limit; i++) {
+      Item item = item(states, user, listed.get(i));
+      if (item != null) {
+        items.add(item);
+        capped |= item.unreadCapped() && !item.state().muted();
+      }
+    }
+    String next = listed.size() > limit ? ConversationKeys.cursor(listed.get(limit - 1).key()) : null;
+    return new ListPage(items, total, capped, next);
+  }
+
+  /**
+   * Every conversation of the user at its position (read from the stored bytes; only the page is decoded), those at
+   * or after {@code from}, in list order.
+   */
+  private static List<Placed> fromAll(StoreView<byte[]> states, String user, Bytes from, Map<String, Placed> large) {
     List<Placed> listed = new ArrayList<>();
     for (KeyValue<Bytes, byte[]> kv : states.range(ConversationKeys.statesFrom(user), ConversationKeys.statesTo(user),
         false, Integer.MAX_VALUE)) {
       String conversation = ConversationKeys.stateConversation(kv.key);
       Placed pl = large.containsKey(conversation) ? large.get(conversation)
-          : new Placed(ConversationKeys.order(user, ConversationState.storedPinned(kv.value),
-              ConversationState.storedActivityAt(kv.value), conversation), null, conversation, kv.value);
+          : new Placed(position(user, conversation, kv.value), null, conversation, kv.value);
       if (pl != null && pl.key().compareTo(from) >= 0) {
         listed.add(pl);
       }
     }
     listed.sort(Comparator.comparing(Placed::key));
-    List<Item> items = new ArrayList<>(Math.min(limit, listed.size()));
-    for (int i = 0; i < listed.size() && i < limit; i++) {
-      Placed pl = listed.get(i);
-      Item item = pl.item() != null ? pl.item() : new Item(pl.conversation(), ConversationState.decode(pl.stored()));
-      items.add(item);
-      capped |= item.unreadCapped() && !item.state().muted();
+    return listed;
+  }
+
+  /**
+   * At most {@code max} conversations at or after {@code from}, in list order, from the user's kept order (built
+   * here from one read of their states when not kept yet); large groups placed by their timelines instead of their
+   * kept position. Null when another request is still building the order.
+   */
+  private static List<Placed> fromOrder(StoreView<byte[]> states, ConversationOrderCache orders, String user,
+      Bytes from, int max, Map<String, Placed> large) {
+    ConversationOrderCache.Use use = orders.use(user);
+    ConversationOrder order = use.order();
+    if (use.build()) {
+      try {
+        List<ConversationOrder.Position> scanned = new ArrayList<>();
+        for (KeyValue<Bytes, byte[]> kv : states.range(ConversationKeys.statesFrom(user),
+            ConversationKeys.statesTo(user), false, Integer.MAX_VALUE)) {
+          String conversation = ConversationKeys.stateConversation(kv.key);
+          scanned.add(new ConversationOrder.Position(position(user, conversation, kv.value), conversation));
+        }
+        order.load(scanned);
+      } catch (RuntimeException e) {
+        orders.drop(user, order); // not servable now: the next request builds it again
+        throw e;
+      }
+    } else if (!order.ready()) {
+      return null;
     }
-    String next = listed.size() > limit ? ConversationKeys.cursor(listed.get(limit - 1).key()) : null;
-    return new ListPage(items, total, capped, next);
+    List<Placed> listed = new ArrayList<>();
+    for (ConversationOrder.Position p : order.from(from, max, large::containsKey)) {
+      listed.add(new Placed(p.key(), null, p.conversation(), null));
+    }
+    for (Placed pl : large.values()) {
+      if (pl != null && pl.key().compareTo(from) >= 0) {
+        listed.add(pl);
+      }
+    }
+    listed.sort(Comparator.comparing(Placed::key));
+    return listed.size() > max ? listed.subList(0, max) : listed;
+  }
+
+  /** The page's item of a placed conversation: its merged item, its stored state, or (from the order) a read. */
+  private static Item item(StoreView<byte[]> states, String user, Placed pl) {
+    if (pl.item() != null) {
+      return pl.item();
+    }
+    if (pl.stored() != null) {
+      return new Item(pl.conversation(), ConversationState.decode(pl.stored()));
+    }
+    return state(states, user, pl.conversation()).map(s -> new Item(pl.conversation(), s)).orElse(null);
+  }
+
+  private static Bytes position(String user, String conversation, byte[] stored) {
+    return ConversationKeys.order(user, ConversationState.storedPinned(stored), ConversationState.storedActivityAt(
+        stored), conversation);
   }
 
   /** A conversation at its position in the list: an item (a large group's, merged) or its stored state. */

@@ -17,6 +17,10 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * changes. The stores are cached ({@link ConversationTopology}): repeated updates of one key within a commit are one
  * write. Nothing here expires with the inbox: a quiet conversation stays listed.
  *
+ * <p>It also keeps its task's in-memory list order ({@link ConversationOrderCache}, not a store) for users whose list
+ * was requested here: created empty in {@link #init}, dropped in {@link #close}; a state write of such a user moves
+ * the conversation to its new position, of any other user it costs one hash lookup.
+ *
  * <p>Sees the same records as the inbox materialiser and ignores what that one rejects (no key, no value, a key that
  * is not the userId). Of a large group's timeline ({@code #groupId}) it keeps only the last message.
  */
@@ -27,18 +31,36 @@ public final class ConversationMaterialiser implements Processor<String, InboxEn
 
   private final Stores names;
   private final int unreadTracked;
+  private final ConversationOrders orders;
+  private int partition;
+  private ConversationOrderCache cache;
   private KeyValueStore<Bytes, byte[]> states;
   private KeyValueStore<Bytes, byte[]> totals;
 
   public ConversationMaterialiser(Stores names, int unreadTracked) {
+    this(names, unreadTracked, ConversationOrders.NONE);
+  }
+
+  /** With the instance's order caches: this task's is opened in {@link #init} and closed in {@link #close}. */
+  public ConversationMaterialiser(Stores names, int unreadTracked, ConversationOrders orders) {
     this.names = names;
     this.unreadTracked = unreadTracked;
+    this.orders = orders;
   }
 
   @Override
   public void init(ProcessorContext<Void, Void> context) {
     states = context.getStateStore(names.states());
     totals = context.getStateStore(names.totals());
+    // A task initialised again (migrated back, or revived after an EOS rollback) gets a new, empty cache.
+    partition = context.taskId().partition();
+    cache = orders.open(partition);
+  }
+
+  @Override
+  public void close() {
+    orders.close(partition, cache);
+    cache = null;
   }
 
   @Override
@@ -66,6 +88,10 @@ public final class ConversationMaterialiser implements Processor<String, InboxEn
       return; // a replay, or an entry that changes nothing: no write
     }
     states.put(key, after.encode());
+    ConversationOrder order = cache == null ? null : cache.cached(user);
+    if (order != null) {
+      order.move(conversation, ConversationKeys.order(user, after, conversation));
+    }
     if (ConversationRules.badge(after) != ConversationRules.badge(before)
         || ConversationRules.cappedInBadge(after) != ConversationRules.cappedInBadge(before)) {
       Bytes totalKey = ConversationKeys.total(user);

@@ -28,8 +28,14 @@ public final class ConversationTopology {
    * the list has applied it too.
    */
   public static void addTo(Topology topology, String inboxSource, ConversationsConfig cfg) {
-    addTo(topology, PROCESSOR, inboxSource, new ConversationMaterialiser.Stores(STATES_STORE, TOTALS_STORE),
-        cfg);
+    addTo(topology, inboxSource, cfg, ConversationOrders.NONE);
+  }
+
+  /** As {@link #addTo(Topology, String, ConversationsConfig)}, the processor keeping {@code orders} (list pages). */
+  public static void addTo(Topology topology, String inboxSource, ConversationsConfig cfg,
+      ConversationOrders orders) {
+    addTo(topology, PROCESSOR, inboxSource, new ConversationMaterialiser.Stores(STATES_STORE, TOTALS_STORE), cfg,
+        orders);
   }
 
   /**
@@ -38,7 +44,13 @@ public final class ConversationTopology {
    */
   public static void addTo(Topology topology, String processor, String inboxSource,
       ConversationMaterialiser.Stores stores, ConversationsConfig cfg) {
-    topology.addProcessor(processor, () -> new ConversationMaterialiser(stores, cfg.unreadTracked()), inboxSource);
+    addTo(topology, processor, inboxSource, stores, cfg, ConversationOrders.NONE);
+  }
+
+  private static void addTo(Topology topology, String processor, String inboxSource,
+      ConversationMaterialiser.Stores stores, ConversationsConfig cfg, ConversationOrders orders) {
+    topology.addProcessor(processor, () -> new ConversationMaterialiser(stores, cfg.unreadTracked(), orders),
+        inboxSource);
     for (String store : new String[] {stores.states(), stores.totals()}) {
       topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(store), Serdes.Bytes(),
           Serdes.ByteArray()).withCachingEnabled(), processor);

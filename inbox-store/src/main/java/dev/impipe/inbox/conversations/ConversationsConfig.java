@@ -14,9 +14,11 @@ import java.util.Map;
  * @param maxLimit most conversations per page ({@code limit} above it: 400)
  * @param largeUnreadMax a large group's unread messages are counted from its timeline up to this many
  * @param enabled false: the list's materialiser is not in the topology and its routes answer 404
+ * @param orderCacheUsers users whose list order is kept in memory per inbox-store task (0: none, every page reads
+ *     all the user's states)
  */
 public record ConversationsConfig(int unreadTracked, int defaultLimit, int maxLimit, int largeUnreadMax,
-    boolean enabled) {
+    boolean enabled, int orderCacheUsers) {
 
   public static final Setting<Boolean> ENABLED = Setting.bool("IM_CONVERSATIONS_ENABLED", true, "keep the "
       + "conversation list; `false`: its materialiser is not in the inbox store's topology (no state, no work per "
@@ -35,13 +37,21 @@ public record ConversationsConfig(int unreadTracked, int defaultLimit, int maxLi
       1, 100_000, "a large group's unread messages are counted from its timeline up to this many (each list "
           + "request reads at most this many entries per large group of the user)");
 
+  public static final Setting<Integer> ORDER_CACHE_USERS = Setting.integer("IM_CONVERSATION_ORDER_CACHE_USERS",
+      10_000, 0, 10_000_000, "users whose conversation list order is kept in memory per inbox-store task (those "
+          + "whose list was requested there most recently; about 200 bytes per conversation of theirs, no changelog): "
+          + "a page then reads its own conversations, not all the user's; `0`: every page reads all the user's "
+          + "conversations and sorts them");
+
   public static final ConfigTable TABLE =
       ConfigTable.of("conversations", ENABLED, UNREAD_TRACKED, PAGE_DEFAULT, PAGE_MAX,
-          LARGE_UNREAD_MAX);
+          LARGE_UNREAD_MAX, ORDER_CACHE_USERS);
 
   public ConversationsConfig {
-    if (unreadTracked < 1 || defaultLimit < 1 || maxLimit < defaultLimit || largeUnreadMax < 1) {
-      throw new IllegalArgumentException("tracked and page sizes must be positive, the maximum at least the default");
+    if (unreadTracked < 1 || defaultLimit < 1 || maxLimit < defaultLimit || largeUnreadMax < 1
+        || orderCacheUsers < 0) {
+      throw new IllegalArgumentException("tracked and page sizes must be positive, the maximum at least the default, "
+          + "the order cache not negative");
     }
   }
 
@@ -54,6 +64,6 @@ public record ConversationsConfig(int unreadTracked, int defaultLimit, int maxLi
     ConfigValues values = TABLE.read(environment);
     int max = values.get(PAGE_MAX);
     return new ConversationsConfig(values.get(UNREAD_TRACKED), Math.min(values.get(PAGE_DEFAULT), max), max,
-        values.get(LARGE_UNREAD_MAX), values.get(ENABLED));
+        values.get(LARGE_UNREAD_MAX), values.get(ENABLED), values.get(ORDER_CACHE_USERS));
   }
 }

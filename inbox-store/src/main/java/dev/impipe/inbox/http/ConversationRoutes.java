@@ -6,6 +6,8 @@ import dev.impipe.inbox.InboxStoreTopology;
 import dev.impipe.inbox.conversations.ConversationJson;
 import dev.impipe.inbox.conversations.ConversationKeys;
 import dev.impipe.inbox.conversations.ConversationList;
+import dev.impipe.inbox.conversations.ConversationOrderCache;
+import dev.impipe.inbox.conversations.ConversationOrders;
 import dev.impipe.inbox.conversations.ConversationTopology;
 import dev.impipe.inbox.conversations.ConversationsConfig;
 import dev.impipe.inbox.conversations.LargeGroupCounts;
@@ -57,9 +59,13 @@ public final class ConversationRoutes {
   private final ConversationsConfig cfg;
   private final long timeoutMs;
   private final HttpApi http;
+  private final ConversationOrders orders;
 
+  /** {@code orders}: the list orders the topology's processors keep (pages read from them). */
   public ConversationRoutes(KafkaStreams streams, String inboxTopic, OwnerRouter router,
-      Producer<String, InboxEntry> producer, ConversationsConfig cfg, long timeoutMs, HttpApi http) {
+      Producer<String, InboxEntry> producer, ConversationsConfig cfg, long timeoutMs, HttpApi http,
+      ConversationOrders orders) {
+    this.orders = orders;
     this.http = http;
     this.streams = streams;
     this.inboxTopic = inboxTopic;
@@ -74,9 +80,11 @@ public final class ConversationRoutes {
 
   /**
    * Creates the settings producer (closed on shutdown) and registers the routes on the context's server; with the
-   * list disabled, routes that answer 404 {@value #DISABLED} (no producer).
+   * list disabled, routes that answer 404 {@value #DISABLED} (no producer). {@code orders}: those the streams'
+   * topology keeps ({@link ConversationOrders#NONE} if none).
    */
-  public static void start(ComponentContext context, KafkaStreams streams, OwnerRouter router, long timeoutMs) {
+  public static void start(ComponentContext context, KafkaStreams streams, OwnerRouter router, long timeoutMs,
+      ConversationOrders orders) {
     ConversationsConfig cfg = ConversationsConfig.fromEnv(context.env());
     if (!cfg.enabled()) {
       registerDisabled(context.http());
@@ -85,7 +93,7 @@ public final class ConversationRoutes {
     var inbox = context.topics().inbox();
     KafkaProducer<String, InboxEntry> producer = RequestProducers.create(context, inbox,
         "inbox-store-conversation-settings", timeoutMs);
-    new ConversationRoutes(streams, inbox.name(), router, producer, cfg, timeoutMs, context.http())
+    new ConversationRoutes(streams, inbox.name(), router, producer, cfg, timeoutMs, context.http(), orders)
         .register(context.http());
   }
 
@@ -136,11 +144,13 @@ public final class ConversationRoutes {
       // First pass: which large groups' timelines the page needs. Their summaries are read asynchronously (a
       // timeline may live on another instance), so no worker waits; the page is then built again with them.
       Map<String, CompletableFuture<Response>> reads = new LinkedHashMap<>();
+      // The order this partition's task keeps (none while it is not active here: every state is read).
+      ConversationOrderCache order = orders.of(partition);
       ConversationList.ListPage first = ConversationList.page(states, totals, largeGroups,
           (group, reader, ranges, readUpTo) -> {
             reads.put(group, fetchSummary(request, group, reader, ranges, readUpTo));
             return LargeGroupCounts.Summary.NONE;
-          }, user, after, limit);
+          }, order, user, after, limit);
       if (reads.isEmpty()) {
         return CompletableFuture.completedFuture(Response.json(200, ConversationJson.list(user, first)));
       }
@@ -152,7 +162,7 @@ public final class ConversationRoutes {
             return CompletableFuture.completedFuture(Response.json(200, ConversationJson.list(user,
                 ConversationList.page(states, totals, largeGroups,
                     (group, reader, ranges, readUpTo) -> summaries.getOrDefault(group, LargeGroupCounts.Summary.NONE),
-                    user, after, limit))));
+                    order, user, after, limit))));
           }));
     });
   }

@@ -138,12 +138,15 @@ class ConversationMaterialiserTest {
 
   @Test
   void invalidSettingsAreRefusedAtStartUp() {
-    assertThatThrownBy(() -> new ConversationsConfig(0, 50, 500, 100, true)).isInstanceOf(
+    assertThatThrownBy(() -> new ConversationsConfig(0, 50, 500, 100, true, 0)).isInstanceOf(
         IllegalArgumentException.class);
-    assertThatThrownBy(() -> new ConversationsConfig(1, 50, 10, 100, true))
+    assertThatThrownBy(() -> new ConversationsConfig(1, 50, 10, 100, true, 0))
         .isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> new ConversationsConfig(1, 50, 500, 0, true)).isInstanceOf(IllegalArgumentException.class);
-    assertThat(ConversationsConfig.defaults()).isEqualTo(new ConversationsConfig(100, 50, 500, 100, true));
+    assertThatThrownBy(() -> new ConversationsConfig(1, 50, 500, 0, true, 0)).isInstanceOf(
+        IllegalArgumentException.class);
+    assertThatThrownBy(() -> new ConversationsConfig(1, 50, 500, 100, true, -1)).isInstanceOf(
+        IllegalArgumentException.class);
+    assertThat(ConversationsConfig.defaults()).isEqualTo(new ConversationsConfig(100, 50, 500, 100, true, 10_000));
     assertThat(ConversationsConfig.fromEnv(Map.of("IM_CONVERSATIONS_PAGE_DEFAULT", "900")).defaultLimit())
         .isEqualTo(500);
   }
