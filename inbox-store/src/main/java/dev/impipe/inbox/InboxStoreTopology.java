@@ -157,7 +157,7 @@ public final class InboxStoreTopology {
     topology.addStateStore(queried(INBOX_STORE, StoredValues.quarantining(topics.valueSerde(InboxEntry.class))),
         INBOX_PROCESSOR, RECALL_PROCESSOR);
     // Segments expire with the inbox (effectively never when the inbox is kept forever, like the inbox itself).
-    Duration indexRetention = Duration.ofMillis(cfg.inboxExpires() ? cfg.inboxRetentionMs() : FOREVER_MS);
+    Duration indexRetention = recallIndexRetention(cfg);
     topology.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(RECALL_INDEX_STORE, indexRetention,
         Duration.ofMillis(1), false), Serdes.Bytes(), VersionedValue.longSerde(RECALL_INDEX_STORE)), RECALL_PROCESSOR);
     topology.addStateStore(index(INBOX_TIME_INDEX_STORE), INBOX_PROCESSOR);
@@ -182,6 +182,11 @@ public final class InboxStoreTopology {
     topology.addStateStore(queried(HISTORY_APPLIED_STORE, VersionedValue.longSerde(HISTORY_APPLIED_STORE)),
         TIMELINE_PROCESSOR);
     return topology;
+  }
+
+  /** The recall index's segments expire with the inbox; a 100-year window when the inbox is kept forever. */
+  static Duration recallIndexRetention(InboxStoreConfig cfg) {
+    return Duration.ofMillis(cfg.inboxExpires() ? cfg.inboxRetentionMs() : FOREVER_MS);
   }
 
   private static <V> StoreBuilder<KeyValueStore<Bytes, V>> queried(String name,

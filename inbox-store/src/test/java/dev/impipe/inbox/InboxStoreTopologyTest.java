@@ -357,4 +357,14 @@ class InboxStoreTopologyTest {
     }
     return keys;
   }
+
+  @Test
+  void theRecallIndexIsKeptAsLongAsTheInbox() {
+    // An inbox kept 30 days: its recall index too
+    InboxStoreConfig month = InboxStoreConfig.fromEnv(Map.of("IM_INBOX_RETENTION", "30d"));
+    assertThat(InboxStoreTopology.recallIndexRetention(month)).isEqualTo(Duration.ofDays(30));
+    // An inbox kept forever: a window of a century, not an overflowing one
+    assertThat(InboxStoreTopology.recallIndexRetention(InboxStoreConfig.fromEnv(Map.of("IM_INBOX_RETENTION",
+        "forever")))).isEqualTo(Duration.ofDays(36_500));
+  }
 }

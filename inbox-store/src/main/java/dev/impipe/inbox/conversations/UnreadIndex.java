@@ -3,6 +3,7 @@ package dev.impipe.inbox.conversations;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Objects;
 
 /**
  * The newest unread messages of one user's conversation, kept inside its {@link ConversationState} (no store of its
@@ -198,7 +199,7 @@ public final class UnreadIndex {
 
   @Override
   public int hashCode() {
-    return 31 * Arrays.hashCode(seqs) + Arrays.hashCode(hashes);
+    return Objects.hash(Arrays.hashCode(seqs), Arrays.hashCode(hashes));
   }
 
   @Override

@@ -122,4 +122,11 @@ class StoreKeysTest {
     assertThat(bobs).hasSize(5).allMatch(v -> v.startsWith("bob/"));
     assertThat(StoreKeys.userGroupId(StoreKeys.userGroup("bob", "g2"))).isEqualTo("g2");
   }
+
+  @Test
+  void aCommittedDeviceIdIsSplitAtItsFirstHashEvenWhenNothingPrecedesIt() {
+    assertThat(StoreKeys.committed("bob", "phone#g")).isEqualTo(StoreKeys.groupPosition("bob", "phone", "g"));
+    assertThat(StoreKeys.committed("bob", "#g")).isEqualTo(StoreKeys.groupPosition("bob", "", "g"));
+    assertThat(StoreKeys.committed("bob", "phone")).isEqualTo(StoreKeys.cursor("bob", "phone"));
+  }
 }
