@@ -99,7 +99,8 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
             new Setting("schedules", "N", "scheduled records (1m, scales)"))));
     m.put("push", new ScenarioSpec("WebSocket devices on the push gateway (one client JVM), direct messages between "
         + "them at full speed then at half rate, every entry ACKed: connections held, pushes/s, send -> device "
-        + "latency, ACKs written, AckTimeouts for ACKed pushes (0), heap and RSS",
+        + "latency, ACKs written, AckTimeouts for ACKed pushes (0), inbox read amplification (gateways' bytes read / "
+        + "bytes written), redirects followed, heap and RSS",
         List.of(new Setting("devices", "N", "WebSocket devices, one user each (10k" + COUNT + ")"),
             new Setting("duration", "SECONDS", "each measured phase (20; 8 at --scale small)"),
             new Setting("warmup", "SECONDS", "warm-up before measuring (20; 0 at --scale small)"),
@@ -107,7 +108,10 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
             new Setting("stages", "0|1", "1: also split send -> device into legs (sentAt -> inbox entry committed, "
                 + "-> gateway reader polled it, -> frame queued on the socket, -> written) with each JVM's CPU per "
                 + "second, per phase (0)"),
-            new Setting("heap-mb", "N", "the pipeline JVM's largest heap, MB (1024)"))));
+            new Setting("heap-mb", "N", "the pipeline JVM's largest heap, MB (1024)"),
+            new Setting("gateways", "N", "all-in-one pipeline JVMs on the same broker, 1 to 8; above 1 each reads "
+                + "only its own inbox partitions (IM_PUSH_READ=owned), devices connect to a random one and follow "
+                + "its redirect, and the figures add the inbox read amplification (1)"))));
     m.put("abuse", new ScenarioSpec("a normal sync load (own JVM) alone, then at the same rate while one account "
         + "runs the worst abuse at once (timeline waits, a send flood, WebSockets and HTTP connections that never "
         + "read fat backlogs): the normal load's p99 with and without, the pipeline's heap and RSS, the attacker's "

@@ -23,9 +23,12 @@ final class PipelineJvm implements AutoCloseable {
   final URI base;
   private final HttpClient http = HttpClient.newHttpClient();
 
-  private PipelineJvm(Process process, URI base) {
+  private final Path logFile;
+
+  private PipelineJvm(Process process, URI base, Path logFile) {
     this.process = process;
     this.base = base;
+    this.logFile = logFile;
   }
 
   /** Starts {@code components} (an {@code IM_COMPONENTS} value) with {@code extraEnv}; returns once healthy. */
@@ -37,7 +40,18 @@ final class PipelineJvm implements AutoCloseable {
   /** As {@link #start(BenchCluster, PrintStream, String, Map)} with a heap of at most {@code heapMb} MB. */
   static PipelineJvm start(BenchCluster cluster, PrintStream log, String components, Map<String, String> extraEnv,
       long heapMb) throws Exception {
-    String port = System.getenv().getOrDefault("IM_HTTP_PORT", "");
+    PipelineJvm jvm = launch(cluster, components, extraEnv, heapMb);
+    jvm.awaitHealthy(cluster, components);
+    return jvm;
+  }
+
+  /**
+   * Starts the JVM without waiting for it ({@link #awaitHealthy}): several start side by side. Its HTTP port is
+   * {@code IM_HTTP_PORT} of {@code extraEnv}, else of this process's environment, else a free one.
+   */
+  static PipelineJvm launch(BenchCluster cluster, String components, Map<String, String> extraEnv, long heapMb)
+      throws Exception {
+    String port = extraEnv.getOrDefault("IM_HTTP_PORT", System.getenv().getOrDefault("IM_HTTP_PORT", ""));
     if (port.isBlank() || port.equals("0")) {
       port = Integer.toString(dev.impipe.embedded.FreePorts.next());
     }
@@ -52,20 +66,23 @@ final class PipelineJvm implements AutoCloseable {
             "dev.impipe.cli.Main", "run").redirectErrorStream(true).redirectOutput(logFile.toFile());
     pb.environment().putAll(env);
     Process process = pb.start();
-    PipelineJvm jvm = new PipelineJvm(process, URI.create("http://127.0.0.1:" + port));
+    return new PipelineJvm(process, URI.create("http://127.0.0.1:" + port), logFile);
+  }
+
+  /** Returns once {@code /health} answers 200; closes the JVM and throws if it exits or does not within 600 s. */
+  void awaitHealthy(BenchCluster cluster, String components) throws Exception {
     try {
       BenchCluster.await("pipeline JVM healthy (log " + logFile + ")", Duration.ofSeconds(600), () -> {
         if (!process.isAlive()) {
           throw new IllegalStateException("the pipeline JVM exited; its log: " + logFile);
         }
-        return jvm.status("/health") == 200;
+        return status("/health") == 200;
       });
     } catch (Exception | Error e) {
-      jvm.close();
+      close();
       throw e;
     }
-    cluster.step("running in its own JVM (pid " + process.pid() + ", " + jvm.base + "): " + components);
-    return jvm;
+    cluster.step("running in its own JVM (pid " + process.pid() + ", " + base + "): " + components);
   }
 
   int port() {

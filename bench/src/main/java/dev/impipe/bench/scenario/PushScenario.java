@@ -15,7 +15,6 @@ import dev.impipe.push.client.DeviceClient;
 import dev.impipe.runtime.domain.Ids;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
-import java.net.URI;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -64,11 +63,18 @@ public final class PushScenario implements Scenario {
     if (heapMb != 1024) {
       result.setup("pipeline JVM heap (--heap-mb)", "-Xmx" + heapMb + "m");
     }
-    PipelineJvm runtime = PipelineJvm.start(cluster, log, "fanout,inbox-store,ack-timeout,push-gateway",
-        Map.of("IM_ACK_TIMEOUT", "15s"), heapMb);
-    URI base = runtime.base;
     // --stages 1: send -> device split into legs, with each JVM's CPU (PushStages); off, the bench is as without.
     boolean stagesOn = options.fixed("stages", 0) > 0;
+    int n = PushGateways.count(options);
+    if (stagesOn && n > 1) {
+      throw new IllegalArgumentException("--stages 1 splits the latency of one gateway JVM: not with --gateways " + n);
+    }
+    if (n > 1) {
+      result.setup("gateways (--gateways)", n + " all-in-one pipeline JVMs with IM_PUSH_READ=owned on the same "
+          + "broker; each device connects to a random one and follows its redirect to the owner of its partition; "
+          + "one round of " + devices / 5 + " messages through them before the load, not measured");
+    }
+    PushGateways runtime = PushGateways.start(cluster, n, Map.of("IM_ACK_TIMEOUT", "15s"), heapMb);
     if (stagesOn) {
       result.setup("latency legs (--stages 1)", "recorded: one more read_committed consumer of the inbox in this "
           + "JVM, two scrapes of the pipeline's /metrics per phase");
@@ -80,46 +86,54 @@ public final class PushScenario implements Scenario {
     // 0: warm-up (not recorded), 1: full speed, 2: half rate
     int[] phase = {0};
     AtomicLong timeoutSeqs = new AtomicLong();
-    java.util.concurrent.ConcurrentHashMap<String, Long> received = new java.util.concurrent.ConcurrentHashMap<>();
     LatencyRecorder emitLateness = result.latency("AckTimeout emitted after its deadline", "ms");
-    LatencyRecorder ackedBeforeDeadline =
-        result.latency("timed-out seq: received and ACKed this long before the deadline",
-            "ms");
+    FalseTimeouts falseTimeouts = new FalseTimeouts(result);
     long warmupTimeouts = 0;
-    // Every Ack record written (per user: seq, record time) and every timed-out seq, to tell at the end whether a
-    // false timeout's Ack was written before its deadline (the wheel fired too soon) or after (it was late upstream).
-    java.util.concurrent.ConcurrentHashMap<String, List<long[]>> ackRecords =
-        new java.util.concurrent.ConcurrentHashMap<>();
-    List<TimedOut> timedOut = java.util.Collections.synchronizedList(new ArrayList<>());
+    AtomicLong redirects = new AtomicLong();
+    // Inbox bytes written (key + value of each committed record): what the gateways' im_push_reader_bytes_total
+    // counts per record read, so their quotient is the read amplification (ReadAmplification).
+    AtomicLong inboxBytes = new AtomicLong();
     Deserializer<Ack> ackValues = cluster.topics().acks().valueSerde().deserializer();
     Deserializer<AckTimeout> timeouts = cluster.topics().ackTimeouts().valueSerde().deserializer();
-    try (PushStages stages = PushStages.startIf(stagesOn, cluster, runtime, result, log);
+    try (runtime;
+        PushStages stages = PushStages.startIf(stagesOn, cluster, runtime.first(), result, log);
         DeviceClient.Factory factory = DeviceClient.factory(2);
         TopicWatcher watcher = new TopicWatcher(cluster, cluster.names().ackTimeouts(), r -> {
           AckTimeout t = timeouts.deserialize(r.topic(), r.headers(), r.value());
           timeoutSeqs.addAndGet(t.getSeqs().size());
           long deadline = t.getDeadline().toEpochMilli();
           emitLateness.record(Math.max(0, r.timestamp() - deadline));
-          t.getSeqs().forEach(seq -> timedOut.add(new TimedOut(t.getUserId(), seq, deadline)));
+          t.getSeqs().forEach(seq -> falseTimeouts.timedOut(t.getUserId(), seq, deadline));
         });
         TopicWatcher ackWatcher = new TopicWatcher(cluster, cluster.names().acks(), r -> {
           Ack a = ackValues.deserialize(r.topic(), r.headers(), r.value());
-          ackRecords.computeIfAbsent(a.getUserId(), u -> java.util.Collections.synchronizedList(new ArrayList<>()))
-              .add(new long[] {a.getSeq(), r.timestamp()});
-        })) {
-      DeviceClient.Listener listener = (client, entry, cursor) -> {
-        pushes.incrementAndGet();
-        client.ack(cursor);
-        if ("inbox".equals(entry.path("source").asText())) {
-          received.put(client.device() + "/" + entry.path("seq").asLong(), System.currentTimeMillis());
+          falseTimeouts.ackWritten(a.getUserId(), a.getSeq(), r.timestamp());
+        });
+        TopicWatcher inboxWatcher = new TopicWatcher(cluster, cluster.names().inbox(), r -> inboxBytes.addAndGet(
+            Math.max(0, r.serializedKeySize()) + Math.max(0, r.serializedValueSize())))) {
+      DeviceClient.Listener listener = new DeviceClient.Listener() {
+        @Override
+        public void entry(DeviceClient client, JsonNode entry, String cursor) {
+          pushes.incrementAndGet();
+          client.ack(cursor);
+          if ("inbox".equals(entry.path("source").asText())) {
+            falseTimeouts.received(client.device(), entry.path("seq").asLong());
+          }
+          if (phase[0] > 0 && "MESSAGE".equals(entry.path("type").asText())
+              && !client.device().equals(sender(entry))) {
+            long ms = System.currentTimeMillis() - entry.path("timestamp").asLong();
+            (phase[0] == 2 ? latency : fullLatency).record(Math.max(0, ms));
+            messagesSeen.incrementAndGet();
+          }
         }
-        if (phase[0] > 0 && "MESSAGE".equals(entry.path("type").asText())
-            && !client.device().equals(sender(entry))) {
-          long ms = System.currentTimeMillis() - entry.path("timestamp").asLong();
-          (phase[0] == 2 ? latency : fullLatency).record(Math.max(0, ms));
-          messagesSeen.incrementAndGet();
+
+        @Override
+        public void redirect(DeviceClient client, String url, String reason) {
+          redirects.incrementAndGet();
         }
       };
+      runtime.awaitPlacement(cluster.partitions(cluster.names().inbox()));
+      SplittableRandom spread = new SplittableRandom(5);
       List<DeviceClient> clients = new ArrayList<>();
       AtomicLong connected = new AtomicLong();
       long connectStart = System.nanoTime();
@@ -129,8 +143,9 @@ public final class PushScenario implements Scenario {
           List<CompletableFuture<DeviceClient>> batch = new ArrayList<>();
           for (int k = i; k < Math.min(devices, i + 200); k++) {
             String user = "u" + k;
-            batch.add(factory.connect(base, cluster.tokens().issue(user, Optional.of(user), Duration.ofHours(2)),
-                user, listener));
+            String token = cluster.tokens().issue(user, Optional.of(user), Duration.ofHours(2));
+            batch.add(n == 1 ? factory.connect(runtime.any(spread), token, user, listener)
+                : PushGateways.connect(factory, runtime.any(spread), token, user, listener));
           }
           for (CompletableFuture<DeviceClient> f : batch) {
             clients.add(f.get(60, TimeUnit.SECONDS));
@@ -151,16 +166,30 @@ public final class PushScenario implements Scenario {
       double syncedSeconds = (System.nanoTime() - connectStart) / 1e9;
       result.figure("all devices connected", connectSeconds, "s");
       result.figure("all devices connected and synced (backlog read)", syncedSeconds, "s");
-      double held = runtime.metric("im_push_connections", "");
+      long redirectsFollowed = redirects.get();
+      double held = runtime.sum("im_push_connections", "");
       result.figure("connections held", held, "connections", ">= 10,000", held >= 10_000);
 
       SplittableRandom random = new SplittableRandom(11);
       AtomicLong sent = new AtomicLong();
       String topic = cluster.names().messages();
       double fullRate;
+      ReadAmplification.Sample amplificationStart;
       try (KafkaProducer<String, ChatMessage> producer =
           cluster.producer(cluster.topics().messages().valueSerde().serializer())) {
         Support.SendErrors errors = new Support.SendErrors();
+        if (n > 1) {
+          // Not measured: a first round through every instance, whose Streams apps start their first transactions
+          // and whose placement settles here (the first run with three spent the full-speed phase's first 6 s on it).
+          long firstRound = sent.get() + devices / 5;
+          while (sent.get() < firstRound) {
+            if (send(producer, topic, random, devices, errors)) {
+              sent.incrementAndGet();
+            }
+          }
+          BenchCluster.await("first pushes delivered through every gateway (not measured)", Duration.ofSeconds(120),
+              () -> pushes.get() >= sent.get() * 2);
+        }
         if (warmup > 0) {
           // Warm-up, not measured: the same load, so that the JIT compilers of the three JVMs are done with the
           // code paths of the load (in the first 20 s they took ~45 % of the machine, perf) before it is measured.
@@ -173,6 +202,10 @@ public final class PushScenario implements Scenario {
               deadline(Duration.ofSeconds(17)));
           warmupTimeouts = timeoutSeqs.get();
         }
+        long inboxRecords = sent.get() * 2; // a direct message: one entry for the recipient, one for the sender
+        BenchCluster.await("inbox records of the warm-up counted", Duration.ofSeconds(60),
+            () -> inboxWatcher.seen() >= inboxRecords);
+        amplificationStart = sample(runtime, inboxBytes);
         phase[0] = 1;
         // Full speed: as fast as the producer takes them, bounded so the backlog stays within the queues.
         long p0 = pushes.get();
@@ -211,11 +244,30 @@ public final class PushScenario implements Scenario {
         errors.check();
       }
       BenchCluster.await("all pushes delivered", Duration.ofSeconds(60), () -> pushes.get() >= sent.get() * 2);
+      BenchCluster.await("every inbox record counted", Duration.ofSeconds(60),
+          () -> inboxWatcher.seen() >= sent.get() * 2);
+      ReadAmplification amplification = ReadAmplification.between(amplificationStart, sample(runtime, inboxBytes));
       result.figure("send -> device receives p50 (half rate)", latency.percentile(50), "ms");
       result.figure("send -> device receives p99 (half rate)", latency.percentile(99), "ms", "<= 250",
           latency.percentile(99) <= 250);
       result.figure("send -> device receives max (half rate)", latency.max(), "ms");
-      result.figure("ACKs written", runtime.metric("im_push_acks_total", ""), "acks");
+      result.figure("ACKs written", runtime.sum("im_push_acks_total", ""), "acks");
+      result.figure("gateways", n, "instances");
+      result.figure("redirects followed (devices sent to their partition's owner on connect)", redirectsFollowed,
+          "redirects");
+      result.figure("redirects after every device connected (partitions moved under load)",
+          redirects.get() - redirectsFollowed, "redirects", "0", redirects.get() == redirectsFollowed);
+      result.figure("inbox read amplification (gateways' reader bytes / inbox bytes written, measured phases; "
+          + "direct messages only: no large groups in this workload)", amplification.ratio(), "x", "<= 1.2",
+          amplification.ratio() <= 1.2);
+      result.note("Inbox read amplification: im_push_reader_bytes_total (key + value of each record a gateway's "
+          + "reader read) summed over the " + n + " gateway JVM(s), scraped before the full-speed phase and after "
+          + "the half-rate phase's pushes were all delivered, divided by the key + value bytes of the inbox records "
+          + "committed in between as one read_committed consumer in the bench JVM counted them (the same measure "
+          + "as the gateways', unlike the log's size on disk, which adds batch headers and transaction markers): "
+          + Math.round(amplification.readerBytes()) + " bytes read / " + Math.round(amplification.writtenBytes())
+          + " bytes written. The push workload has direct messages only: no large group's timeline partition is "
+          + "read besides an instance's own (owned mode would read those whole, so groups would raise it above 1).");
       // Every push was ACKed at once: wait out one ACK timeout, then no AckTimeout may exist.
       BenchCluster.await("one ACK timeout to pass", Duration.ofSeconds(40), deadline(Duration.ofSeconds(17)));
       if (warmup > 0) {
@@ -225,62 +277,22 @@ public final class PushScenario implements Scenario {
       result.figure("AckTimeouts for ACKed pushes", measuredTimeouts, "seqs", "0", measuredTimeouts == 0);
       // Where each false timeout came from: when its device received (and at once ACKed) the seq, and when the
       // first Ack record covering it was written.
-      long notReceived = 0;
-      long beforeDeadline = 0;
-      long afterDeadline = 0;
-      long noAck = 0;
-      LatencyRecorder ackAfterReceive =
-          result.latency("timed-out seq: its Ack record's time minus the device's receipt", "ms");
-      synchronized (timedOut) {
-        for (TimedOut t : timedOut) {
-          long first = Long.MAX_VALUE;
-          List<long[]> acks = ackRecords.getOrDefault(t.user(), List.of());
-          synchronized (acks) {
-            for (long[] a : acks) {
-              if (a[0] >= t.seq()) {
-                first = Math.min(first, a[1]);
-              }
-            }
-          }
-          Long at = received.get(t.user() + "/" + t.seq());
-          if (at == null) {
-            notReceived++;
-          } else {
-            ackedBeforeDeadline.record(Math.max(0, t.deadline() - at));
-          }
-          if (first == Long.MAX_VALUE) {
-            noAck++;
-          } else {
-            if (first < t.deadline()) {
-              beforeDeadline++;
-            } else {
-              afterDeadline++;
-            }
-            if (at != null) {
-              ackAfterReceive.record(Math.max(0, first - at));
-            }
-          }
-        }
-      }
-      result.figure("timed-out seqs the device never received", notReceived, "seqs");
-      result.figure("timed-out seqs whose Ack record was written before the deadline", beforeDeadline, "seqs");
-      result.figure("timed-out seqs whose Ack record was written after the deadline", afterDeadline, "seqs");
-      result.figure("timed-out seqs without an Ack record", noAck, "seqs");
-      result.figure("heap used (gateway JVM: gateway and Streams apps)", Support.mbValue((long) runtime.metric(
+      falseTimeouts.report(result);
+      result.figure("heap used (" + runtime.label() + ": gateway and Streams apps)", Support.mbValue((long) runtime.sum(
           "jvm_memory_used_bytes", "area=\"heap\"")), "MB");
-      result.figure("RSS (gateway JVM: gateway, Streams apps)", Support.mbValue(PipelineJvm.rss(runtime.process.pid())),
-          "MB");
+      result.figure("RSS (" + runtime.label() + ": gateway, Streams apps)", Support.mbValue(runtime.rss()), "MB");
       System.gc();
       long heap = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
       result.figure("heap after GC (client JVM: " + devices + " devices)", Support.mbValue(heap), "MB");
       result.figure("RSS (client JVM)", Support.mbValue(PipelineJvm.rss(ProcessHandle.current().pid())), "MB");
       clients.forEach(DeviceClient::close);
-    } finally {
-      runtime.close();
     }
   }
 
-  private record TimedOut(String user, long seq, long deadline) {}
+  /** The gateways' reader bytes and the inbox bytes written, now. */
+  private static ReadAmplification.Sample sample(PushGateways gateways, AtomicLong inboxBytes) {
+    return new ReadAmplification.Sample(gateways.each("im_push_reader_bytes_total", ""), inboxBytes.get());
+  }
 
   /**
    * Sends for {@code seconds} as fast as {@code send} goes while at most {@code maxPending} of the pushes it caused
