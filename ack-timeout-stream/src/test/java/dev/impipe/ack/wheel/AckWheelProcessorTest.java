@@ -299,6 +299,18 @@ class AckWheelProcessorTest {
     assertThat(metrics.pending()).isZero();
   }
 
+  @Test
+  void theSweepRemovesNoMoreDevicesThanTheRoundsBudgetAllows() {
+    // One removal per 100 ms window of the budget
+    start(1, (topic, partition, asOf) -> ends);
+    ack("bob", "bob", "phone", 5, T0);
+    ack("bob", "bob", "laptop", 5, T0);
+
+    round(T0 + CONFIG.ackedRetention().toMillis() + 1_000);
+
+    assertThat(devices.approximateNumEntries()).isEqualTo(1);
+  }
+
   // ---- helpers
 
   private void deliver(String user, String device, long seq, long toSeq, long pushedAt) {
