@@ -112,7 +112,7 @@ public record AckTimeoutConfig(
   /** A copy with another tick and timeout (tests). */
   public AckTimeoutConfig withTiming(Duration newTick, Duration newTimeout) {
     return new AckTimeoutConfig(newTick, newTimeout, maxAttempts, maxEntriesPerPunctuation,
-        catchUpInterval.compareTo(newTick) > 0 ? newTick : catchUpInterval, streamThreads, inputGrace,
+        Duration.ofMillis(Math.min(catchUpInterval.toMillis(), newTick.toMillis())), streamThreads, inputGrace,
         ackedRetention, maxPendingPerDevice, storeCache);
   }
 

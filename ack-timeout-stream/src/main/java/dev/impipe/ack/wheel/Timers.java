@@ -70,9 +70,7 @@ final class Timers {
     for (long slot : slotsAfter) {
       if (!slotsBefore.contains(slot)) {
         slotStore.put(Bytes.wrap(WheelCodec.slot(slot, user, device)), WheelCodec.EMPTY);
-        if (slot < cursor) {
-          cursor = slot;
-        }
+        cursor = Math.min(cursor, slot);
       }
     }
     for (long slot : slotsBefore) {

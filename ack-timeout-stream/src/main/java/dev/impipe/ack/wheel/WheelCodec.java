@@ -97,7 +97,7 @@ public final class WheelCodec {
       previous = to;
       runs.add(run);
     }
-    r.end();
+    // No bytes after the runs: the length was checked against the run count above
     return new DeviceTimers(ackedSeq, ackedAt, runs);
   }
 

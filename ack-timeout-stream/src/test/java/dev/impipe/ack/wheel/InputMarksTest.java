@@ -129,4 +129,44 @@ class InputMarksTest {
 
     assertThat(marks.horizon(T0 + 2 * IDLE)).isEqualTo(T0 + 2 * IDLE - GRACE);
   }
+
+  @Test
+  void freshDeliveriesAloneAreCurrentForLessThanTheTolerance() {
+    InputMarks marks = started();
+    // The ACKs were never read: idle from T0 + IDLE on
+    long read = T0 + IDLE + 1_000;
+    marks.deliveryRead(read, read, 0);
+
+    assertThat(marks.horizon(read + TOLERANCE - 1)).isEqualTo(read + TOLERANCE - 1);
+    // Not read for the tolerance: the deliveries' newest record time
+    assertThat(marks.horizon(read + TOLERANCE)).isEqualTo(read);
+  }
+
+  @Test
+  void freshAcksAloneAreCurrentForLessThanTheTolerance() {
+    InputMarks marks = started();
+    long read = T0 + IDLE + 1_000;
+    marks.ackRead(read, read, 0);
+
+    assertThat(marks.horizon(read + TOLERANCE - 1)).isEqualTo(read + TOLERANCE - 1);
+    assertThat(marks.horizon(read + TOLERANCE)).isEqualTo(read);
+  }
+
+  @Test
+  void aRecordReadExactlyTheToleranceAfterItWasWrittenIsStillCaughtUp() {
+    InputMarks deliveries = started();
+    long read = T0 + IDLE + 1_000;
+    deliveries.deliveryRead(read, read - TOLERANCE, 0);
+    InputMarks acks = started();
+    acks.ackRead(read, read - TOLERANCE, 0);
+
+    assertThat(deliveries.horizon(read + 1)).isEqualTo(read + 1);
+    assertThat(acks.horizon(read + 1)).isEqualTo(read + 1);
+
+    // One more millisecond behind: a backlog, the newest record time holds
+    deliveries.deliveryRead(read + 1, read - TOLERANCE, 1);
+    acks.ackRead(read + 1, read - TOLERANCE, 1);
+    assertThat(deliveries.horizon(read + 2)).isEqualTo(read - TOLERANCE);
+    assertThat(acks.horizon(read + 2)).isEqualTo(read - TOLERANCE);
+  }
 }

@@ -107,4 +107,40 @@ class WheelCodecTest {
     // Kafka Streams' (and RocksDB's default) order: unsigned lexicographic.
     return Arrays.compareUnsigned(a, b);
   }
+
+  @Test
+  void aDeviceWithAnAckAndNoRunsDecodes() {
+    DeviceTimers acked = new DeviceTimers(100, 5, List.of());
+
+    DeviceTimers back = WheelCodec.decodeDevice(WheelCodec.deviceValue(acked), 1);
+
+    assertThat(back.ackedSeq()).isEqualTo(100);
+    assertThat(back.runs()).isEmpty();
+  }
+
+  @Test
+  void aRunThatStartsAtOrBeforeTheSeqBeforeItIsRefused() {
+    byte[] value = WheelCodec.deviceValue(new DeviceTimers(100, 5, List.of(RUN, new Run(107, 107, 1, 2, 3, 4, 1))));
+    int firstRun = 1 + 8 + 8 + 4;
+
+    // The second run starting at the first one's last seq
+    byte[] overlapping = value.clone();
+    ByteBuffer.wrap(overlapping).putLong(firstRun + WheelCodec.RUN_BYTES, 105);
+    // The first run starting at the ACKed seq
+    byte[] acked = value.clone();
+    ByteBuffer.wrap(acked).putLong(firstRun, 100);
+
+    assertThatThrownBy(() -> WheelCodec.decodeDevice(overlapping, 10)).hasMessageContaining("after seq 105");
+    assertThatThrownBy(() -> WheelCodec.decodeDevice(acked, 10)).hasMessageContaining("after seq 100");
+  }
+
+  @Test
+  void withoutAnAckARunMayStartAtTheLowestSeq() {
+    Run lowest = new Run(Long.MIN_VALUE, Long.MIN_VALUE + 1, 1, 2, 3, 4, 1);
+
+    DeviceTimers back = WheelCodec.decodeDevice(
+        WheelCodec.deviceValue(new DeviceTimers(DeviceTimers.NO_ACK, 0, List.of(lowest))), 10);
+
+    assertThat(back.runs()).containsExactly(lowest);
+  }
 }
