@@ -9,7 +9,6 @@ import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.Consumer;
-import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.TopicPartition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -33,7 +32,7 @@ final class OwnedAssignment {
     }
   }
 
-  private final KafkaConsumer<String, byte[]> consumer;
+  private final org.apache.kafka.clients.consumer.Consumer<String, byte[]> consumer;
   private final String inbox;
   private final String timeouts;
   private final AtomicLongArray seen;
@@ -47,8 +46,8 @@ final class OwnedAssignment {
    * @param seen per inbox partition, the offset of the last record the reader passed (set here for gained ones)
    * @param gained called with each caught-up inbox partition and the offset of its last record before the end
    */
-  OwnedAssignment(KafkaConsumer<String, byte[]> consumer, String inbox, String timeouts, AtomicLongArray seen,
-      Consumer<Map<Integer, Long>> gained) {
+  OwnedAssignment(org.apache.kafka.clients.consumer.Consumer<String, byte[]> consumer, String inbox,
+      String timeouts, AtomicLongArray seen, Consumer<Map<Integer, Long>> gained) {
     this.consumer = consumer;
     this.inbox = inbox;
     this.timeouts = timeouts;
