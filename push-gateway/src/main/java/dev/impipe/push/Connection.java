@@ -307,10 +307,7 @@ final class Connection {
     close(CLOSE_RESYNC, "resync from your cursor");
   }
 
-  /**
-   * Sends the device to the instance that reads its user's partition now ({@code url} null: none known yet, connect
-   * again where it first did), and closes; it resumes there from its committed cursor.
-   */
+  /** Sends the device to the instance reading its user's partition ({@code url} null: none known yet), and closes. */
   synchronized void redirect(String url, String reason) {
     if (phase == Phase.CLOSED) {
       return;

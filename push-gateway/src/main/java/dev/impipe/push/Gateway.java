@@ -123,15 +123,10 @@ final class Gateway implements AutoCloseable {
 
   /** The connections of {@code user} here (empty: none). */
   List<Connection> connections(String user) {
-    List<Connection> list = byUser.get(user);
-    return list == null ? List.of() : list;
+    return byUser.getOrDefault(user, List.of());
   }
 
-  /**
-   * The reader started reading inbox partitions (offset of each one's last record before): connections here that
-   * read from them (a listened timeline) read what came before through the store, as after a record the reader
-   * could not decode.
-   */
+  /** Partitions the reader started on (with their last offset before): connections here read that through the store. */
   private void gained(Map<Integer, Long> lastBefore) {
     int partitions = reader.partitions();
     byGroup.forEach((group, list) -> {
