@@ -9,9 +9,8 @@ import dev.impipe.avro.AckTimeout;
 import dev.impipe.avro.Delivery;
 import dev.impipe.runtime.streams.PunctuationBudget;
 import dev.impipe.runtime.streams.RejectedRecord;
+import dev.impipe.testkit.CountingStore;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -60,22 +59,9 @@ class AckWheelProcessorTest {
     return s;
   }
 
-  @SuppressWarnings("unchecked")
-  private static KeyValueStore<Bytes, byte[]> counting(KeyValueStore<Bytes, byte[]> store, List<String> calls) {
-    return (KeyValueStore<Bytes, byte[]>) Proxy.newProxyInstance(KeyValueStore.class.getClassLoader(),
-        new Class<?>[] {KeyValueStore.class}, (proxy, method, args) -> {
-          calls.add(method.getName());
-          try {
-            return method.invoke(store, args);
-          } catch (InvocationTargetException e) {
-            throw e.getCause();
-          }
-        });
-  }
-
   private void start(long records, InputLag inputLag) {
-    context.addStateStore(counting(devices, deviceCalls));
-    context.addStateStore(counting(store(NAMES.slots()), slotCalls));
+    context.addStateStore(CountingStore.of(devices, deviceCalls));
+    context.addStateStore(CountingStore.of(store(NAMES.slots()), slotCalls));
     context.setCurrentSystemTimeMs(T0);
     processor = new AckWheelProcessor(CONFIG, metrics, new PunctuationBudget(records, 60_000, 100), "deliveries",
         "acks", inputLag, NAMES);

@@ -16,8 +16,7 @@ import dev.impipe.runtime.streams.PunctuationBudget;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Proxy;
+import dev.impipe.testkit.CountingStore;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -179,7 +178,7 @@ class NotifyProcessorTest {
         topics.pushRegistrations().valueSerde()).withLoggingDisabled().build();
     registrations.init(context.getStateStoreContext(), registrations);
     context.addStateStore(registrations);
-    context.addStateStore(counting(bytesStore(NotifyTopology.RECEIVED_STORE), receivedCalls));
+    context.addStateStore(CountingStore.of(bytesStore(NotifyTopology.RECEIVED_STORE), receivedCalls));
     context.addStateStore(pending);
     context.addStateStore(bytesStore(NotifyTopology.DUE_STORE));
     context.addStateStore(conversations);
@@ -194,19 +193,6 @@ class NotifyProcessorTest {
         Serdes.Bytes(), Serdes.ByteArray()).withLoggingDisabled().build();
     store.init(context.getStateStoreContext(), store);
     return store;
-  }
-
-  @SuppressWarnings("unchecked")
-  private static KeyValueStore<Bytes, byte[]> counting(KeyValueStore<Bytes, byte[]> store, List<String> calls) {
-    return (KeyValueStore<Bytes, byte[]>) Proxy.newProxyInstance(KeyValueStore.class.getClassLoader(),
-        new Class<?>[] {KeyValueStore.class}, (proxy, method, args) -> {
-          calls.add(method.getName());
-          try {
-            return method.invoke(store, args);
-          } catch (InvocationTargetException e) {
-            throw e.getCause();
-          }
-        });
   }
 
   private void register(String user, String device) {
