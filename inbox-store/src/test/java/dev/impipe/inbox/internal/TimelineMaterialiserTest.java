@@ -5,14 +5,20 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.impipe.runtime.streams.PunctuationBudget;
 import dev.impipe.runtime.streams.StoredValues;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.kafka.common.errors.SerializationException;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.state.KeyValueBytesStoreSupplier;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.Stores;
@@ -28,6 +34,7 @@ class TimelineMaterialiserTest {
   private static final long SWEEP_INTERVAL = 100;
 
   private final MockProcessorContext<byte[], byte[]> context = new MockProcessorContext<>();
+  private final Map<String, List<String>> calls = new HashMap<>();
   private final KeyValueStore<Bytes, String> entries = store("entries", Serdes.String());
   private final KeyValueStore<Bytes, byte[]> index = store("index", Serdes.ByteArray());
   private final KeyValueStore<Bytes, Long> counts = store("counts", Serdes.Long());
@@ -67,6 +74,45 @@ class TimelineMaterialiserTest {
     put(materialiser(2), "bob", 20);
     assertThat(seqs("bob")).containsExactly(2L, 3L, 4L, 5L);
     assertThat(counts.get(StoreKeys.owner("bob"))).isEqualTo(4);
+  }
+
+  @Test
+  void anOwnerUpToTheCapCostsNoReadOfTheirEntries() {
+    // Given a cap of two entries per owner
+    TimelineMaterialiser<String> m = materialiser(2);
+    // When bob gets his first two: no range read (nothing to evict)
+    put(m, "bob", 10);
+    put(m, "bob", 11);
+    assertThat(calls.get("entries")).doesNotContain("range");
+    // When the third comes: one range read, of the one entry evicted
+    put(m, "bob", 12);
+    assertThat(readsPerRange("entries")).containsExactly(1);
+  }
+
+  @Test
+  void aSweepBeforeOneRetentionHasPassedReadsNothing() {
+    // Given an entry at t = 0
+    TimelineMaterialiser<String> m = materialiser(0);
+    put(m, "bob", 0);
+    calls.get("index").clear();
+    // When the sweep runs exactly one retention later (nothing can be older than t = 0)
+    sweep(RETENTION);
+    // Then it does not read the time index, and the entry stays
+    assertThat(calls.get("index")).doesNotContain("range");
+    assertThat(seqs("bob")).containsExactly(0L);
+  }
+
+  @Test
+  void aSweepReadsTheTimeIndexOneBatchAtATime() {
+    // Given one more expired entry than a batch
+    TimelineMaterialiser<String> m = materialiser(0);
+    for (int i = 0; i <= TimelineMaterialiser.SWEEP_BATCH; i++) {
+      put(m, "bob", 10);
+    }
+    calls.get("index").clear();
+    // When the sweep runs: a full batch, then the one left
+    sweep(2_000);
+    assertThat(readsPerRange("index")).containsExactly(TimelineMaterialiser.SWEEP_BATCH, 1);
   }
 
   @Test
@@ -185,9 +231,71 @@ class TimelineMaterialiserTest {
   }
 
   private <V> KeyValueStore<Bytes, V> store(String name, org.apache.kafka.common.serialization.Serde<V> serde) {
-    KeyValueStore<Bytes, V> store = Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(name), Serdes.Bytes(),
-        serde).withLoggingDisabled().build();
+    KeyValueBytesStoreSupplier inMemory = Stores.inMemoryKeyValueStore(name);
+    List<String> log = calls.computeIfAbsent(name, n -> new ArrayList<>());
+    KeyValueBytesStoreSupplier recorded = new KeyValueBytesStoreSupplier() {
+      @Override
+      public String name() {
+        return name;
+      }
+
+      @Override
+      public KeyValueStore<Bytes, byte[]> get() {
+        return recording(inMemory.get(), log);
+      }
+
+      @Override
+      public String metricsScope() {
+        return inMemory.metricsScope();
+      }
+    };
+    KeyValueStore<Bytes, V> store = Stores.keyValueStoreBuilder(recorded, Serdes.Bytes(), serde)
+        .withLoggingDisabled().build();
     store.init(context.getStateStoreContext(), store);
     return store;
+  }
+
+  /**
+   * {@code store} with the name of each call added to {@code log}, and a {@code next} for each entry read from an
+   * iterator it returned: what the materialiser reads.
+   */
+  @SuppressWarnings("unchecked")
+  private static KeyValueStore<Bytes, byte[]> recording(KeyValueStore<Bytes, byte[]> store, List<String> log) {
+    return (KeyValueStore<Bytes, byte[]>) Proxy.newProxyInstance(KeyValueStore.class.getClassLoader(),
+        new Class<?>[] {KeyValueStore.class}, (proxy, method, args) -> {
+          log.add(method.getName());
+          Object result = invoke(method, store, args);
+          if (!(result instanceof KeyValueIterator<?, ?> it)) {
+            return result;
+          }
+          return Proxy.newProxyInstance(KeyValueIterator.class.getClassLoader(),
+              new Class<?>[] {KeyValueIterator.class}, (p, m, a) -> {
+                if (m.getName().equals("next")) {
+                  log.add("next");
+                }
+                return invoke(m, it, a);
+              });
+        });
+  }
+
+  private static Object invoke(Method method, Object target, Object[] args) throws Throwable {
+    try {
+      return method.invoke(target, args);
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
+  }
+
+  /** How many entries each range read of {@code store} since the last {@link List#clear()} went on to read. */
+  private List<Integer> readsPerRange(String store) {
+    List<Integer> out = new ArrayList<>();
+    for (String call : calls.get(store)) {
+      if (call.equals("range")) {
+        out.add(0);
+      } else if (call.equals("next")) {
+        out.set(out.size() - 1, out.get(out.size() - 1) + 1);
+      }
+    }
+    return out;
   }
 }
