@@ -33,6 +33,12 @@ import org.junit.jupiter.api.Timeout;
 class PushWorkerRecoveryTest {
 
   private static final TopicPartition P0 = new TopicPartition("im.inbox", 0);
+  /**
+   * How long a push may take to show up: the worker polls a MockConsumer, so only thread scheduling delays it. Short
+   * on purpose: a mutant that stops the worker fails the test after this wait instead of running into PIT's
+   * timeout (10 s and a new minion each).
+   */
+  private static final long PUSH_WAIT_S = 3;
 
   private String registryUrl;
   private final AtomicInteger commitFailures = new AtomicInteger();
@@ -96,11 +102,11 @@ class PushWorkerRecoveryTest {
       consumer.addRecord(record(0, "alice"));
       consumer.addRecord(record(1, "bob"));
     });
-    assertThat(pushed.poll(10, TimeUnit.SECONDS)).isEqualTo("alice#0");
+    assertThat(pushed.poll(PUSH_WAIT_S, TimeUnit.SECONDS)).isEqualTo("alice#0");
 
     // Then the uncommitted entry is pushed again (at least once), and later entries still go out
-    assertThat(pushed.poll(10, TimeUnit.SECONDS)).isEqualTo("alice#0");
-    assertThat(pushed.poll(10, TimeUnit.SECONDS)).isEqualTo("bob#1");
+    assertThat(pushed.poll(PUSH_WAIT_S, TimeUnit.SECONDS)).isEqualTo("alice#0");
+    assertThat(pushed.poll(PUSH_WAIT_S, TimeUnit.SECONDS)).isEqualTo("bob#1");
     assertThat(worker.failures()).isEqualTo(1);
   }
 
@@ -108,7 +114,7 @@ class PushWorkerRecoveryTest {
   void aLargeGroupTimelineEntryIsHandedToTheChannel() throws Exception {
     worker.start();
     consumer.schedulePollTask(() -> consumer.addRecord(record(0, "#big")));
-    assertThat(pushed.poll(10, TimeUnit.SECONDS)).isEqualTo("group big#0");
+    assertThat(pushed.poll(PUSH_WAIT_S, TimeUnit.SECONDS)).isEqualTo("group big#0");
   }
 
   private static ConsumerRecord<String, InboxEntry> record(long offset, String key) {

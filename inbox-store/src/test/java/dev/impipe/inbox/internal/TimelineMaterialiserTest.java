@@ -32,6 +32,8 @@ class TimelineMaterialiserTest {
 
   private static final long RETENTION = 1_000;
   private static final long SWEEP_INTERVAL = 100;
+  /** More store calls than any test here makes (the biggest writes about 4,000 entries). */
+  private static final int MAX_CALLS = 100_000;
 
   private final MockProcessorContext<byte[], byte[]> context = new MockProcessorContext<>();
   private final Map<String, List<String>> calls = new HashMap<>();
@@ -264,6 +266,10 @@ class TimelineMaterialiserTest {
     return (KeyValueStore<Bytes, byte[]>) Proxy.newProxyInstance(KeyValueStore.class.getClassLoader(),
         new Class<?>[] {KeyValueStore.class}, (proxy, method, args) -> {
           log.add(method.getName());
+          if (log.size() > MAX_CALLS) {
+            // a sweep that stops advancing fails at once instead of running into a timeout
+            throw new IllegalStateException("more than " + MAX_CALLS + " calls: a loop that does not advance");
+          }
           Object result = invoke(method, store, args);
           if (!(result instanceof KeyValueIterator<?, ?> it)) {
             return result;
