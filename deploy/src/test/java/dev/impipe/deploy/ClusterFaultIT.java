@@ -74,6 +74,13 @@ class ClusterFaultIT {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int MESSAGES = Integer.getInteger("im.fault.messages", 45);
   private static final int SENDERS = Integer.getInteger("im.fault.senders", 3);
+  /**
+   * The instances' ACK timeout (IM_ACK_TIMEOUT, 15 s by default) and how far out the delay burst is due: the broker
+   * restart test waits for both, so they are as short as keeps its order of events (timers expire and the burst is
+   * due while the broker is down) with seconds to spare on a loaded runner.
+   */
+  private static final int ACK_TIMEOUT_S = 8;
+  private static final int BURST_DUE_S = 20;
 
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
   private final ByteArrayOutputStream clusterLog = new ByteArrayOutputStream();
@@ -91,6 +98,7 @@ class ClusterFaultIT {
         // A killed instance's tasks move after the group's session timeout: 10 s instead of the default 45 s keeps
         // the test short (the brokers' group.min.session.timeout.ms is 6 s); docs/operations/faults.md.
         "KAFKA_SESSION_TIMEOUT_MS", "10000",
+        "IM_ACK_TIMEOUT", ACK_TIMEOUT_S + "s",
         Endpoints.IM_LOCAL_ENDPOINTS_FILE, dir.resolve("endpoints.properties").toString()));
     cluster = LocalCluster.start(env, Optional.empty(), 3, 2, new PrintStream(clusterLog, true,
         StandardCharsets.UTF_8), false);
@@ -192,13 +200,14 @@ class ClusterFaultIT {
       throws Exception {
     String tag = "delay" + System.nanoTime();
     ClusterChild victim = brokerLeadingMostPartitionsOf("im.delayed");
-    // A burst of scheduled messages all due at one instant 30 s out, and pushes nobody ACKs whose 15 s ACK timers
-    // (IM_ACK_TIMEOUT default) expire while the broker leading most im.delayed partitions is down: it dies 14 s
-    // after the pushes and comes back 3 s after both the timers and the burst are due.
+    // A burst of scheduled messages all due at one instant BURST_DUE_S out, and pushes nobody ACKs whose ACK timers
+    // (IM_ACK_TIMEOUT = ACK_TIMEOUT_S) expire while the broker leading most im.delayed partitions is down: it dies
+    // 1 s before the timers' deadline and comes back 3 s after both the timers and the burst are due.
     int burst = Math.max(1, MESSAGES / 3);
     long t0 = System.nanoTime();
-    long dueNanos = t0 + TimeUnit.SECONDS.toNanos(30);
-    java.time.Instant dueAt = java.time.Instant.now().plusSeconds(30); // read after t0: never earlier than dueNanos
+    long dueNanos = t0 + TimeUnit.SECONDS.toNanos(BURST_DUE_S);
+    // read after t0: never earlier than dueNanos
+    java.time.Instant dueAt = java.time.Instant.now().plusSeconds(BURST_DUE_S);
     AtomicInteger retries = new AtomicInteger();
     List<Thread> schedulers = new ArrayList<>();
     List<Throwable> failures = new CopyOnWriteArrayList<>();
@@ -226,8 +235,9 @@ class ClusterFaultIT {
     java.time.Instant pushedAt = java.time.Instant.now();
     try (AckTimers timers = new AckTimers(tag)) {
       timers.pushUnacked(pushedAt);
-      long killAt = pushedNanos + TimeUnit.SECONDS.toNanos(14);
-      long restartAt = Math.max(dueNanos, pushedNanos + TimeUnit.SECONDS.toNanos(15)) + TimeUnit.SECONDS.toNanos(3);
+      long ackTimeoutNanos = TimeUnit.SECONDS.toNanos(ACK_TIMEOUT_S);
+      long killAt = pushedNanos + ackTimeoutNanos - TimeUnit.SECONDS.toNanos(1);
+      long restartAt = Math.max(dueNanos, pushedNanos + ackTimeoutNanos) + TimeUnit.SECONDS.toNanos(3);
       assertThat(killAt).as("set up before the burst is due").isLessThan(dueNanos - TimeUnit.SECONDS.toNanos(1));
       await().atMost(Duration.ofSeconds(30)).until(() -> System.nanoTime() >= killAt);
       assertThat(checker.count(tag)).as("delivered before they were due").isZero();
@@ -250,15 +260,15 @@ class ClusterFaultIT {
       assertThat(timers.seqs()).as("seqs of the AckTimeouts")
           .containsExactlyInAnyOrderElementsOf(java.util.stream.LongStream.range(0, AckTimers.PUSHES).boxed()
               .toList());
-      assertThat(timers.firstSeenNanos()).as("first AckTimeout sighting vs the pushes + 15 s")
-          .isGreaterThanOrEqualTo(pushedNanos + TimeUnit.SECONDS.toNanos(15));
+      assertThat(timers.firstSeenNanos()).as("first AckTimeout sighting vs the pushes + the ACK timeout")
+          .isGreaterThanOrEqualTo(pushedNanos + ackTimeoutNanos);
       assertThat(timers.earliestDeadline()).as("earliest AckTimeout deadline")
-          .isGreaterThanOrEqualTo(pushedAt.plusSeconds(15).toEpochMilli());
+          .isGreaterThanOrEqualTo(pushedAt.plusSeconds(ACK_TIMEOUT_S).toEpochMilli());
       System.out.printf("FAULT broker %d SIGKILL during a delay burst and ACK-timer expiry: %d scheduled messages "
           + "(%d send retries, last delivered %d ms after the due time), %d ACK timeouts (last seen %d ms after "
           + "its deadline)%n", victim.number(), SENDERS * burst, retries.get(),
           (checker.lastSeenOf(tag) - dueNanos) / 1_000_000, AckTimers.PUSHES,
-          (timers.lastSeenNanos() - pushedNanos - TimeUnit.SECONDS.toNanos(15)) / 1_000_000);
+          (timers.lastSeenNanos() - pushedNanos - ackTimeoutNanos) / 1_000_000);
     }
   }
 
