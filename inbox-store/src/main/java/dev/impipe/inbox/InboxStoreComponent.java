@@ -44,14 +44,6 @@ public final class InboxStoreComponent implements PipelineComponent {
     // Changelog records carry the store position, so minSeq (IQv2 position bounds) also holds after a store was
     // restored from its changelog on another instance.
     overrides.put(StreamsConfig.InternalConfig.IQ_CONSISTENCY_OFFSET_VECTOR_ENABLED, true);
-    String commit = context.env().get("IM_INBOX_COMMIT_INTERVAL_MS");
-    if (commit != null) {
-      overrides.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, Long.parseLong(commit));
-    }
-    String cache = context.env().get("IM_INBOX_CACHE_MB");
-    if (cache != null) {
-      overrides.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, Long.parseLong(cache) << 20);
-    }
     ConversationsConfig conversations = ConversationsConfig.fromEnv(context.env());
     // The list order kept in memory per task: written by the topology's processors, read by the list route.
     ConversationOrders orders = new ConversationOrders(conversations.orderCacheUsers());
