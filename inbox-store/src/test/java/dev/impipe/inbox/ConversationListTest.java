@@ -201,9 +201,9 @@ class ConversationListTest {
     // When she reads her list two at a time
     ConversationList.ListPage first = page(ALICE, 2);
     ConversationList.ListPage second = ConversationList.page(p.storeView(ConversationTopology.STATES_STORE),
-        p.storeView(ConversationTopology.TOTALS_STORE), ALICE, Optional.of(first.next()), 2);
+        ALICE, Optional.of(first.next()), 2);
     ConversationList.ListPage third = ConversationList.page(p.storeView(ConversationTopology.STATES_STORE),
-        p.storeView(ConversationTopology.TOTALS_STORE), ALICE, Optional.of(second.next()), 2);
+        ALICE, Optional.of(second.next()), 2);
 
     // Then the pages hold the newest first, each once, and the last has no next
     assertThat(ids(first)).containsExactly(Ids.direct(ALICE, "u4"), Ids.direct(ALICE, "u3"));
@@ -370,7 +370,7 @@ class ConversationListTest {
         p.storeView(ConversationTopology.STATES_STORE), p.storeView(InboxStoreTopology.INBOX_STORE), group, reader,
         ranges, readUpTo, cap);
     return ConversationList.page(p.storeView(ConversationTopology.STATES_STORE),
-        p.storeView(ConversationTopology.TOTALS_STORE), p.storeView(InboxStoreTopology.LARGE_GROUPS_STORE), timelines,
+        p.storeView(InboxStoreTopology.LARGE_GROUPS_STORE), timelines,
         user, after, limit);
   }
 
@@ -395,7 +395,7 @@ class ConversationListTest {
 
   private ConversationList.ListPage page(String user, int limit) {
     return ConversationList.page(p.storeView(ConversationTopology.STATES_STORE),
-        p.storeView(ConversationTopology.TOTALS_STORE), user, Optional.empty(), limit);
+        user, Optional.empty(), limit);
   }
 
   private List<String> conversations(String user) {

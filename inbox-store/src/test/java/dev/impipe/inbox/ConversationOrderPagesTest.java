@@ -159,7 +159,7 @@ class ConversationOrderPagesTest {
         p.storeView(ConversationTopology.STATES_STORE), p.storeView(InboxStoreTopology.INBOX_STORE), group, reader,
         ranges, readUpTo, 100);
     return ConversationList.page(p.storeView(ConversationTopology.STATES_STORE),
-        p.storeView(ConversationTopology.TOTALS_STORE), p.storeView(InboxStoreTopology.LARGE_GROUPS_STORE), timelines,
+        p.storeView(InboxStoreTopology.LARGE_GROUPS_STORE), timelines,
         order, user, after, limit);
   }
 

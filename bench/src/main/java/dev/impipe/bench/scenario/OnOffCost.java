@@ -88,6 +88,7 @@ final class OnOffCost {
       result.figure(state + ": inbox entries written and consumed (full speed)", d.rate(), "entries/s");
       result.figure(state + ": drain / ceiling", ratio, "ratio");
       result.figure(state + ": CPU per 1,000 messages, this JVM", d.cpu().self() * 1000 / messages, "CPU-s");
+      result.figure(state + ": CPU per 1,000 messages, broker JVM", d.cpu().broker() * 1000 / messages, "CPU-s");
       result.figure(state + ": JIT compilers' share of this JVM's CPU in the drain",
           FanoutScenario.jitShare(d.threads()), "ratio");
       cluster.step(String.format(Locale.ROOT, "%s: %,d entries in %.1f s = %,.0f entries/s (%.0f%% of the "

@@ -4,6 +4,12 @@ import dev.impipe.bench.report.ThreadCpu;
 import dev.impipe.edge.app.PipelineRuntime;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Collections;
+import java.util.Map;
+import java.util.WeakHashMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
@@ -62,16 +68,38 @@ final class Support {
     }
   }
 
+  /**
+   * Meters found by name, per registry. A search walks every meter of the registry, and a runtime whose Streams apps
+   * have many stores and tasks has thousands: a drain polls its counter every 20 ms, which searched away a fifth of a
+   * core of the JVM being measured, more with more stores (ADR 0015). A meter once found stays the same object.
+   */
+  private static final Map<MeterRegistry, Map<String, Meter>> FOUND =
+      Collections.synchronizedMap(new WeakHashMap<>());
+
   /** The value of counter {@code name} in the runtime's meter registry, 0 if not registered (yet). */
   static double counter(PipelineRuntime runtime, String name) {
-    Counter c = runtime.metrics().find(name).counter();
+    Counter c = found(runtime.metrics(), name, Counter.class);
     return c == null ? 0 : c.count();
   }
 
   /** The value of gauge {@code name}, 0 if not registered (yet). */
   static double gauge(PipelineRuntime runtime, String name) {
-    Gauge g = runtime.metrics().find(name).gauge();
+    Gauge g = found(runtime.metrics(), name, Gauge.class);
     return g == null ? 0 : g.value();
+  }
+
+  /** The meter {@code name} of {@code type}, searched for only until it is registered. */
+  static <M extends Meter> M found(MeterRegistry registry, String name, Class<M> type) {
+    Map<String, Meter> byName = FOUND.computeIfAbsent(registry, r -> new ConcurrentHashMap<>());
+    Meter m = byName.get(name);
+    if (m == null) {
+      m = registry.find(name).meters().stream().filter(type::isInstance).findFirst().orElse(null);
+      if (m == null) {
+        return null;
+      }
+      byName.put(name, m);
+    }
+    return type.isInstance(m) ? type.cast(m) : null;
   }
 
   /**

@@ -15,10 +15,10 @@ import org.apache.kafka.streams.KeyValue;
 /**
  * One page of a user's conversation list, read from the stores of the user's partition: the user's states (one
  * range of the states store), each placed by its position (pinned first, then the most recent activity, see
- * {@link ConversationKeys#order}), the page taken after the cursor's position, and the badge totals. No stored order
- * index, so that an inbox entry costs one state write and no order-index moves (ADR 0012); with the partition's
- * in-memory order ({@link ConversationOrderCache}) a request reads the states on its page only, without it one of
- * each of the user's conversations (no timeline, no inbox either way).
+ * {@link ConversationKeys#order}), the page taken after the cursor's position, and the badge total over all of them.
+ * No stored order index and no stored total, so that an inbox entry costs one state write (ADR 0012); with the
+ * partition's in-memory order ({@link ConversationOrderCache}, which also keeps the badge) a request reads the states
+ * on its page only, without it one of each of the user's conversations (no timeline, no inbox either way).
  */
 public final class ConversationList {
 
@@ -42,7 +42,7 @@ public final class ConversationList {
    *
    * @param unreadTotal unread of all the user's conversations that are not muted
    * @param unreadTotalCapped a count in the total hit a cap: any conversation of the user that is not muted (its
-   *     index's, kept in the user's {@link ConversationTotals}) or any large group's timeline count
+   *     index's) or any large group's timeline count
    * @param next the cursor of the next page, null on the last
    */
   public record ListPage(List<Item> conversations, long unreadTotal, boolean unreadTotalCapped, String next) {}
@@ -55,9 +55,8 @@ public final class ConversationList {
    *
    * @throws IllegalArgumentException when {@code after} is not such a cursor
    */
-  public static ListPage page(StoreView<byte[]> states, StoreView<byte[]> totals, String user,
-      Optional<String> after, int limit) {
-    return page(states, totals, null, null, user, after, limit);
+  public static ListPage page(StoreView<byte[]> states, String user, Optional<String> after, int limit) {
+    return page(states, null, null, user, after, limit);
   }
 
   /**
@@ -68,9 +67,9 @@ public final class ConversationList {
    * timeline's last message (pinned first still); the cursor is the position of the page's last conversation either
    * way.
    */
-  public static ListPage page(StoreView<byte[]> states, StoreView<byte[]> totals, StoreView<byte[]> largeGroups,
+  public static ListPage page(StoreView<byte[]> states, StoreView<byte[]> largeGroups,
       LargeGroupCounts.Source timelines, String user, Optional<String> after, int limit) {
-    return page(states, totals, largeGroups, timelines, null, user, after, limit);
+    return page(states, largeGroups, timelines, null, user, after, limit);
   }
 
   /**
@@ -79,14 +78,12 @@ public final class ConversationList {
    * order from one read of all their states; while another request builds it, and without {@code orders}, the page
    * reads all the user's states and sorts them. Same pages, cursors and order either way.
    */
-  public static ListPage page(StoreView<byte[]> states, StoreView<byte[]> totals, StoreView<byte[]> largeGroups,
+  public static ListPage page(StoreView<byte[]> states, StoreView<byte[]> largeGroups,
       LargeGroupCounts.Source timelines, ConversationOrderCache orders, String user, Optional<String> after,
       int limit) {
     Bytes from = after.isPresent() ? ConversationKeys.orderAfter(user, after.get()) : ConversationKeys.orderFrom(user);
-    ConversationTotals totalsNow = totals.get(ConversationKeys.total(user)).map(ConversationTotals::decode)
-        .orElse(ConversationTotals.ZERO);
-    long total = totalsNow.unread();
-    boolean capped = totalsNow.capped() > 0;
+    long total = 0;
+    boolean capped = false;
     // The user's large groups, placed by their timelines.
     Map<String, Placed> large = new HashMap<>();
     if (largeGroups != null) {
@@ -103,10 +100,13 @@ public final class ConversationList {
         large.put(group, own.map(o -> placed(user, group, o, summary)).orElse(null));
       }
     }
-    List<Placed> listed = orders == null ? null : fromOrder(states, orders, user, from, limit + 1, large);
-    if (listed == null) {
-      listed = fromAll(states, user, from, large);
+    Listed all = orders == null ? null : fromOrder(states, orders, user, from, limit + 1, large);
+    if (all == null) {
+      all = fromAll(states, user, from, large);
     }
+    total += all.totals().unread();
+    capped |= all.totals().capped() > 0;
+    List<Placed> listed = all.placed();
     List<Item> items = new ArrayList<>(Math.min(limit, listed.size()));
     for (int i = 0; i < listed.size() && i < limit; i++) {
       Item item = item(states, user, listed.get(i));
@@ -119,15 +119,22 @@ public final class ConversationList {
     return new ListPage(items, total, capped, next);
   }
 
+  /** The conversations of a page (or more), in list order, and the badge over all of the user's. */
+  private record Listed(List<Placed> placed, ConversationTotals totals) {}
+
   /**
    * Every conversation of the user at its position (read from the stored bytes; only the page is decoded), those at
-   * or after {@code from}, in list order.
+   * or after {@code from}, in list order; the badge summed over all.
    */
-  private static List<Placed> fromAll(StoreView<byte[]> states, String user, Bytes from, Map<String, Placed> large) {
+  private static Listed fromAll(StoreView<byte[]> states, String user, Bytes from, Map<String, Placed> large) {
     List<Placed> listed = new ArrayList<>();
+    long unread = 0;
+    long capped = 0;
     for (KeyValue<Bytes, byte[]> kv : states.range(ConversationKeys.statesFrom(user), ConversationKeys.statesTo(user),
         false, Integer.MAX_VALUE)) {
       String conversation = ConversationKeys.stateConversation(kv.key);
+      unread += ConversationState.storedBadge(kv.value);
+      capped += ConversationState.storedCappedInBadge(kv.value) ? 1 : 0;
       Placed pl = large.containsKey(conversation) ? large.get(conversation)
           : new Placed(position(user, conversation, kv.value), null, conversation, kv.value);
       if (pl != null && pl.key().compareTo(from) >= 0) {
@@ -135,15 +142,15 @@ public final class ConversationList {
       }
     }
     listed.sort(Comparator.comparing(Placed::key));
-    return listed;
+    return new Listed(listed, new ConversationTotals(unread, capped));
   }
 
   /**
    * At most {@code max} conversations at or after {@code from}, in list order, from the user's kept order (built
    * here from one read of their states when not kept yet); large groups placed by their timelines instead of their
-   * kept position. Null when another request is still building the order.
+   * kept position; the badge from the order. Null when another request is still building the order.
    */
-  private static List<Placed> fromOrder(StoreView<byte[]> states, ConversationOrderCache orders, String user,
+  private static Listed fromOrder(StoreView<byte[]> states, ConversationOrderCache orders, String user,
       Bytes from, int max, Map<String, Placed> large) {
     ConversationOrderCache.Use use = orders.use(user);
     ConversationOrder order = use.order();
@@ -153,7 +160,8 @@ public final class ConversationList {
         for (KeyValue<Bytes, byte[]> kv : states.range(ConversationKeys.statesFrom(user),
             ConversationKeys.statesTo(user), false, Integer.MAX_VALUE)) {
           String conversation = ConversationKeys.stateConversation(kv.key);
-          scanned.add(new ConversationOrder.Position(position(user, conversation, kv.value), conversation));
+          scanned.add(new ConversationOrder.Position(position(user, conversation, kv.value), conversation,
+              ConversationState.storedBadge(kv.value), ConversationState.storedCappedInBadge(kv.value)));
         }
         order.load(scanned);
       } catch (RuntimeException e) {
@@ -173,7 +181,7 @@ public final class ConversationList {
       }
     }
     listed.sort(Comparator.comparing(Placed::key));
-    return listed.size() > max ? listed.subList(0, max) : listed;
+    return new Listed(listed.size() > max ? listed.subList(0, max) : listed, order.totals());
   }
 
   /** The page's item of a placed conversation: its merged item, its stored state, or (from the order) a read. */

@@ -13,21 +13,33 @@ import org.apache.kafka.streams.state.KeyValueStore;
 /**
  * Keeps the conversation list of every user of its partition from their inbox entries (the shell around
  * {@link ConversationRules}): per entry one state read and write (the unread index lives in the state; the list
- * order is computed per request from the states, see {@link ConversationList}), and a totals update when the badge
- * changes. The stores are cached ({@link ConversationTopology}): repeated updates of one key within a commit are one
- * write. Nothing here expires with the inbox: a quiet conversation stays listed.
+ * order and the badge total are computed from the states, see {@link ConversationList}). The store is cached
+ * ({@link ConversationTopology}): repeated updates of one key within a commit are one write. Nothing here expires
+ * with the inbox: a quiet conversation stays listed. With a totals store (notify's copy, which needs a user's badge
+ * per notification without reading their list) it also keeps the user's {@link ConversationTotals} there, written
+ * when the badge changes.
  *
  * <p>It also keeps its task's in-memory list order ({@link ConversationOrderCache}, not a store) for users whose list
  * was requested here: created empty in {@link #init}, dropped in {@link #close}; a state write of such a user moves
- * the conversation to its new position, of any other user it costs one hash lookup.
+ * the conversation to its new position with its badge, of any other user it costs one hash lookup.
  *
  * <p>Sees the same records as the inbox materialiser and ignores what that one rejects (no key, no value, a key that
  * is not the userId). Of a large group's timeline ({@code #groupId}) it keeps only the last message.
  */
 public final class ConversationMaterialiser implements Processor<String, InboxEntry, Void, Void> {
 
-  /** The stores, by name. */
-  public record Stores(String states, String totals) {}
+  /**
+   * The stores, by name.
+   *
+   * @param totals null: no totals store (the inbox store's list sums the badge from the states it reads)
+   */
+  public record Stores(String states, String totals) {
+
+    /** Only the states. */
+    public Stores(String states) {
+      this(states, null);
+    }
+  }
 
   private final Stores names;
   private final int unreadTracked;
@@ -51,7 +63,7 @@ public final class ConversationMaterialiser implements Processor<String, InboxEn
   @Override
   public void init(ProcessorContext<Void, Void> context) {
     states = context.getStateStore(names.states());
-    totals = context.getStateStore(names.totals());
+    totals = names.totals() == null ? null : context.getStateStore(names.totals());
     // A task initialised again (migrated back, or revived after an EOS rollback) gets a new, empty cache.
     partition = context.taskId().partition();
     cache = orders.open(partition);
@@ -90,10 +102,11 @@ public final class ConversationMaterialiser implements Processor<String, InboxEn
     states.put(key, after.encode());
     ConversationOrder order = cache == null ? null : cache.cached(user);
     if (order != null) {
-      order.move(conversation, ConversationKeys.order(user, after, conversation));
+      order.move(new ConversationOrder.Position(ConversationKeys.order(user, after, conversation), conversation,
+          ConversationRules.badge(after), ConversationRules.cappedInBadge(after)));
     }
-    if (ConversationRules.badge(after) != ConversationRules.badge(before)
-        || ConversationRules.cappedInBadge(after) != ConversationRules.cappedInBadge(before)) {
+    if (totals != null && (ConversationRules.badge(after) != ConversationRules.badge(before)
+        || ConversationRules.cappedInBadge(after) != ConversationRules.cappedInBadge(before))) {
       Bytes totalKey = ConversationKeys.total(user);
       byte[] raw = totals.get(totalKey);
       ConversationTotals next = (raw == null ? ConversationTotals.ZERO : ConversationTotals.decode(raw))

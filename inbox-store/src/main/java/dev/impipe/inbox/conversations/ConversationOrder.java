@@ -11,7 +11,9 @@ import org.apache.kafka.common.utils.Bytes;
 
 /**
  * One user's conversations in list order, in memory: each conversation at its position ({@link ConversationKeys#order},
- * the bytes the list sorts by), so a page is the first positions after its cursor, not a sort of every state.
+ * the bytes the list sorts by), so a page is the first positions after its cursor, not a sort of every state. With
+ * each position what the conversation adds to the user's badge, so the order also answers the page's
+ * {@code unreadTotal} (no stored total per user: ADR 0012).
  *
  * <p>Shared by the processor that moves conversations and the requests that read pages: every method holds this
  * object's lock (a per-user lock), so a page is taken from one consistent order and never holds a conversation twice
@@ -24,13 +26,26 @@ import org.apache.kafka.common.utils.Bytes;
  */
 public final class ConversationOrder {
 
-  /** A conversation at its position. */
-  public record Position(Bytes key, String conversation) {}
+  /**
+   * A conversation at its position, with what it adds to the badge.
+   *
+   * @param badge {@link ConversationRules#badge} of its state
+   * @param capped {@link ConversationRules#cappedInBadge} of its state
+   */
+  public record Position(Bytes key, String conversation, long badge, boolean capped) {
+
+    /** A position that adds nothing to the badge. */
+    public Position(Bytes key, String conversation) {
+      this(key, conversation, 0, false);
+    }
+  }
 
   private final TreeMap<Bytes, String> byPosition = new TreeMap<>();
-  private final Map<String, Bytes> positions = new HashMap<>();
+  private final Map<String, Position> positions = new HashMap<>();
   /** Moves made while the order is being built (null once loaded). */
-  private Map<String, Bytes> pending = new LinkedHashMap<>();
+  private Map<String, Position> pending = new LinkedHashMap<>();
+  private long unread;
+  private long capped;
 
   /** True once {@link #load} ran: the order answers pages. */
   public synchronized boolean ready() {
@@ -46,21 +61,32 @@ public final class ConversationOrder {
     if (pending == null) {
       throw new IllegalStateException("already loaded");
     }
-    Map<String, Bytes> moves = pending;
+    Map<String, Position> moves = pending;
     pending = null;
-    for (Position p : scanned) {
-      place(p.conversation(), p.key());
-    }
-    moves.forEach(this::place);
+    scanned.forEach(this::place);
+    moves.values().forEach(this::place);
   }
 
-  /** Puts {@code conversation} at {@code key} (the processor wrote its state). */
-  public synchronized void move(String conversation, Bytes key) {
+  /** Puts {@code p}'s conversation at its position, with its badge (the processor wrote its state). */
+  public synchronized void move(Position p) {
     if (pending != null) {
-      pending.put(conversation, key);
+      pending.put(p.conversation(), p);
     } else {
-      place(conversation, key);
+      place(p);
     }
+  }
+
+  /**
+   * The badge over all the user's conversations: the sum of their {@link Position#badge}s, and how many are
+   * {@link Position#capped}.
+   *
+   * @throws IllegalStateException when not loaded yet
+   */
+  public synchronized ConversationTotals totals() {
+    if (pending != null) {
+      throw new IllegalStateException("not loaded");
+    }
+    return new ConversationTotals(unread, capped);
   }
 
   /**
@@ -89,11 +115,17 @@ public final class ConversationOrder {
     return positions.size();
   }
 
-  private void place(String conversation, Bytes key) {
-    Bytes old = positions.put(conversation, key);
-    if (old != null && !old.equals(key)) {
-      byPosition.remove(old);
+  private void place(Position p) {
+    Position old = positions.put(p.conversation(), p);
+    if (old != null) {
+      if (!old.key().equals(p.key())) {
+        byPosition.remove(old.key());
+      }
+      unread -= old.badge();
+      capped -= old.capped() ? 1 : 0;
     }
-    byPosition.put(key, conversation);
+    byPosition.put(p.key(), p.conversation());
+    unread += p.badge();
+    capped += p.capped() ? 1 : 0;
   }
 }

@@ -148,18 +148,40 @@ public record ConversationState(boolean member, boolean large, long fromSeq, lon
 
   /** {@link #activityAt()} of a stored state, without decoding the rest. */
   public static long storedActivityAt(byte[] value) {
+    return isCurrent(value) ? int64At(value, ACTIVITY_AT) : decode(value).activityAt();
+  }
+
+  /**
+   * What a stored state adds to its user's badge ({@link ConversationRules#badge}: its unread, 0 when muted),
+   * without decoding the rest.
+   */
+  public static long storedBadge(byte[] value) {
     if (!isCurrent(value)) {
-      return decode(value).activityAt();
+      return ConversationRules.badge(decode(value));
     }
+    return (value[1] & 4) != 0 ? 0 : int64At(value, UNREAD);
+  }
+
+  /** {@link ConversationRules#cappedInBadge} of a stored state, without decoding the rest. */
+  public static boolean storedCappedInBadge(byte[] value) {
+    if (!isCurrent(value)) {
+      return ConversationRules.cappedInBadge(decode(value));
+    }
+    return (value[1] & 4) == 0 && int64At(value, UNREAD + Long.BYTES) > 0;
+  }
+
+  /** Offset of unread in the stored form: version, flags, fromSeq, readUpToSeq (untracked follows it). */
+  private static final int UNREAD = 2 + 2 * Long.BYTES;
+  /** Offset of activityAt in the stored form: version, flags, five int64 fields. */
+  private static final int ACTIVITY_AT = 2 + 5 * Long.BYTES;
+
+  private static long int64At(byte[] value, int at) {
     long v = 0;
-    for (int i = ACTIVITY_AT; i < ACTIVITY_AT + Long.BYTES; i++) {
+    for (int i = at; i < at + Long.BYTES; i++) {
       v = (v << 8) | (value[i] & 0xff);
     }
     return v;
   }
-
-  /** Offset of activityAt in the stored form: version, flags, five int64 fields. */
-  private static final int ACTIVITY_AT = 2 + 5 * Long.BYTES;
 
   private static boolean isCurrent(byte[] value) {
     return value != null && value.length >= ACTIVITY_AT + Long.BYTES && value[0] == VERSION;

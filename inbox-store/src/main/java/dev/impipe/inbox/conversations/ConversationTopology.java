@@ -17,8 +17,6 @@ public final class ConversationTopology {
    * the inbox topic still holds).
    */
   public static final String STATES_STORE = "conversation-states";
-  /** Per user: {@link ConversationTotals} (the badge and the capped count). Queried. */
-  public static final String TOTALS_STORE = "conversation-totals";
 
   private ConversationTopology() {}
 
@@ -34,13 +32,13 @@ public final class ConversationTopology {
   /** As {@link #addTo(Topology, String, ConversationsConfig)}, the processor keeping {@code orders} (list pages). */
   public static void addTo(Topology topology, String inboxSource, ConversationsConfig cfg,
       ConversationOrders orders) {
-    addTo(topology, PROCESSOR, inboxSource, new ConversationMaterialiser.Stores(STATES_STORE, TOTALS_STORE), cfg,
-        orders);
+    addTo(topology, PROCESSOR, inboxSource, new ConversationMaterialiser.Stores(STATES_STORE), cfg, orders);
   }
 
   /**
    * Adds a materialiser named {@code processor} under {@code inboxSource} with its stores, cached: repeated updates
    * of a key within a commit (a busy conversation's state, a user's totals) reach RocksDB and the changelog once.
+   * The inbox store's list has no totals store: its badge is summed from the states a page reads (ADR 0012).
    */
   public static void addTo(Topology topology, String processor, String inboxSource,
       ConversationMaterialiser.Stores stores, ConversationsConfig cfg) {
@@ -52,6 +50,9 @@ public final class ConversationTopology {
     topology.addProcessor(processor, () -> new ConversationMaterialiser(stores, cfg.unreadTracked(), orders),
         inboxSource);
     for (String store : new String[] {stores.states(), stores.totals()}) {
+      if (store == null) {
+        continue;
+      }
       topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(store), Serdes.Bytes(),
           Serdes.ByteArray()).withCachingEnabled(), processor);
     }

@@ -138,7 +138,6 @@ public final class ConversationRoutes {
             .get(StoreKeys.owner(user));
       }
       StoreView<byte[]> states = InteractiveQueryView.of(streams, ConversationTopology.STATES_STORE, partition);
-      StoreView<byte[]> totals = InteractiveQueryView.of(streams, ConversationTopology.TOTALS_STORE, partition);
       StoreView<byte[]> largeGroups = InteractiveQueryView.of(streams, InboxStoreTopology.LARGE_GROUPS_STORE,
           partition);
       // First pass: which large groups' timelines the page needs. Their summaries are read asynchronously (a
@@ -146,7 +145,7 @@ public final class ConversationRoutes {
       Map<String, CompletableFuture<Response>> reads = new LinkedHashMap<>();
       // The order this partition's task keeps (none while it is not active here: every state is read).
       ConversationOrderCache order = orders.of(partition);
-      ConversationList.ListPage first = ConversationList.page(states, totals, largeGroups,
+      ConversationList.ListPage first = ConversationList.page(states, largeGroups,
           (group, reader, ranges, readUpTo) -> {
             reads.put(group, fetchSummary(request, group, reader, ranges, readUpTo));
             return LargeGroupCounts.Summary.NONE;
@@ -160,7 +159,7 @@ public final class ConversationRoutes {
             Map<String, LargeGroupCounts.Summary> summaries = new HashMap<>();
             reads.forEach((group, read) -> summaries.put(group, summary(read.join())));
             return CompletableFuture.completedFuture(Response.json(200, ConversationJson.list(user,
-                ConversationList.page(states, totals, largeGroups,
+                ConversationList.page(states, largeGroups,
                     (group, reader, ranges, readUpTo) -> summaries.getOrDefault(group, LargeGroupCounts.Summary.NONE),
                     order, user, after, limit))));
           }));

@@ -28,6 +28,8 @@ class ConversationMaterialiserTest {
   private static final String REGISTRY = "mock://conversation-materialiser-test";
   private static final Instant T = Instant.parse("2026-11-22T10:00:00Z");
   private static final String CHAT = "d:alice:bob";
+  /** A totals store as notify's copy keeps one (the inbox store's list sums its badge from the states). */
+  private static final String TOTALS = "test-conversation-totals";
 
   @TempDir
   Path stateDir;
@@ -44,7 +46,8 @@ class ConversationMaterialiserTest {
     Topology topology = new Topology();
     topology.addSource("inbox", topics.inbox().keySerde().deserializer(), topics.inbox().valueSerde().deserializer(),
         topics.inbox().name());
-    ConversationTopology.addTo(topology, "inbox", cfg);
+    ConversationTopology.addTo(topology, ConversationTopology.PROCESSOR, "inbox",
+        new ConversationMaterialiser.Stores(ConversationTopology.STATES_STORE, TOTALS), cfg);
     driver = new TopologyTestDriver(topology, StreamsTestConfig.forDriver("conversations", topics.names(), stateDir),
         T);
     inbox = driver.createInputTopic(topics.inbox().name(), topics.inbox().keySerde().serializer(),
@@ -94,8 +97,7 @@ class ConversationMaterialiserTest {
     }
     inbox.pipeInput("alice", InboxEntry.newBuilder(message(10, "carol")).setConversationId("d:alice:carol").build());
     // When alice lists one conversation: only carol's, which is exact
-    StoreView<byte[]> totals = StoreView.of(driver.getKeyValueStore(ConversationTopology.TOTALS_STORE));
-    ConversationList.ListPage page = ConversationList.page(StoreView.of(states()), totals, "alice",
+    ConversationList.ListPage page = ConversationList.page(StoreView.of(states()), "alice",
         java.util.Optional.empty(), 1);
     assertThat(page.conversations()).extracting(ConversationList.Item::conversationId)
         .containsExactly("d:alice:carol");
@@ -160,9 +162,11 @@ class ConversationMaterialiserTest {
     String described = dev.impipe.inbox.InboxStoreTopology.build(topics,
         dev.impipe.inbox.InboxStoreConfig.defaults(), off).describe().toString();
     assertThat(described).doesNotContain(ConversationTopology.PROCESSOR)
-        .doesNotContain(ConversationTopology.TOTALS_STORE);
+        .doesNotContain(ConversationTopology.STATES_STORE);
+    // And when enabled: the processor and its states store, no totals store (the badge is summed from the states)
     assertThat(dev.impipe.inbox.InboxStoreTopology.build(topics, dev.impipe.inbox.InboxStoreConfig.defaults(),
-        ConversationsConfig.defaults()).describe().toString()).contains(ConversationTopology.PROCESSOR);
+        ConversationsConfig.defaults()).describe().toString()).contains(ConversationTopology.PROCESSOR)
+        .contains(ConversationTopology.STATES_STORE).doesNotContain("totals");
   }
 
   private ConversationState state() {
@@ -177,10 +181,16 @@ class ConversationMaterialiserTest {
     return totals().unread();
   }
 
+  /** The stored totals, checked against the badge a list page sums from the states (the inbox store's way). */
   private ConversationTotals totals() {
-    StoreView<byte[]> totals = StoreView.of(driver.getKeyValueStore(ConversationTopology.TOTALS_STORE));
-    return totals.get(ConversationKeys.total("alice")).map(ConversationTotals::decode)
+    StoreView<byte[]> totals = StoreView.of(driver.getKeyValueStore(TOTALS));
+    ConversationTotals stored = totals.get(ConversationKeys.total("alice")).map(ConversationTotals::decode)
         .orElse(ConversationTotals.ZERO);
+    ConversationList.ListPage page = ConversationList.page(StoreView.of(states()), "alice",
+        java.util.Optional.empty(), 1);
+    assertThat(page.unreadTotal()).isEqualTo(stored.unread());
+    assertThat(page.unreadTotalCapped()).isEqualTo(stored.capped() > 0);
+    return stored;
   }
 
   /** The unread messages the state of alice's chat indexes. */

@@ -37,10 +37,10 @@ class ConversationOrderTest {
     ConversationOrder order = loaded(pos("a", false, 3), pos("b", false, 2));
 
     // When b gets newer activity, then pinned
-    order.move("b", key("b", false, 10));
+    order.move(new ConversationOrder.Position(key("b", false, 10), "b"));
     assertThat(ids(order.from(ConversationKeys.orderFrom(USER), 10, c -> false))).containsExactly("b", "a");
-    order.move("a", key("a", true, 3));
-    order.move("a", key("a", true, 3)); // a replay: same position
+    order.move(new ConversationOrder.Position(key("a", true, 3), "a"));
+    order.move(new ConversationOrder.Position(key("a", true, 3), "a")); // a replay: same position
 
     // Then each is listed once, at its newest position
     assertThat(ids(order.from(ConversationKeys.orderFrom(USER), 10, c -> false))).containsExactly("a", "b");
@@ -56,14 +56,36 @@ class ConversationOrderTest {
         .isInstanceOf(IllegalStateException.class);
 
     // When the processor moves b and adds d while the scan still reads b's older state
-    order.move("b", key("b", false, 50));
-    order.move("d", key("d", false, 40));
+    order.move(new ConversationOrder.Position(key("b", false, 50), "b"));
+    order.move(new ConversationOrder.Position(key("d", false, 40), "d"));
     order.load(List.of(pos("a", false, 30), pos("b", false, 20)));
 
     // Then the moves are applied over the scan
     assertThat(order.ready()).isTrue();
     assertThat(ids(order.from(ConversationKeys.orderFrom(USER), 10, c -> false))).containsExactly("b", "d", "a");
     assertThatThrownBy(() -> order.load(List.of())).isInstanceOf(IllegalStateException.class);
+  }
+
+  @Test
+  void theBadgeIsTheSumOverTheLatestPositionOfEachConversation() {
+    // Given an order being built: its badge is not known yet
+    ConversationOrder order = new ConversationOrder();
+    assertThatThrownBy(order::totals).isInstanceOf(IllegalStateException.class);
+    // and a move during the build (b: 5 unread, capped) over a scan that read b's older state (2 unread)
+    order.move(new ConversationOrder.Position(key("b", false, 50), "b", 5, true));
+    order.load(List.of(new ConversationOrder.Position(key("a", false, 30), "a", 3, false),
+        new ConversationOrder.Position(key("b", false, 20), "b", 2, false)));
+    // Then each conversation counts once, with its latest badge
+    assertThat(order.totals()).isEqualTo(new ConversationTotals(8, 1));
+
+    // When a is read (0 unread) and b is muted at the same position (adds nothing, not capped)
+    order.move(new ConversationOrder.Position(key("a", false, 31), "a", 0, false));
+    order.move(new ConversationOrder.Position(key("b", false, 50), "b", 0, false));
+    // Then the badge is 0; a new conversation adds its own
+    assertThat(order.totals()).isEqualTo(ConversationTotals.ZERO);
+    order.move(new ConversationOrder.Position(key("c", false, 60), "c", 1, true));
+    assertThat(order.totals()).isEqualTo(new ConversationTotals(1, 1));
+    assertThat(order.size()).isEqualTo(3);
   }
 
   @Test
@@ -80,7 +102,7 @@ class ConversationOrderTest {
       java.util.Random random = new java.util.Random(7);
       for (int t = 0; t < 20_000; t++) {
         String c = "c" + random.nextInt(50);
-        order.move(c, key(c, random.nextInt(10) == 0, 100 + t));
+        order.move(new ConversationOrder.Position(key(c, random.nextInt(10) == 0, 100 + t), c));
       }
     });
     processor.start();

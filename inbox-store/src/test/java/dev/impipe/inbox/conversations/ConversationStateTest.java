@@ -36,6 +36,13 @@ class ConversationStateTest {
     // Then both read from them without decoding the rest
     assertThat(ConversationState.storedPinned(prefix)).isTrue();
     assertThat(ConversationState.storedActivityAt(prefix)).isEqualTo(987_654_321L);
+    // and the badge's fields before it: unread 2, none untracked
+    assertThat(ConversationState.storedBadge(prefix)).isEqualTo(2);
+    assertThat(ConversationState.storedCappedInBadge(prefix)).isFalse();
+    byte[] capped = Arrays.copyOf(new ConversationState(true, false, 0, 3, 7, 1, 2, LAST, false, false, 1, 5)
+        .encode(), 2 + 6 * Long.BYTES);
+    assertThat(ConversationState.storedBadge(capped)).isEqualTo(7);
+    assertThat(ConversationState.storedCappedInBadge(capped)).isTrue();
     // When a byte fewer: the value is decoded in full, and is malformed
     byte[] shorter = Arrays.copyOf(prefix, prefix.length - 1);
     assertThatThrownBy(() -> ConversationState.storedPinned(shorter))
@@ -48,6 +55,10 @@ class ConversationStateTest {
     assertThatThrownBy(() -> ConversationState.storedPinned(otherVersion))
         .isInstanceOf(VersionedValue.UnknownVersionException.class);
     assertThatThrownBy(() -> ConversationState.storedActivityAt(otherVersion))
+        .isInstanceOf(VersionedValue.UnknownVersionException.class);
+    assertThatThrownBy(() -> ConversationState.storedBadge(otherVersion))
+        .isInstanceOf(VersionedValue.UnknownVersionException.class);
+    assertThatThrownBy(() -> ConversationState.storedCappedInBadge(otherVersion))
         .isInstanceOf(VersionedValue.UnknownVersionException.class);
     // When there is no value: decode's error
     assertThatThrownBy(() -> ConversationState.storedPinned(null))
@@ -68,6 +79,9 @@ class ConversationStateTest {
       byte[] stored = s.encode();
       assertThat(ConversationState.decode(stored)).isEqualTo(s);
       assertThat(ConversationState.storedPinned(stored)).isEqualTo(s.pinned());
+      // and its badge (unread unless muted; capped when some are untracked, unless muted) from the bytes too
+      assertThat(ConversationState.storedBadge(stored)).isEqualTo(ConversationRules.badge(s));
+      assertThat(ConversationState.storedCappedInBadge(stored)).isEqualTo(ConversationRules.cappedInBadge(s));
       // When a byte trails it: malformed
       byte[] trailing = Arrays.copyOf(stored, stored.length + 1);
       assertThatThrownBy(() -> ConversationState.decode(trailing))
