@@ -126,7 +126,8 @@ public final class LocalLauncher implements AutoCloseable {
     savePorts(root, ports);
     config = config.withEndpoints(bootstrap, registryUrl);
 
-    TopicNames names = TopicNames.withPrefix(config.topicPrefix());
+    TopicNames names = TopicNames.withPrefix(config.topicPrefix())
+        .inGeneration(ImConfig.INBOX_GENERATION.read(env));
     try (Admin admin = Admin.create(kafkaSecurity.isPresent()
         ? kafkaSecurity.get().adminClientProperties(bootstrap) : config.clientProperties())) {
       List<String> created = new TopicProvisioner(admin, config.replicationFactor())

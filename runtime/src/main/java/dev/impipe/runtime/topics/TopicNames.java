@@ -21,4 +21,21 @@ public record TopicNames(
         prefix + "delayed", prefix + "rejected", prefix + "history", prefix + "push-registrations",
         prefix + "notifications");
   }
+
+  /**
+   * The names of inbox generation {@code generation} (ADR 0014): generation 0 is these names; generation g >= 1
+   * suffixes the user-keyed family co-partitioned with the inbox ({@code im.inbox.g1}, {@code im.device-cursors.g1},
+   * ...). Conversation-keyed topics and {@code im.rejected} are shared by every generation.
+   */
+  public TopicNames inGeneration(int generation) {
+    if (generation < 0) {
+      throw new IllegalArgumentException("an inbox generation is >= 0, not " + generation);
+    }
+    if (generation == 0) {
+      return this;
+    }
+    String g = ".g" + generation;
+    return new TopicNames(messages, groupMembers, inbox + g, deviceCursors + g, deliveries + g, acks + g,
+        ackTimeouts + g, delayed, rejected, history, pushRegistrations + g, notifications + g);
+  }
 }
