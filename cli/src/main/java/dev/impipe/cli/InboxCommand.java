@@ -47,16 +47,13 @@ final class InboxCommand implements Callable<Integer> {
           + ImConfig.IM_INBOX_GENERATION + "=g+1."})
   static final class Grow implements Callable<Integer> {
 
-    @Option(names = "--partitions", paramLabel = "N", required = true,
-        description = "partitions of the next generation's user-keyed topics")
+    @Option(names = "--partitions", paramLabel = "N", required = true, description = "partitions of the next generation's user-keyed topics")
     int partitions;
 
-    @Option(names = "--batch", paramLabel = "RECORDS", defaultValue = "500",
-        description = "records per transaction (default: ${DEFAULT-VALUE})")
+    @Option(names = "--batch", paramLabel = "RECORDS", defaultValue = "500", description = "records per transaction (default: ${DEFAULT-VALUE})")
     int batch;
 
-    @Option(names = "--max-rate", paramLabel = "RECORDS_PER_S", defaultValue = "0",
-        description = "copy at most this many records per second (default: 0 = no limit)")
+    @Option(names = "--max-rate", paramLabel = "RECORDS_PER_S", defaultValue = "0", description = "copy at most this many records per second (default: 0 = no limit)")
     long maxRate;
 
     private final CliContext context;
