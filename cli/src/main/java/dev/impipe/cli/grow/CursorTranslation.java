@@ -7,59 +7,72 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Device cursors from one generation to the next. A device's new cursor is the new offset of the newest copied entry
- * of its user whose previous seq is at or below the old cursor ({@code -1} if there is none): its next sync then
- * returns exactly the copied entries it had not seen (those with a previous seq above its old cursor), in order.
+ * Device cursors from one generation to the next. A cursor's new seq is the new offset of the newest copied entry of
+ * its timeline whose previous seq is at or below the old seq ({@code -1} if there is none): the device's next sync
+ * then returns exactly the copied entries it had not seen (those with a previous seq above its old cursor), in order.
  *
- * <p>Fed every copied entry in new-offset order per user (a user's entries are in one partition, in their old order);
- * memory is one slot per device, whatever the inbox's size.
+ * <p>A cursor's timeline is its user's inbox (key = userId), or for a large group's position, committed under device
+ * id {@code <deviceId>#<groupId>} (inbox-store {@code SyncCursor.groupDevice}), the group timeline (key
+ * {@code #<groupId>} in the inbox). Fed every copied entry in new-offset order per key (a key's entries are in one
+ * partition, in their old order); memory is one slot per cursor, whatever the inbox's size.
  */
 public final class CursorTranslation {
 
-  /** A device's cursor in the new generation. */
+  /** A cursor in the new generation. */
   public record Translated(String userId, String deviceId, long oldSeq, long newSeq) {}
 
   private static final class Slot {
+    final String userId;
     final String deviceId;
-    final long oldSeq;
+    long oldSeq;
     long newSeq = -1;
 
-    Slot(String deviceId, long oldSeq) {
+    Slot(String userId, String deviceId, long oldSeq) {
+      this.userId = userId;
       this.deviceId = deviceId;
       this.oldSeq = oldSeq;
     }
   }
 
-  private final Map<String, Map<String, Slot>> byUser = new HashMap<>();
+  /** Timeline key -> "userId|deviceId" -> slot. */
+  private final Map<String, Map<String, Slot>> byTimeline = new HashMap<>();
+
+  /** The inbox key of the timeline a cursor record points into. */
+  public static String timelineOf(String userId, String deviceId) {
+    int hash = deviceId.indexOf('#');
+    return hash < 0 ? userId : deviceId.substring(hash);
+  }
 
   /** A cursor record of the old generation; a later record of the same device replaces it (the newest wins). */
   public void oldCursor(String userId, String deviceId, long seq) {
-    byUser.computeIfAbsent(userId, u -> new LinkedHashMap<>()).put(deviceId, new Slot(deviceId, seq));
+    Map<String, Slot> slots = byTimeline.computeIfAbsent(timelineOf(userId, deviceId), k -> new LinkedHashMap<>());
+    Slot slot = slots.computeIfAbsent(userId + "|" + deviceId, k -> new Slot(userId, deviceId, seq));
+    slot.oldSeq = seq;
   }
 
-  /** A copied entry of {@code userId}: at {@code newOffset} now, at {@code prevSeq} before. */
-  public void copiedEntry(String userId, long prevSeq, long newOffset) {
-    Map<String, Slot> devices = byUser.get(userId);
-    if (devices == null) {
+  /** A copied entry of timeline {@code key} (a user id or {@code #groupId}): at {@code newOffset} now. */
+  public void copiedEntry(String key, long prevSeq, long newOffset) {
+    Map<String, Slot> slots = byTimeline.get(key);
+    if (slots == null) {
       return;
     }
-    for (Slot slot : devices.values()) {
+    for (Slot slot : slots.values()) {
       if (prevSeq <= slot.oldSeq && newOffset > slot.newSeq) {
         slot.newSeq = newOffset;
       }
     }
   }
 
-  /** Every device's new cursor, users in no particular order, a user's devices in the order first seen. */
+  /** Every cursor's new seq, timelines in no particular order, a timeline's cursors in the order first seen. */
   public List<Translated> result() {
     List<Translated> out = new ArrayList<>();
-    byUser.forEach((user, devices) -> devices.values()
-        .forEach(s -> out.add(new Translated(user, s.deviceId, s.oldSeq, s.newSeq))));
+    byTimeline.values().forEach(slots -> slots.values()
+        .forEach(s -> out.add(new Translated(s.userId, s.deviceId, s.oldSeq, s.newSeq))));
     return out;
   }
 
-  /** How many devices have a cursor. */
+  /** How many cursors (device and group positions) there are. */
   public int devices() {
-    return byUser.values().stream().mapToInt(Map::size).sum();
+    return byTimeline.values().stream().mapToInt(Map::size).sum();
   }
 }

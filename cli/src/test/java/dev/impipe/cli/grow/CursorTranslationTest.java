@@ -58,4 +58,23 @@ class CursorTranslationTest {
     assertThat(t.result()).containsExactly(new CursorTranslation.Translated("dave", "phone", 8, 41));
     assertThat(t.devices()).isEqualTo(1);
   }
+
+  @Test
+  void aGroupPositionFollowsTheGroupTimelineNotTheUsersInbox() {
+    // Given alice's phone at 5 in her inbox and at 30 in group g7's timeline (key "#g7" in the inbox)
+    CursorTranslation t = new CursorTranslation();
+    t.oldCursor("alice", "phone", 5);
+    t.oldCursor("alice", "phone#g7", 30);
+
+    // When alice's entries and the timeline's entries are copied
+    t.copiedEntry("alice", 5, 100);
+    t.copiedEntry("alice", 40, 101);
+    t.copiedEntry("#g7", 30, 7);
+    t.copiedEntry("#g7", 31, 9);
+
+    // Then each moves along its own timeline
+    assertThat(t.result()).containsExactlyInAnyOrder(new CursorTranslation.Translated("alice", "phone", 5, 100),
+        new CursorTranslation.Translated("alice", "phone#g7", 30, 7));
+    assertThat(CursorTranslation.timelineOf("alice", "phone#g7")).isEqualTo("#g7");
+  }
 }

@@ -45,8 +45,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code bin/im inbox grow} on the real broker: generation 0 with 4 partitions, 60 users with 3 devices each and
- * committed cursors, grown to 8 partitions by a child JVM that is SIGKILLed halfway and run again. Every user's
+ * {@code bin/im inbox grow} on the real broker: generation 0 with 4 partitions, 59 users with 3 devices each and
+ * committed cursors (and one group position each in a large group's timeline), grown to 8 partitions by a child JVM that is SIGKILLed halfway and run again. Every user's
  * entries are then in generation 1 exactly once and in order, and every device's translated cursor makes its next
  * sync return exactly the entries it had not seen.
  */
@@ -54,6 +54,7 @@ class InboxGrowIT {
 
   private static final int USERS = 60;
   private static final int DEVICES = 3;
+  private static final String GROUP_TIMELINE = "#big";
 
   @TempDir
   Path tmp;
@@ -93,7 +94,9 @@ class InboxGrowIT {
       first.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
       long atKill = committedInbox(admin, group, g0.inbox());
       assertThat(atKill).as("killed halfway").isLessThan(total);
-      System.out.printf("InboxGrowIT: %d entries of %d users; SIGKILL with %d inbox offsets committed%n", total,
+      System.out.printf(
+          "InboxGrowIT: %d entries of %d keys (users and a group timeline); SIGKILL with %d inbox offsets committed%n",
+          total,
           USERS, atKill);
     }
 
@@ -112,16 +115,16 @@ class InboxGrowIT {
 
     // And each device's next sync from its translated cursor returns exactly what it had not seen
     Map<String, Long> newCursors = readCursors(config, topics, g1.deviceCursors());
-    assertThat(newCursors.keySet()).isEqualTo(oldCursors.keySet()).hasSize(USERS * DEVICES);
+    assertThat(newCursors.keySet()).isEqualTo(oldCursors.keySet()).hasSize((USERS - 1) * (DEVICES + 1));
     oldCursors.forEach((userDevice, oldSeq) -> {
-      String user = userDevice.substring(0, userDevice.indexOf('|'));
+      String user = userDevice.contains("#") ? GROUP_TIMELINE : userDevice.substring(0, userDevice.indexOf('|'));
       List<String> unseenBefore = oldBySeq.get(user).entrySet().stream().filter(e -> e.getKey() > oldSeq)
           .map(Map.Entry::getValue).toList();
       List<String> syncedAfter = newBySeq.get(user).entrySet().stream()
           .filter(e -> e.getKey() > newCursors.get(userDevice)).map(Map.Entry::getValue).toList();
       assertThat(syncedAfter).as(userDevice).isEqualTo(unseenBefore);
     });
-    assertThat(count(config, g1.pushRegistrations())).isEqualTo(USERS);
+    assertThat(count(config, g1.pushRegistrations())).isEqualTo(USERS - 1);
 
     // And bin/im inbox status says it is done
     ByteArrayOutputStream status = new ByteArrayOutputStream();
@@ -158,7 +161,8 @@ class InboxGrowIT {
       for (int i = 0; i < 50; i++) {
         for (int u = 0; u < USERS; u++) {
           if (i < 30 + u % 21) {
-            String user = "user-" + u;
+            // the last "user" is a large group's timeline (key #big), read by members with a group position
+            String user = u == USERS - 1 ? GROUP_TIMELINE : "user-" + u;
             all.add(new ProducerRecord<>(topics.inbox().name(), user, new InboxEntry(user, InboxEntryType.MESSAGE,
                 "c-" + u, (long) i, user + "-m" + i, "s", "hi " + i, null, null, Instant.ofEpochMilli(1_000L + i),
                 null, null, null, null, null, null, null, null, null, null)));
@@ -196,7 +200,16 @@ class InboxGrowIT {
         topics.deviceCursors().valueSerde().serializer());
         KafkaProducer<String, PushRegistration> registrations = new KafkaProducer<>(plain(config),
             new StringSerializer(), topics.pushRegistrations().valueSerde().serializer())) {
+      List<Long> group = offsets.get(GROUP_TIMELINE);
       offsets.forEach((user, seqs) -> {
+        if (user.equals(GROUP_TIMELINE)) {
+          return;
+        }
+        // a group position of d0 (device id d0#big, inbox-store's SyncCursor.groupDevice): an offset of #big
+        long groupSeq = group.get(Math.floorMod(user.hashCode(), 7) + 10);
+        producer.send(new ProducerRecord<>(topics.deviceCursors().name(), user,
+            new DeviceCursor(user, "d0#big", groupSeq)));
+        cursors.put(user + "|d0#big", groupSeq);
         List<Long> cursorSeqs = List.of(-1L, seqs.get(seqs.size() / 2), seqs.get(seqs.size() - 1));
         producer.send(new ProducerRecord<>(topics.deviceCursors().name(), user,
             new DeviceCursor(user, "d1", seqs.get(2))));
