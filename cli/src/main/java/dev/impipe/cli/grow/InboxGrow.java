@@ -81,8 +81,7 @@ public final class InboxGrow {
 
   private void createTopics(TopicNames from, TopicNames to, int partitions) {
     try (Admin admin = Admin.create(config.clientProperties())) {
-      List<String> existing = List.copyOf(admin.listTopics().names().get(30, TimeUnit.SECONDS));
-      if (!existing.contains(from.inbox())) {
+      if (!admin.listTopics().names().get(30, TimeUnit.SECONDS).contains(from.inbox())) {
         throw new IllegalStateException("generation " + fromGeneration + " has no inbox topic " + from.inbox());
       }
       List<String> family = List.of(to.inbox(), to.deviceCursors(), to.deliveries(), to.acks(), to.ackTimeouts(),
@@ -90,6 +89,15 @@ public final class InboxGrow {
       List<TopicSpec> specs = TopicCatalog.specs(to, config).stream().filter(s -> family.contains(s.name()))
           .map(s -> new TopicSpec(s.name(), partitions, s.configs(), s.coPartitionGroup())).toList();
       List<String> created = new TopicProvisioner(admin, config.replicationFactor()).ensure(specs);
+      int existing = admin.describeTopics(List.of(to.inbox())).allTopicNames().get(30, TimeUnit.SECONDS)
+          .get(to.inbox()).partitions().size();
+      if (existing != partitions) {
+        // A resumed migration must copy into the layout it started with: a user's entries in two layouts would
+        // break their order.
+        throw new IllegalStateException(to.inbox() + " exists with " + existing + " partitions, not " + partitions
+            + ": resume with --partitions " + existing + ", or delete generation " + (fromGeneration + 1)
+            + "'s topics to start over");
+      }
       out.println("generation " + (fromGeneration + 1) + ": " + created.size() + " topics created, "
           + (specs.size() - created.size()) + " already there (" + partitions + " partitions)");
     } catch (InterruptedException e) {
@@ -165,14 +173,18 @@ public final class InboxGrow {
     }
     var cursorSerde = topics.valueSerde(DeviceCursor.class);
     CursorTranslation translation = new CursorTranslation();
-    MigrationClients.readAll(consumer, MigrationClients.fromStart(consumer, List.of(from.deviceCursors())), r -> {
-      DeviceCursor c = cursorSerde.deserializer().deserialize(r.topic(), r.headers(), r.value());
-      translation.oldCursor(c.getUserId(), c.getDeviceId(), c.getSeq());
-    });
-    CopyProgress newInbox = MigrationClients.fromStart(consumer, List.of(to.inbox()));
-    MigrationClients.readAll(consumer, newInbox, r -> PrevPosition.readFrom(r.headers())
-        .filter(p -> p.generation() == fromGeneration && r.key() != null)
-        .ifPresent(p -> translation.copiedEntry(new String(r.key(), StandardCharsets.UTF_8), p.seq(), r.offset())));
+    try (KafkaConsumer<byte[], byte[]> reader = new KafkaConsumer<>(MigrationClients.reader(config))) {
+      MigrationClients.readAll(reader, MigrationClients.fromStart(reader, List.of(from.deviceCursors())), r -> {
+        DeviceCursor c = cursorSerde.deserializer().deserialize(r.topic(), r.headers(), r.value());
+        translation.oldCursor(c.getUserId(), c.getDeviceId(), c.getSeq());
+      });
+    }
+    try (KafkaConsumer<byte[], byte[]> reader = new KafkaConsumer<>(MigrationClients.reader(config))) {
+      MigrationClients.readAll(reader, MigrationClients.fromStart(reader, List.of(to.inbox())),
+          r -> PrevPosition.readFrom(r.headers()).filter(p -> p.generation() == fromGeneration && r.key() != null)
+              .ifPresent(p -> translation.copiedEntry(new String(r.key(), StandardCharsets.UTF_8), p.seq(),
+                  r.offset())));
+    }
     Serializer<DeviceCursor> serializer = cursorSerde.serializer();
     int partitions = producer.partitionsFor(to.deviceCursors()).size();
     producer.beginTransaction();

@@ -51,6 +51,16 @@ final class MigrationClients {
     return props;
   }
 
+  /** A read_committed consumer without a group, for reading a topic whole. */
+  static Map<String, Object> reader(ImConfig config) {
+    Map<String, Object> props = new HashMap<>(config.clientProperties());
+    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+    props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class);
+    return props;
+  }
+
   static List<TopicPartition> partitions(KafkaConsumer<?, ?> consumer, Collection<String> topics) {
     List<TopicPartition> out = new ArrayList<>();
     for (String topic : topics) {

@@ -1,6 +1,7 @@
 package dev.impipe.cli.grow;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import dev.impipe.avro.DeviceCursor;
@@ -131,6 +132,17 @@ class InboxGrowIT {
     GrowStatus.print(config, g0, 0, new PrintStream(status, true, StandardCharsets.UTF_8));
     assertThat(status.toString(StandardCharsets.UTF_8)).contains("8 partitions", "(100%), push registrations",
         "device cursors translated");
+
+    // And running it again changes nothing; another partition count for the started generation is refused
+    ByteArrayOutputStream again = new ByteArrayOutputStream();
+    new InboxGrow(config, topics, 0, new PrintStream(again, true, StandardCharsets.UTF_8))
+        .run(new InboxGrow.Options(8, 500, 0));
+    assertThat(again.toString(StandardCharsets.UTF_8)).contains("(100%)", "already translated");
+    assertThat(readCursors(config, topics, g1.deviceCursors())).isEqualTo(newCursors);
+    assertThat((long) count(config, g1.inbox())).isEqualTo(total);
+    assertThatThrownBy(() -> new InboxGrow(config, topics, 0, new PrintStream(new ByteArrayOutputStream(), true,
+        StandardCharsets.UTF_8)).run(new InboxGrow.Options(6, 500, 0)))
+        .hasMessageContaining("exists with 8 partitions");
   }
 
   private Process start(Map<String, String> env, Path log, String... extra) throws Exception {
