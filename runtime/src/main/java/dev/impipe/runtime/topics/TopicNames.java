@@ -1,5 +1,8 @@
 package dev.impipe.runtime.topics;
 
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
 /** The name of every pipeline topic, derived from one prefix (default {@code im.}). Injected, never hard-coded. */
 public record TopicNames(
     String messages,
@@ -14,6 +17,8 @@ public record TopicNames(
     String history,
     String pushRegistrations,
     String notifications) {
+
+  private static final Pattern GENERATION_SUFFIX = Pattern.compile("\\.g(\\d+)$");
 
   public static TopicNames withPrefix(String prefix) {
     return new TopicNames(prefix + "messages", prefix + "group-members", prefix + "inbox",
@@ -37,5 +42,11 @@ public record TopicNames(
     String g = ".g" + generation;
     return new TopicNames(messages, groupMembers, inbox + g, deviceCursors + g, deliveries + g, acks + g,
         ackTimeouts + g, delayed, rejected, history, pushRegistrations + g, notifications + g);
+  }
+
+  /** The inbox generation these names belong to ({@link #inGeneration}): 0 unless the inbox is suffixed {@code .g<g>}. */
+  public int generation() {
+    Matcher m = GENERATION_SUFFIX.matcher(inbox);
+    return m.find() ? Integer.parseInt(m.group(1)) : 0;
   }
 }
