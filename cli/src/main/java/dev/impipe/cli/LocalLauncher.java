@@ -134,7 +134,7 @@ public final class LocalLauncher implements AutoCloseable {
           .ensure(TopicCatalog.specs(names, config));
       step("topics ready (" + created.size() + " created, prefix '" + config.topicPrefix() + "')");
       if (kafkaSecurity.isPresent()) {
-        kafkaSecurity.get().provision(admin, config.topicPrefix());
+        kafkaSecurity.get().provision(admin, config.topicPrefix(), names.generation());
         step("Kafka principals and ACLs ready (one principal per component, docs/security.md)");
       }
     }
