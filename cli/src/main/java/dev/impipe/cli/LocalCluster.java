@@ -167,7 +167,8 @@ public final class LocalCluster implements AutoCloseable, ClusterChild.Owner {
       step("topics ready (" + created.size() + " created, prefix '" + clusterConfig.topicPrefix()
           + "', replication factor " + replication + ")");
       if (kafkaSecurity.isPresent()) {
-        kafkaSecurity.get().provision(admin, clusterConfig.topicPrefix());
+        kafkaSecurity.get().provision(admin, clusterConfig.topicPrefix(),
+            ImConfig.INBOX_GENERATION.read(rawEnv));
         step("Kafka principals and ACLs ready (one principal per component, docs/security.md)");
       }
     }

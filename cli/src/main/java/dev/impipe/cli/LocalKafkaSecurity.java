@@ -107,9 +107,12 @@ final class LocalKafkaSecurity {
     return env;
   }
 
-  /** As the admin: every principal's SCRAM credential and ACLs (idempotent, so on every start). */
-  void provision(Admin admin, String topicPrefix) throws Exception {
-    ScramPrincipals.provision(admin, topicPrefix, passwords);
+  /**
+   * As the admin: every principal's SCRAM credential and ACLs (idempotent, so on every start), for generation 0 and
+   * the inbox generation in use.
+   */
+  void provision(Admin admin, String topicPrefix, int generation) throws Exception {
+    ScramPrincipals.provision(admin, topicPrefix, generation, passwords);
   }
 
   /** The admin's client properties on {@code bootstrap}. */

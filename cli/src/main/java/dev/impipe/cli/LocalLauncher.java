@@ -126,14 +126,15 @@ public final class LocalLauncher implements AutoCloseable {
     savePorts(root, ports);
     config = config.withEndpoints(bootstrap, registryUrl);
 
-    TopicNames names = TopicNames.withPrefix(config.topicPrefix());
+    TopicNames names = TopicNames.withPrefix(config.topicPrefix())
+        .inGeneration(ImConfig.INBOX_GENERATION.read(env));
     try (Admin admin = Admin.create(kafkaSecurity.isPresent()
         ? kafkaSecurity.get().adminClientProperties(bootstrap) : config.clientProperties())) {
       List<String> created = new TopicProvisioner(admin, config.replicationFactor())
           .ensure(TopicCatalog.specs(names, config));
       step("topics ready (" + created.size() + " created, prefix '" + config.topicPrefix() + "')");
       if (kafkaSecurity.isPresent()) {
-        kafkaSecurity.get().provision(admin, config.topicPrefix());
+        kafkaSecurity.get().provision(admin, config.topicPrefix(), names.generation());
         step("Kafka principals and ACLs ready (one principal per component, docs/security.md)");
       }
     }

@@ -24,7 +24,7 @@ import picocli.CommandLine.Unmatched;
  */
 @Command(name = "bin/im", mixinStandardHelpOptions = true, versionProvider = Main.Version.class, description = "The instant-messaging pipeline's command line.", subcommands = {
     LocalCommand.class, RunCommand.class, ProduceCommand.class, TailCommand.class,
-    TokenCommand.class, Main.Bench.class, Main.Completion.class,
+    TokenCommand.class, InboxCommand.class, Main.Bench.class, Main.Completion.class,
     HelpCommand.class}, footer = {"", "produce, tail and token find a running `bin/im local` by themselves, or use "
         + "KAFKA_BOOTSTRAP_SERVERS and SCHEMA_REGISTRY_URL. Configuration: docs/reference/configuration.md (IM_* and "
         + "KAFKA_* environment variables)."})

@@ -1,6 +1,7 @@
 package dev.impipe.runtime.app;
 
 import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.topics.ApplicationIds;
 import dev.impipe.runtime.topics.TopicNames;
 import java.util.Properties;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -22,7 +23,9 @@ public final class StreamsDefaults {
    */
   public static Properties properties(ImConfig config, TopicNames names, String appName) {
     Properties props = new Properties();
-    props.put(StreamsConfig.APPLICATION_ID_CONFIG, config.topicPrefix() + appName);
+    // At inbox generation g >= 1 the user-keyed apps get their own id (fresh offsets and changelogs, ADR 0014).
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG,
+        ApplicationIds.applicationId(config.topicPrefix(), appName, names.generation()));
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
     props.put(StreamsConfig.STATE_DIR_CONFIG, config.stateDir().toString());
     props.put(StreamsConfig.REPLICATION_FACTOR_CONFIG, (int) config.replicationFactor());

@@ -45,6 +45,7 @@ public record ImConfig(
   public static final String IM_CONVERSATION_PARTITIONS = "IM_CONVERSATION_PARTITIONS";
   public static final String IM_USER_PARTITIONS = "IM_USER_PARTITIONS";
   public static final String IM_REPLICATION_FACTOR = "IM_REPLICATION_FACTOR";
+  public static final String IM_INBOX_GENERATION = "IM_INBOX_GENERATION";
 
   public static final Setting<String> BOOTSTRAP = Setting.optional(KAFKA_BOOTSTRAP_SERVERS, "Kafka to use")
       .validate(ImConfig::isHostPortList, "host:port[,host:port...]")
@@ -70,10 +71,14 @@ public record ImConfig(
       "partitions of user-keyed topics (on creation)");
   public static final Setting<Integer> REPLICATION_FACTOR = Setting.integer(IM_REPLICATION_FACTOR, 1, 1, 32,
       "replication factor of created topics and Streams internal topics");
+  public static final Setting<Integer> INBOX_GENERATION = Setting.integer(IM_INBOX_GENERATION, 0, 0, 10_000,
+      "the inbox generation every process reads and writes: 0 = `im.inbox`, `im.device-cursors`, ...; g >= 1 = "
+          + "`im.inbox.g<g>`, ... (set after `bin/im inbox grow`, docs/operations/growing-the-inbox.md)");
 
   /** The settings every process reads; {@code KAFKA_*} client properties are matched by name, not declared. */
   public static final ConfigTable TABLE = ConfigTable.of("pipeline", BOOTSTRAP, REGISTRY, KAFKA_CLIENT_PROPERTIES,
-      TOPIC_PREFIX, HTTP_PORT, STATE_DIR, CONVERSATION_PARTITIONS, USER_PARTITIONS, REPLICATION_FACTOR);
+      TOPIC_PREFIX, HTTP_PORT, STATE_DIR, CONVERSATION_PARTITIONS, USER_PARTITIONS, REPLICATION_FACTOR,
+      INBOX_GENERATION);
 
   /** Variables of Kafka's own scripts, not client properties. */
   private static final Set<String> NOT_CLIENT_PROPERTIES = Set.of(

@@ -1,5 +1,6 @@
 package dev.impipe.runtime.security;
 
+import dev.impipe.runtime.topics.ApplicationIds;
 import dev.impipe.runtime.topics.TopicNames;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,9 +34,11 @@ import org.apache.kafka.common.resource.ResourceType;
  * @param streamsApp whether it runs a Kafka Streams app named after it
  * @param consumerGroups suffixes of plain consumer groups it reads in besides its Streams app's (the group is the
  *     topic prefix + the component + {@code -} + the suffix)
+ * @param generation the inbox generation of the topic names (ADR 0014): at g >= 1 the user-keyed Streams apps'
+ *     application ids, and so their groups, changelogs and transactional ids, carry it ({@code im.inbox-store.g1})
  */
 public record ComponentAcls(String component, Set<String> reads, Set<String> writes, boolean streamsApp,
-    Set<String> consumerGroups) {
+    Set<String> consumerGroups, int generation) {
 
   /** The consumer group suffix of the notification senders ({@code im.notify-senders}). */
   public static final String NOTIFY_SENDERS_GROUP = "senders";
@@ -50,7 +53,12 @@ public record ComponentAcls(String component, Set<String> reads, Set<String> wri
   }
 
   public ComponentAcls(String component, Set<String> reads, Set<String> writes, boolean streamsApp) {
-    this(component, reads, writes, streamsApp, Set.of());
+    this(component, reads, writes, streamsApp, Set.of(), 0);
+  }
+
+  public ComponentAcls(String component, Set<String> reads, Set<String> writes, boolean streamsApp,
+      Set<String> consumerGroups) {
+    this(component, reads, writes, streamsApp, consumerGroups, 0);
   }
 
   /** The consumer group {@code <prefix><component>-<suffix>}, one of {@link #consumerGroups()}. */
@@ -61,9 +69,15 @@ public record ComponentAcls(String component, Set<String> reads, Set<String> wri
   /**
    * Every component's ACLs for the pipeline's topics. The delay topology writes the messages topic (its default
    * target allow-list, {@code IM_DELAY_TARGETS}) and the inbox (a refused cancel's REJECTED entry); a wider
-   * allow-list needs write ACLs for its extra targets.
+   * allow-list needs write ACLs for its extra targets. Names of inbox generation g >= 1 ({@link
+   * TopicNames#inGeneration}) give the generation's topics and application ids.
    */
   public static List<ComponentAcls> table(TopicNames t) {
+    return rows(t).stream().map(a -> new ComponentAcls(a.component, a.reads, a.writes, a.streamsApp,
+        a.consumerGroups, t.generation())).toList();
+  }
+
+  private static List<ComponentAcls> rows(TopicNames t) {
     return List.of(
         new ComponentAcls("ingest", Set.of(),
             Set.of(t.messages(), t.groupMembers(), t.delayed(), t.rejected()), false),
@@ -96,9 +110,12 @@ public record ComponentAcls(String component, Set<String> reads, Set<String> wri
     return PRINCIPAL_PREFIX + component;
   }
 
-  /** The Streams application id ({@code <prefix><component>}), as {@code StreamsDefaults} sets it. */
+  /**
+   * The Streams application id ({@code <prefix><component>}, with the inbox generation for the user-keyed apps,
+   * {@link ApplicationIds}), as {@code StreamsDefaults} sets it.
+   */
   public String applicationId(String topicPrefix) {
-    return topicPrefix + component;
+    return ApplicationIds.applicationId(topicPrefix, component, generation);
   }
 
   /** The ACL bindings granting this component's principal what it needs, and nothing else. */

@@ -3,10 +3,13 @@ package dev.impipe.runtime.security;
 import dev.impipe.runtime.topics.TopicNames;
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ScramCredentialInfo;
@@ -63,17 +66,36 @@ public final class ScramPrincipals {
    */
   public static List<AclBinding> provision(Admin admin, String topicPrefix, Map<String, String> passwords)
       throws Exception {
+    return provision(admin, topicPrefix, 0, passwords);
+  }
+
+  /**
+   * As {@link #provision(Admin, String, Map)} for a deployment at inbox generation {@code generation} (ADR 0014):
+   * the components get generation 0's grants and, for g >= 1, generation g's topics and application ids as well,
+   * so the same principals work before, during and after a grow.
+   */
+  public static List<AclBinding> provision(Admin admin, String topicPrefix, int generation,
+      Map<String, String> passwords) throws Exception {
     List<UserScramCredentialAlteration> upserts = new ArrayList<>();
     passwords.forEach((user, password) -> upserts.add(new UserScramCredentialUpsertion(user,
         new ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, ITERATIONS), password)));
     admin.alterUserScramCredentials(upserts).all().get(TIMEOUT_S, TimeUnit.SECONDS);
-    List<AclBinding> acls = new ArrayList<>();
-    List<ComponentAcls> table = ComponentAcls.table(TopicNames.withPrefix(topicPrefix));
-    for (String user : passwords.keySet()) {
-      acls.addAll(table.stream().filter(c -> c.principalName().equals(user)).findFirst()
-          .map(c -> c.bindings(topicPrefix)).orElseGet(() -> ComponentAcls.describeOnly(user, topicPrefix)));
-    }
+    List<AclBinding> acls = bindings(topicPrefix, generation, passwords.keySet());
     admin.createAcls(acls).all().get(TIMEOUT_S, TimeUnit.SECONDS);
+    return acls;
+  }
+
+  /** The ACL bindings of {@code users} at {@code generation} (generation 0's plus generation g's), no duplicates. */
+  static List<AclBinding> bindings(String topicPrefix, int generation, Collection<String> users) {
+    Set<AclBinding> acls = new LinkedHashSet<>();
+    TopicNames base = TopicNames.withPrefix(topicPrefix);
+    for (int g : generation == 0 ? List.of(0) : List.of(0, generation)) {
+      List<ComponentAcls> table = ComponentAcls.table(base.inGeneration(g));
+      for (String user : users) {
+        acls.addAll(table.stream().filter(c -> c.principalName().equals(user)).findFirst()
+            .map(c -> c.bindings(topicPrefix)).orElseGet(() -> ComponentAcls.describeOnly(user, topicPrefix)));
+      }
+    }
     return List.copyOf(acls);
   }
 

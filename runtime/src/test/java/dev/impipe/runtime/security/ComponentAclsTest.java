@@ -82,4 +82,19 @@ class ComponentAclsTest {
         .collect(Collectors.toSet());
   }
 
+  @Test
+  void aLaterGenerationGrantsItsTopicsAndItsApplicationIds() {
+    // Given the names of inbox generation 1
+    TopicNames g1 = NAMES.inGeneration(1);
+
+    // Then the user-keyed topics granted are the generation's, and so are the user-keyed apps' ids and groups
+    ComponentAcls inbox = ComponentAcls.of(g1, "inbox-store").orElseThrow();
+    assertThat(inbox.reads()).containsExactlyInAnyOrder("im.inbox.g1", "im.history", "im.device-cursors.g1");
+    assertThat(inbox.applicationId("im.")).isEqualTo("im.inbox-store.g1");
+    assertThat(ComponentAcls.of(g1, "notify").orElseThrow().consumerGroup("im.", ComponentAcls.NOTIFY_SENDERS_GROUP))
+        .isEqualTo("im.notify.g1-senders");
+    assertThat(ComponentAcls.of(g1, "fanout").orElseThrow().applicationId("im.")).isEqualTo("im.fanout");
+    assertThat(ComponentAcls.of(g1, "fanout").orElseThrow().writes()).contains("im.inbox.g1");
+    assertThat(ComponentAcls.of(NAMES, "inbox-store").orElseThrow().applicationId("im.")).isEqualTo("im.inbox-store");
+  }
 }

@@ -1,0 +1,202 @@
+package dev.impipe.cli.grow;
+
+import dev.impipe.avro.DeviceCursor;
+import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.topics.ImTopics;
+import dev.impipe.runtime.topics.TopicCatalog;
+import dev.impipe.runtime.topics.TopicNames;
+import dev.impipe.runtime.topics.TopicProvisioner;
+import dev.impipe.runtime.topics.TopicSpec;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.serialization.Serializer;
+
+/**
+ * {@code bin/im inbox grow}: copies inbox generation g to g+1 with more partitions (ADR 0014). The thin Kafka shell
+ * around {@link Placement}, {@link PrevPosition}, {@link CopyProgress} and {@link CursorTranslation}:
+ * <ol>
+ *   <li>creates the g+1 user-keyed topics with N partitions;
+ *   <li>copies {@code im.inbox} and {@code im.push-registrations} in a transactional consume-transform-produce loop,
+ *       each source partition in offset order, committing its position in the same transaction (exactly once, and a
+ *       restart resumes after the last committed batch);
+ *   <li>translates the device cursors from the copied entries' {@code im.prev-seq} headers and writes them in one
+ *       transaction with the old cursor topic's end offsets (so a restart either redoes it whole or skips it).
+ * </ol>
+ */
+public final class InboxGrow {
+
+  /** How to grow: the new partition count, records per transaction, the rate cap (records/s, 0 = none). */
+  public record Options(int partitions, int batchRecords, long maxRate) {}
+
+  private final ImConfig config;
+  private final ImTopics topics;
+  private final int fromGeneration;
+  private final PrintStream out;
+
+  public InboxGrow(ImConfig config, ImTopics topics, int fromGeneration, PrintStream out) {
+    this.config = config;
+    this.topics = topics;
+    this.fromGeneration = fromGeneration;
+    this.out = out;
+  }
+
+  /** The transactional id and consumer group of the migration to {@code toGeneration}. */
+  public static String migrationId(String topicPrefix, int toGeneration) {
+    return topicPrefix + "inbox-grow.g" + toGeneration;
+  }
+
+  public void run(Options options) {
+    TopicNames from = topics.names().inGeneration(fromGeneration);
+    TopicNames to = topics.names().inGeneration(fromGeneration + 1);
+    createTopics(from, to, options.partitions());
+    String id = migrationId(config.topicPrefix(), fromGeneration + 1);
+    try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(MigrationClients.producer(config, id));
+        KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(MigrationClients.consumer(config, id,
+            options.batchRecords()))) {
+      // Fences a migration still running (or killed) with this id and aborts its open transaction first, so the
+      // committed offsets read next are the last committed batch's.
+      producer.initTransactions();
+      Map<String, String> copies = Map.of(from.inbox(), to.inbox(), from.pushRegistrations(), to.pushRegistrations());
+      copy(consumer, producer, copies, to.inbox(), options);
+      out.println("copied " + from.inbox() + " -> " + to.inbox() + " and " + from.pushRegistrations() + " -> "
+          + to.pushRegistrations());
+      translateCursors(consumer, producer, from, to);
+    }
+  }
+
+  private void createTopics(TopicNames from, TopicNames to, int partitions) {
+    try (Admin admin = Admin.create(config.clientProperties())) {
+      if (!admin.listTopics().names().get(30, TimeUnit.SECONDS).contains(from.inbox())) {
+        throw new IllegalStateException("generation " + fromGeneration + " has no inbox topic " + from.inbox());
+      }
+      List<String> family = List.of(to.inbox(), to.deviceCursors(), to.deliveries(), to.acks(), to.ackTimeouts(),
+          to.pushRegistrations(), to.notifications());
+      List<TopicSpec> specs = TopicCatalog.specs(to, config).stream().filter(s -> family.contains(s.name()))
+          .map(s -> new TopicSpec(s.name(), partitions, s.configs(), s.coPartitionGroup())).toList();
+      List<String> created = new TopicProvisioner(admin, config.replicationFactor()).ensure(specs);
+      int existing = admin.describeTopics(List.of(to.inbox())).allTopicNames().get(30, TimeUnit.SECONDS)
+          .get(to.inbox()).partitions().size();
+      if (existing != partitions) {
+        // A resumed migration must copy into the layout it started with: a user's entries in two layouts would
+        // break their order.
+        throw new IllegalStateException(to.inbox() + " exists with " + existing + " partitions, not " + partitions
+            + ": resume with --partitions " + existing + ", or delete generation " + (fromGeneration + 1)
+            + "'s topics to start over");
+      }
+      out.println("generation " + (fromGeneration + 1) + ": " + created.size() + " topics created, "
+          + (specs.size() - created.size()) + " already there (" + partitions + " partitions)");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted");
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      throw new IllegalStateException("cannot list topics: " + e.getMessage(), e);
+    }
+  }
+
+  private void copy(KafkaConsumer<byte[], byte[]> consumer, KafkaProducer<byte[], byte[]> producer,
+      Map<String, String> copies, String newInbox, Options options) {
+    CopyProgress progress = MigrationClients.progress(consumer, copies.keySet());
+    consumer.assign(progress.partitions().keySet());
+    progress.partitions().forEach((tp, p) -> consumer.seek(tp, p.resumeAt()));
+    out.println("copy: resuming at " + progress.describe());
+    Map<String, Integer> partitionsOf = new HashMap<>();
+    copies.values().forEach(t -> partitionsOf.put(t, producer.partitionsFor(t).size()));
+    Map<TopicPartition, Long> committed = new HashMap<>();
+    progress.partitions().forEach((tp, p) -> committed.put(tp, p.resumeAt()));
+    RateLimit rate = new RateLimit(options.maxRate(), System.nanoTime());
+    while (!caughtUp(consumer, progress)) {
+      ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(200));
+      if (records.isEmpty()) {
+        continue;
+      }
+      producer.beginTransaction();
+      for (ConsumerRecord<byte[], byte[]> r : records) {
+        String target = copies.get(r.topic());
+        RecordHeaders headers = new RecordHeaders(r.headers().toArray());
+        if (target.equals(newInbox)) {
+          new PrevPosition(fromGeneration, r.offset()).writeTo(headers);
+        }
+        int partition = Placement.partitionFor(r.key(), partitionsOf.get(target), r.partition());
+        producer.send(new ProducerRecord<>(target, partition, r.timestamp(), r.key(), r.value(), headers));
+      }
+      commitPositions(consumer, producer, committed);
+      long waitNanos = rate.sent(records.count(), System.nanoTime());
+      if (waitNanos > 0) {
+        LockSupport.parkNanos(waitNanos);
+      }
+    }
+    // Transaction markers after the last record move the position on without a record: commit that too, so
+    // `bin/im inbox status` shows the copy as done.
+    if (progress.partitions().keySet().stream().anyMatch(tp -> consumer.position(tp) > committed.get(tp))) {
+      producer.beginTransaction();
+      commitPositions(consumer, producer, committed);
+    }
+  }
+
+  private static boolean caughtUp(KafkaConsumer<byte[], byte[]> consumer, CopyProgress progress) {
+    return progress.partitions().entrySet().stream()
+        .allMatch(e -> consumer.position(e.getKey()) >= e.getValue().end());
+  }
+
+  private static void commitPositions(KafkaConsumer<byte[], byte[]> consumer, KafkaProducer<byte[], byte[]> producer,
+      Map<TopicPartition, Long> committed) {
+    Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
+    for (TopicPartition tp : consumer.assignment()) {
+      offsets.put(tp, new OffsetAndMetadata(consumer.position(tp)));
+    }
+    producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
+    producer.commitTransaction();
+    offsets.forEach((tp, o) -> committed.put(tp, o.offset()));
+  }
+
+  private void translateCursors(KafkaConsumer<byte[], byte[]> consumer, KafkaProducer<byte[], byte[]> producer,
+      TopicNames from, TopicNames to) {
+    CopyProgress cursors = MigrationClients.progress(consumer, List.of(from.deviceCursors()));
+    if (cursors.done()) {
+      out.println("device cursors: already translated (or none)");
+      return;
+    }
+    var cursorSerde = topics.valueSerde(DeviceCursor.class);
+    CursorTranslation translation = new CursorTranslation();
+    try (KafkaConsumer<byte[], byte[]> reader = new KafkaConsumer<>(MigrationClients.reader(config))) {
+      MigrationClients.readAll(reader, MigrationClients.fromStart(reader, List.of(from.deviceCursors())), r -> {
+        DeviceCursor c = cursorSerde.deserializer().deserialize(r.topic(), r.headers(), r.value());
+        translation.oldCursor(c.getUserId(), c.getDeviceId(), c.getSeq());
+      });
+    }
+    try (KafkaConsumer<byte[], byte[]> reader = new KafkaConsumer<>(MigrationClients.reader(config))) {
+      MigrationClients.readAll(reader, MigrationClients.fromStart(reader, List.of(to.inbox())),
+          r -> PrevPosition.readFrom(r.headers()).filter(p -> p.generation() == fromGeneration && r.key() != null)
+              .ifPresent(p -> translation.copiedEntry(new String(r.key(), StandardCharsets.UTF_8), p.seq(),
+                  r.offset())));
+    }
+    Serializer<DeviceCursor> serializer = cursorSerde.serializer();
+    int partitions = producer.partitionsFor(to.deviceCursors()).size();
+    producer.beginTransaction();
+    for (CursorTranslation.Translated t : translation.result()) {
+      byte[] key = t.userId().getBytes(StandardCharsets.UTF_8);
+      byte[] value = serializer.serialize(to.deviceCursors(), new DeviceCursor(t.userId(), t.deviceId(), t.newSeq()));
+      producer.send(new ProducerRecord<>(to.deviceCursors(), Placement.partitionFor(key, partitions, 0), key, value));
+    }
+    Map<TopicPartition, OffsetAndMetadata> done = new HashMap<>();
+    cursors.partitions().forEach((tp, p) -> done.put(tp, new OffsetAndMetadata(p.end())));
+    producer.sendOffsetsToTransaction(done, consumer.groupMetadata());
+    producer.commitTransaction();
+    out.println("device cursors: " + translation.devices() + " translated into " + to.deviceCursors());
+  }
+}
