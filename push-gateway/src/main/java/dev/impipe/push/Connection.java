@@ -236,7 +236,7 @@ final class Connection {
   synchronized void ack(JsonNode frame) {
     SyncCursor cursor;
     try {
-      cursor = Frames.ackCursor(frame);
+      cursor = Frames.ackCursor(frame, positions.generation());
     } catch (IllegalArgumentException e) {
       error(null, e.getMessage());
       return;

@@ -49,9 +49,9 @@ final class Frames {
   /**
    * The cursor an ACK frame names: {@code {"type":"ack","seq":n}} or {@code {"type":"ack","cursor":"..."}};
    * {@link IllegalArgumentException} with the message for the device when it names none or one this gateway did not
-   * send.
+   * send. A bare {@code seq} is read in inbox generation {@code generation} (the connection's).
    */
-  static SyncCursor ackCursor(JsonNode frame) {
+  static SyncCursor ackCursor(JsonNode frame, int generation) {
     if (frame.hasNonNull("cursor")) {
       try {
         return SyncCursor.decode(frame.get("cursor").asText());
@@ -60,7 +60,7 @@ final class Frames {
       }
     }
     if (frame.path("seq").canConvertToLong() && frame.path("seq").isIntegralNumber()) {
-      return SyncCursor.of(frame.get("seq").asLong(), Map.of());
+      return SyncCursor.of(frame.get("seq").asLong(), Map.of()).inGeneration(generation);
     }
     throw new IllegalArgumentException("an ack needs \"seq\" or \"cursor\"");
   }

@@ -18,6 +18,13 @@ final class Positions {
   private final TreeMap<String, Long> groups = new TreeMap<>();
   private long committedInbox = -1;
   private final Map<String, Long> committedGroups = new HashMap<>();
+  /** The inbox generation the store's pages are of (ADR 0014): every cursor this connection hands out is of it. */
+  private int generation;
+
+  /** The inbox generation of the positions: the one of the last page's cursor (0 before any). */
+  int generation() {
+    return generation;
+  }
 
   long pushed() {
     return pushed;
@@ -48,24 +55,29 @@ final class Positions {
 
   /** The cursor of everything pushed: inbox and every group. */
   SyncCursor vector() {
-    return SyncCursor.of(pushed, groups);
+    return SyncCursor.of(pushed, groups).inGeneration(generation);
   }
 
   /** The cursor an inbox entry at {@code seq} goes out with. */
   SyncCursor vectorAt(long seq) {
-    return SyncCursor.of(seq, groups);
+    return SyncCursor.of(seq, groups).inGeneration(generation);
   }
 
   /** A page ended: the store's {@code next} inbox position and the group positions its cursor may commit past. */
   void pageEnded(long next, SyncCursor cursor) {
     pushed = Math.max(pushed, next);
     if (cursor != null) {
+      generation = cursor.generation();
       cursor.groups().forEach((g, seq) -> groups.merge(g, seq, Math::max));
     }
   }
 
   /** Why the device may not ACK {@code cursor} (beyond what was pushed), or null when it may. */
   String refusal(SyncCursor cursor) {
+    if (cursor.generation() != generation) {
+      return "ack for a cursor of inbox generation " + cursor.generation() + ", this connection is at generation "
+          + generation + ": resync";
+    }
     if (cursor.inbox() > pushed) {
       return "ack for seq " + cursor.inbox() + ", beyond what was pushed (" + pushed + ")";
     }
@@ -97,6 +109,7 @@ final class Positions {
 
   /** The cursor the device committed (null before its first inbox ACK): where a resync starts. */
   String committed() {
-    return committedInbox >= 0 ? SyncCursor.of(committedInbox, committedGroups).encode() : null;
+    return committedInbox >= 0 ? SyncCursor.of(committedInbox, committedGroups).inGeneration(generation).encode()
+        : null;
   }
 }

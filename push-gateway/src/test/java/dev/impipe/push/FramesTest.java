@@ -65,16 +65,25 @@ class FramesTest {
   @Test
   void anAckNamesASeqOrACursorThisGatewaySent() throws Exception {
     String cursor = SyncCursor.of(9, Map.of("g1", 2L)).encode();
-    assertThat(Frames.ackCursor(Json.MAPPER.readTree("{\"type\":\"ack\",\"cursor\":\"" + cursor + "\"}")))
+    assertThat(Frames.ackCursor(Json.MAPPER.readTree("{\"type\":\"ack\",\"cursor\":\"" + cursor + "\"}"), 0))
         .isEqualTo(SyncCursor.of(9, Map.of("g1", 2L)));
-    assertThat(Frames.ackCursor(Json.MAPPER.readTree("{\"type\":\"ack\",\"seq\":4}")))
+    assertThat(Frames.ackCursor(Json.MAPPER.readTree("{\"type\":\"ack\",\"seq\":4}"), 0))
         .isEqualTo(SyncCursor.of(4, Map.of()));
-    assertThatThrownBy(() -> Frames.ackCursor(Json.MAPPER.readTree("{\"type\":\"ack\",\"cursor\":\"x\"}")))
+    assertThatThrownBy(() -> Frames.ackCursor(Json.MAPPER.readTree("{\"type\":\"ack\",\"cursor\":\"x\"}"), 0))
         .isInstanceOf(IllegalArgumentException.class).hasMessage("not a cursor this gateway sent");
     for (String bad : new String[] {"{}", "{\"seq\":\"4\"}", "{\"seq\":4.5}", "{\"seq\":null}"}) {
-      assertThatThrownBy(() -> Frames.ackCursor(Json.MAPPER.readTree(bad))).as(bad)
+      assertThatThrownBy(() -> Frames.ackCursor(Json.MAPPER.readTree(bad), 0)).as(bad)
           .isInstanceOf(IllegalArgumentException.class).hasMessage("an ack needs \"seq\" or \"cursor\"");
     }
+  }
+
+  @Test
+  void aBareSeqIsReadInTheConnectionsInboxGenerationAndACursorKeepsItsOwn() throws Exception {
+    assertThat(Frames.ackCursor(Json.MAPPER.readTree("{\"type\":\"ack\",\"seq\":4}"), 2))
+        .isEqualTo(SyncCursor.of(4, Map.of()).inGeneration(2));
+    String v1 = SyncCursor.of(9, Map.of()).encode();
+    assertThat(Frames.ackCursor(Json.MAPPER.readTree("{\"type\":\"ack\",\"cursor\":\"" + v1 + "\"}"), 2)
+        .generation()).isZero();
   }
 
   @Test

@@ -91,4 +91,28 @@ class PositionsTest {
     assertThat(p.commitInbox(0)).isTrue();
     assertThat(p.committed()).isEqualTo(SyncCursor.of(0, Map.of()).encode());
   }
+
+  @Test
+  void aV2CursorFromTheStoreRoundTripsThroughEveryCursorTheConnectionHandsOut() throws Exception {
+    // Given the store serves inbox generation 1: its first page's cursor is a v2 one
+    String fromStore = SyncCursor.of(12, Map.of("g1", 4L)).inGeneration(1).encode();
+    BacklogPage page = BacklogPage.of(dev.impipe.edge.http.Json.MAPPER.readTree(
+        "{\"entries\":[],\"next\":12,\"cursor\":\"" + fromStore + "\"}"));
+    assertThat(page.cursor()).isEqualTo(SyncCursor.of(12, Map.of("g1", 4L)).inGeneration(1));
+    Positions p = new Positions();
+    p.pageEnded(page.next(), page.cursor());
+
+    // Then the vector (next page's after, frames' cursors) and the resync cursor are of generation 1
+    assertThat(p.generation()).isEqualTo(1);
+    assertThat(p.vector().encode()).isEqualTo(fromStore);
+    assertThat(SyncCursor.decode(p.vectorAt(13).encode())).isEqualTo(SyncCursor.of(13, Map.of("g1", 4L))
+        .inGeneration(1));
+    p.commitInbox(12);
+    p.commitGroup("g1", 4);
+    assertThat(p.committed()).isEqualTo(fromStore);
+    // And an ACK echoing it is taken, one of generation 0 refused
+    assertThat(p.refusal(SyncCursor.decode(fromStore))).isNull();
+    assertThat(p.refusal(SyncCursor.of(12, Map.of()))).isEqualTo(
+        "ack for a cursor of inbox generation 0, this connection is at generation 1: resync");
+  }
 }

@@ -6,6 +6,7 @@ import static dev.impipe.inbox.InboxStoreTopology.LARGE_GROUPS_STORE;
 
 import dev.impipe.avro.DeviceCursor;
 import dev.impipe.avro.InboxEntry;
+import dev.impipe.inbox.query.GenerationGate;
 import dev.impipe.inbox.query.ReadIntervals;
 import dev.impipe.inbox.query.InteractiveQueryView;
 import dev.impipe.inbox.query.JsonSize;
@@ -128,7 +129,8 @@ public final class InboxRoutes {
 
   /**
    * {@code PUT /v1/users/{userId}/devices/{deviceId}/cursor} with {@code {"seq"}} (the inbox seq) or
-   * {@code {"cursor"}} (the vector a merged sync returned). On the owner of the user's partition: a component above
+   * {@code {"cursor"}} (the vector a merged sync returned; one of another inbox generation is answered 409 with the
+   * committed cursor to resync from, a bare seq is read in the serving generation). On the owner of the user's partition: a component above
    * what the user's inbox holds, or a position in a group the user does not read as a large group, is refused
    * (409); each component that moved forward is published to {@code im.device-cursors} (a group position under
    * device id {@code <deviceId>#<groupId>}), and the answer (202) waits until the store applied them, so a sync
@@ -139,12 +141,15 @@ public final class InboxRoutes {
     String user = request.path("userId");
     String device = request.path("deviceId");
     requireDevice(request.caller(), user, device);
-    SyncCursor wanted = cursorBody(request.jsonBody(CursorBody.class));
+    SyncCursor wanted = cursorBody(request.jsonBody(CursorBody.class), generation());
     Map<String, Long> components = wanted.components(device);
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(router.budgetMs(request));
     // Set when this instance answered as the owner: its publish, to wait for before the 202 goes out.
     AtomicReference<CompletableFuture<Void>> applied = new AtomicReference<>();
     return router.route("cursor-put", INBOX_STORE, user, request, partition -> {
+      if (wanted.generation() != generation()) {
+        return resync(partition, user, device, wanted);
+      }
       StoreView<Long> cursors = cursorView(partition);
       checkWithinInbox(partition, user, wanted);
       Map<String, Long> forward = new LinkedHashMap<>();
@@ -274,6 +279,11 @@ public final class InboxRoutes {
   record CursorBody(String cursor, Long seq) {}
 
   static SyncCursor cursorBody(CursorBody body) {
+    return cursorBody(body, 0);
+  }
+
+  /** The cursor of the body; a bare {@code seq} is read in {@code generation}. */
+  static SyncCursor cursorBody(CursorBody body, int generation) {
     if (body.cursor() != null) {
       try {
         return SyncCursor.decode(body.cursor());
@@ -285,7 +295,19 @@ public final class InboxRoutes {
       throw HttpError.badRequest("field 'seq' must be a whole number >= 0, got "
           + (body.seq() == null ? "nothing" : body.seq()));
     }
-    return SyncCursor.of(body.seq(), Map.of());
+    return SyncCursor.of(body.seq(), Map.of()).inGeneration(generation);
+  }
+
+  /** The inbox generation this instance serves ({@code IM_INBOX_GENERATION}): sync cursors are of it. */
+  int generation() {
+    return topics.generation();
+  }
+
+  /** 409 for {@code given}, a cursor of another inbox generation: resync from the device's committed cursor. */
+  Response resync(int partition, String user, String device, SyncCursor given) {
+    SyncCursor committed = GenerationGate.committed(cursorView(partition),
+        InteractiveQueryView.of(streams, LARGE_GROUPS_STORE, partition), user, device, generation());
+    return Response.json(409, GenerationGate.resync(given, generation(), committed).orElseThrow());
   }
 
 }

@@ -156,6 +156,11 @@ public final class JsonViews {
    * a seq of that group's timeline); {@code next} is the inbox seq, {@code cursor} the whole vector.
    */
   public static byte[] syncPage(String userId, MergedSync.SyncPage page) {
+    return syncPage(userId, page, 0);
+  }
+
+  /** The same, its cursor in inbox generation {@code generation} (the one the store serves). */
+  public static byte[] syncPage(String userId, MergedSync.SyncPage page, int generation) {
     return write(out -> {
       out.writeStringField("userId", userId);
       out.writeArrayFieldStart("entries");
@@ -168,7 +173,7 @@ public final class JsonViews {
       out.writeEndArray();
       out.writeNumberField("next", page.next());
       out.writeBooleanField("hasMore", page.hasMore());
-      out.writeStringField("cursor", page.cursor().encode());
+      out.writeStringField("cursor", page.cursor().inGeneration(generation).encode());
       out.writeArrayFieldStart("largeGroups");
       for (MergedSync.Group g : page.groups()) {
         out.writeStartObject();

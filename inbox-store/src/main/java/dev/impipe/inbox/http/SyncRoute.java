@@ -27,7 +27,8 @@ import org.apache.kafka.streams.KafkaStreams;
  * {@link MergedSync}); {@code cursor} is the vector to commit, {@code largeGroups} the user's large groups as read
  * ({@code groupId}, conversation seq {@code ranges}, {@code through}: the inbox seq of the newest membership
  * entry they reflect). {@code after} (a cursor a sync returned) starts after that vector instead of the committed
- * cursor; {@code groupMinSeq=g:offset,...} waits until group {@code g}'s timeline has applied that offset (the
+ * cursor (one of an inbox generation this instance does not serve: 409 with the device's committed cursor to
+ * resync from, see {@link dev.impipe.inbox.query.GenerationGate}); {@code groupMinSeq=g:offset,...} waits until group {@code g}'s timeline has applied that offset (the
  * push gateway reads what its reader may have passed before it listened to the group).
  *
  * <p>Asynchronous end to end: the user's own partition is read on a worker, then the group timelines are read
@@ -62,6 +63,10 @@ final class SyncRoute {
     } catch (IllegalArgumentException e) {
       throw HttpError.badRequest("query parameter 'after' is not a cursor a sync returned");
     }
+    if (after != null && after.generation() != stores.generation()) {
+      return router.routeAsync("sync", INBOX_STORE, user, request,
+          partition -> CompletableFuture.completedFuture(stores.resync(partition, user, device, after)));
+    }
     Map<String, Long> groupMinSeqs = groupMinSeqs(request);
     RoutedGroupTimelines timelines = new RoutedGroupTimelines(router, stores::readTimeline, request.caller(),
         groupMinSeqs);
@@ -88,7 +93,8 @@ final class SyncRoute {
   }
 
   private Response merged(String user, MergedSync.Plan plan, Map<String, Page<InboxEntry>> pages, int limit) {
-    return Response.json(200, JsonViews.syncPage(user, MergedSync.merge(plan, pages, limit, maxResponseBytes)));
+    return Response.json(200, JsonViews.syncPage(user, MergedSync.merge(plan, pages, limit, maxResponseBytes),
+        stores.generation()));
   }
 
   /** {@code groupMinSeq=g:offset,h:offset} (group ids hold neither ':' nor ','); 400 when malformed. */

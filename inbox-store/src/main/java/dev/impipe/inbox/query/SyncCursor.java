@@ -10,24 +10,42 @@ import java.util.regex.Pattern;
 
 /**
  * A device's position in its merged sync stream: its inbox seq plus, per large group, its seq in that group's
- * timeline ({@code #groupId}). Handed to clients as an opaque string: base64url (no padding) of
- * {@code v1|<inboxSeq>|<groupId>=<groupSeq>|...}, groups sorted by id; a group the device has no position in is
- * left out. Clients only echo it back to {@code PUT .../cursor}.
+ * timeline ({@code #groupId}), in one inbox generation (ADR 0014: inbox seqs are offsets of that generation's
+ * {@code im.inbox[.g<g>]}; group seqs too). Handed to clients as an opaque string: base64url (no padding) of
+ * {@code v1|<inboxSeq>|<groupId>=<groupSeq>|...} in generation 0 and {@code v2|<generation>|<inboxSeq>|...} in a
+ * later one, groups sorted by id; a group the device has no position in is left out. Clients only echo it back to
+ * {@code PUT .../cursor} or a sync's {@code after}.
  *
  * @param inbox last inbox seq the device has (-1: none)
  * @param groups last group-timeline seq per group id (absent: none yet)
+ * @param generation the inbox generation the seqs belong to (>= 0)
  */
-public record SyncCursor(long inbox, SortedMap<String, Long> groups) {
+public record SyncCursor(long inbox, SortedMap<String, Long> groups, int generation) {
 
-  private static final String VERSION = "v1";
+  private static final String GENERATION_0 = "v1";
+  private static final String LATER_GENERATION = "v2";
   private static final Pattern GROUP_ID = Pattern.compile("[A-Za-z0-9._@-]{1,128}");
 
   public SyncCursor {
     groups = Collections.unmodifiableSortedMap(new TreeMap<>(groups));
+    if (generation < 0) {
+      throw new IllegalArgumentException("an inbox generation is >= 0, not " + generation);
+    }
   }
 
+  /** A position in generation 0. */
+  public SyncCursor(long inbox, SortedMap<String, Long> groups) {
+    this(inbox, groups, 0);
+  }
+
+  /** A position in generation 0. */
   public static SyncCursor of(long inbox, Map<String, Long> groups) {
-    return new SyncCursor(inbox, new TreeMap<>(groups));
+    return new SyncCursor(inbox, new TreeMap<>(groups), 0);
+  }
+
+  /** The same seqs, read as positions of {@code inboxGeneration}. */
+  public SyncCursor inGeneration(int inboxGeneration) {
+    return new SyncCursor(inbox, groups, inboxGeneration);
   }
 
   /** The device id under which a group position is committed to {@code im.device-cursors}. */
@@ -50,7 +68,9 @@ public record SyncCursor(long inbox, SortedMap<String, Long> groups) {
   }
 
   public String encode() {
-    StringBuilder sb = new StringBuilder(VERSION).append('|').append(inbox);
+    StringBuilder sb = generation == 0 ? new StringBuilder(GENERATION_0)
+        : new StringBuilder(LATER_GENERATION).append('|').append(generation);
+    sb.append('|').append(inbox);
     groups.forEach((g, seq) -> sb.append('|').append(g).append('=').append(seq));
     return Base64.getUrlEncoder().withoutPadding().encodeToString(sb.toString().getBytes(StandardCharsets.UTF_8));
   }
@@ -64,13 +84,19 @@ public record SyncCursor(long inbox, SortedMap<String, Long> groups) {
       throw new IllegalArgumentException("not a sync cursor");
     }
     String[] parts = text.split("\\|", -1);
-    if (parts.length < 2 || !parts[0].equals(VERSION)) {
+    // v1|<inbox>|...: generation 0; v2|<generation>|<inbox>|...: a later one (a v2 of generation 0 is not written)
+    int first = parts[0].equals(GENERATION_0) ? 1 : parts[0].equals(LATER_GENERATION) ? 2 : -1;
+    if (first < 0 || parts.length < first + 1) {
       throw new IllegalArgumentException("not a sync cursor");
     }
     try {
-      long inbox = Long.parseLong(parts[1]);
+      int generation = first == 1 ? 0 : Integer.parseInt(parts[1]);
+      if (first == 2 && (generation < 1 || !parts[1].equals(Integer.toString(generation)))) {
+        throw new IllegalArgumentException("not a sync cursor");
+      }
+      long inbox = Long.parseLong(parts[first]);
       TreeMap<String, Long> groups = new TreeMap<>();
-      for (int i = 2; i < parts.length; i++) {
+      for (int i = first + 1; i < parts.length; i++) {
         int eq = parts[i].indexOf('=');
         String group = eq < 0 ? "" : parts[i].substring(0, eq);
         if (!GROUP_ID.matcher(group).matches() || groups.containsKey(group)) {
@@ -85,7 +111,7 @@ public record SyncCursor(long inbox, SortedMap<String, Long> groups) {
       if (inbox < -1) {
         throw new IllegalArgumentException("not a sync cursor");
       }
-      return new SyncCursor(inbox, groups);
+      return new SyncCursor(inbox, groups, generation);
     } catch (NumberFormatException e) {
       throw new IllegalArgumentException("not a sync cursor");
     }

@@ -22,8 +22,26 @@ class SyncCursorTest {
   }
 
   @Test
+  void generationZeroKeepsTheV1LayoutAndALaterOneIsV2WithItsGeneration() {
+    // Given the same position in generation 0 and in generation 3
+    SyncCursor g0 = SyncCursor.of(41, Map.of("g", 2L));
+    SyncCursor g3 = g0.inGeneration(3);
+    // Then generation 0 is written as before (deployments that never grew see no change), generation 3 as v2
+    assertThat(text(g0.encode())).isEqualTo("v1|41|g=2");
+    assertThat(text(g3.encode())).isEqualTo("v2|3|41|g=2");
+    assertThat(SyncCursor.decode(g3.encode())).isEqualTo(g3);
+    assertThat(SyncCursor.decode(opaque("v2|1|-1"))).isEqualTo(SyncCursor.of(-1, Map.of()).inGeneration(1));
+    // And a v1 cursor is one of generation 0: the same seqs in another generation are another position
+    assertThat(SyncCursor.decode(g0.encode()).generation()).isZero();
+    assertThat(g3).isNotEqualTo(g0);
+    assertThat(SyncCursor.decode(g0.encode()).generation()).isLessThan(g3.generation());
+    assertThatThrownBy(() -> g0.inGeneration(-1)).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
   void anythingButAnEncodedCursorIsRefused() {
-    for (String bad : List.of("v2|1", "v1", "v1|x", "v1|-2", "v1|1|g", "v1|1|=3", "v1|1|g=-1", "v1|1|g=x",
+    for (String bad : List.of("v2|1", "v2|0|5", "v2|01|5", "v2|-1|5", "v2|x|5", "v2|1|5|g", "v3|1|5", "v1", "v1|x",
+        "v1|-2", "v1|1|g", "v1|1|=3", "v1|1|g=-1", "v1|1|g=x",
         "v1|1|g=1|g=2", "v1|1|g#h=1", "v1|1|" + "g".repeat(129) + "=1", "")) {
       assertThatThrownBy(() -> SyncCursor.decode(opaque(bad))).as(bad)
           .isInstanceOf(IllegalArgumentException.class).hasMessage("not a sync cursor");
