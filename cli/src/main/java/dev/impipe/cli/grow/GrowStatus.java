@@ -37,12 +37,28 @@ public final class GrowStatus {
       CopyProgress registrations = MigrationClients.progress(consumer, List.of(current.pushRegistrations()));
       CopyProgress cursors = MigrationClients.progress(consumer, List.of(current.deviceCursors()));
       boolean copied = inbox.done() && registrations.done();
+      CopyProgress stores = storesProgress(config, topics.keySet(), generation);
       out.println("migration " + generation + " -> " + (generation + 1) + ": inbox " + inbox.describe()
           + ", push registrations " + registrations.describe() + ", device cursors "
-          + (copied && cursors.done() ? "translated" : "pending"));
-      out.println(copied && cursors.done()
+          + (copied && cursors.done() ? "translated" : "pending") + ", inbox store state "
+          + (stores.partitions().isEmpty() ? "none to carry" : stores.describe()));
+      out.println(copied && cursors.done() && stores.done()
           ? "done: restart every app with " + ImConfig.IM_INBOX_GENERATION + "=" + (generation + 1)
           : "not done: run bin/im inbox grow again to resume");
+    }
+  }
+
+  /** How far {@link StoreCarry} is (no partitions: no changelog of {@code generation} to carry). */
+  private static CopyProgress storesProgress(ImConfig config, java.util.Set<String> topics, int generation) {
+    List<String> sources = StoreCarry.sources(topics, config.topicPrefix(), generation);
+    if (sources.isEmpty()) {
+      return new CopyProgress(Map.of());
+    }
+    Map<String, Object> props = MigrationClients.consumer(config,
+        StoreCarry.groupId(config.topicPrefix(), generation + 1), 500);
+    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_uncommitted");
+    try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props)) {
+      return MigrationClients.progress(consumer, sources);
     }
   }
 

@@ -9,15 +9,11 @@ import dev.impipe.runtime.topics.TopicProvisioner;
 import dev.impipe.runtime.topics.TopicSpec;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.consumer.ConsumerRecord;
-import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -35,7 +31,8 @@ import org.apache.kafka.common.serialization.Serializer;
  *       each source partition in offset order, committing its position in the same transaction (exactly once, and a
  *       restart resumes after the last committed batch);
  *   <li>translates the device cursors from the copied entries' {@code im.prev-seq} headers and writes them in one
- *       transaction with the old cursor topic's end offsets (so a restart either redoes it whole or skips it).
+ *       transaction with the old cursor topic's end offsets (so a restart either redoes it whole or skips it);
+ *   <li>carries the inbox store's long-lived state over ({@link StoreCarry}, {@link CarriedStores}).
  * </ol>
  */
 public final class InboxGrow {
@@ -76,6 +73,7 @@ public final class InboxGrow {
       out.println("copied " + from.inbox() + " -> " + to.inbox() + " and " + from.pushRegistrations() + " -> "
           + to.pushRegistrations());
       translateCursors(consumer, producer, from, to);
+      new StoreCarry(config, fromGeneration, out).run(producer, to.inbox(), options.partitions(), options.maxRate());
     }
   }
 
@@ -110,58 +108,17 @@ public final class InboxGrow {
 
   private void copy(KafkaConsumer<byte[], byte[]> consumer, KafkaProducer<byte[], byte[]> producer,
       Map<String, String> copies, String newInbox, Options options) {
-    CopyProgress progress = MigrationClients.progress(consumer, copies.keySet());
-    consumer.assign(progress.partitions().keySet());
-    progress.partitions().forEach((tp, p) -> consumer.seek(tp, p.resumeAt()));
-    out.println("copy: resuming at " + progress.describe());
     Map<String, Integer> partitionsOf = new HashMap<>();
     copies.values().forEach(t -> partitionsOf.put(t, producer.partitionsFor(t).size()));
-    Map<TopicPartition, Long> committed = new HashMap<>();
-    progress.partitions().forEach((tp, p) -> committed.put(tp, p.resumeAt()));
-    RateLimit rate = new RateLimit(options.maxRate(), System.nanoTime());
-    while (!caughtUp(consumer, progress)) {
-      ConsumerRecords<byte[], byte[]> records = consumer.poll(Duration.ofMillis(200));
-      if (records.isEmpty()) {
-        continue;
+    CopyLoop.run(consumer, producer, copies.keySet(), r -> {
+      String target = copies.get(r.topic());
+      RecordHeaders headers = new RecordHeaders(r.headers().toArray());
+      if (target.equals(newInbox)) {
+        new PrevPosition(fromGeneration, r.offset()).writeTo(headers);
       }
-      producer.beginTransaction();
-      for (ConsumerRecord<byte[], byte[]> r : records) {
-        String target = copies.get(r.topic());
-        RecordHeaders headers = new RecordHeaders(r.headers().toArray());
-        if (target.equals(newInbox)) {
-          new PrevPosition(fromGeneration, r.offset()).writeTo(headers);
-        }
-        int partition = Placement.partitionFor(r.key(), partitionsOf.get(target), r.partition());
-        producer.send(new ProducerRecord<>(target, partition, r.timestamp(), r.key(), r.value(), headers));
-      }
-      commitPositions(consumer, producer, committed);
-      long waitNanos = rate.sent(records.count(), System.nanoTime());
-      if (waitNanos > 0) {
-        LockSupport.parkNanos(waitNanos);
-      }
-    }
-    // Transaction markers after the last record move the position on without a record: commit that too, so
-    // `bin/im inbox status` shows the copy as done.
-    if (progress.partitions().keySet().stream().anyMatch(tp -> consumer.position(tp) > committed.get(tp))) {
-      producer.beginTransaction();
-      commitPositions(consumer, producer, committed);
-    }
-  }
-
-  private static boolean caughtUp(KafkaConsumer<byte[], byte[]> consumer, CopyProgress progress) {
-    return progress.partitions().entrySet().stream()
-        .allMatch(e -> consumer.position(e.getKey()) >= e.getValue().end());
-  }
-
-  private static void commitPositions(KafkaConsumer<byte[], byte[]> consumer, KafkaProducer<byte[], byte[]> producer,
-      Map<TopicPartition, Long> committed) {
-    Map<TopicPartition, OffsetAndMetadata> offsets = new HashMap<>();
-    for (TopicPartition tp : consumer.assignment()) {
-      offsets.put(tp, new OffsetAndMetadata(consumer.position(tp)));
-    }
-    producer.sendOffsetsToTransaction(offsets, consumer.groupMetadata());
-    producer.commitTransaction();
-    offsets.forEach((tp, o) -> committed.put(tp, o.offset()));
+      int partition = Placement.partitionFor(r.key(), partitionsOf.get(target), r.partition());
+      return new ProducerRecord<>(target, partition, r.timestamp(), r.key(), r.value(), headers);
+    }, options.maxRate(), out);
   }
 
   private void translateCursors(KafkaConsumer<byte[], byte[]> consumer, KafkaProducer<byte[], byte[]> producer,

@@ -105,8 +105,11 @@ public final class ConversationRules {
     ConversationState s = step.state();
     UnreadIndex index = s.index();
     if (step.op() instanceof UnreadOp.Track track) {
-      if (index.contains(track.conversationSeq())) {
-        return s; // the same message again (a replayed entry): counted once
+      if (index.contains(track.conversationSeq()) || track.conversationSeq() <= s.untrackedMaxSeq()) {
+        // The same message again (a replayed entry, e.g. the retained inbox of a grown generation replayed over the
+        // state carried over, ADR 0014): counted once. A conversation's messages reach the inbox in seq order, so
+        // one at or below the newest untracked one is an evicted one, counted already.
+        return s;
       }
       long evicted = -1;
       if (index.size() >= Math.max(1, tracked)) { // a cap below 1 still keeps the newest

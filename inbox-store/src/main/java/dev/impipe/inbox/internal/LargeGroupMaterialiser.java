@@ -17,7 +17,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * it); only closed intervals older than the inbox retention are dropped, when the next event of that group comes.
  *
  * <p>Sees the same records as the inbox materialiser and ignores what that one rejects; entries without
- * {@code timelineFromSeq} (written before hybrid diffusion) carry no mode and change nothing.
+ * {@code timelineFromSeq} (written before hybrid diffusion) carry no mode and change nothing; an entry at or below
+ * the inbox seq the intervals already reflect ({@link ReadIntervals#through()}) is a replay and changes nothing.
  */
 public final class LargeGroupMaterialiser implements Processor<String, InboxEntry, Void, Void> {
 
@@ -61,6 +62,11 @@ public final class LargeGroupMaterialiser implements Processor<String, InboxEntr
     ReadIntervals before = ReadIntervals.decode(groups.get(key));
     if (before.isEmpty() && !open) {
       return; // a small group: nothing to remember
+    }
+    if (inboxSeq <= before.through()) {
+      // Applied already: a replay, e.g. of a grown inbox whose intervals were carried over (ADR 0014) with their
+      // inbox seqs translated. Applied twice, a join would open an interval overlapping its own.
+      return;
     }
     ReadIntervals after = before.apply(e.getTimelineFromSeq(), open, inboxSeq, record.timestamp());
     if (expires) {

@@ -149,6 +149,26 @@ class ConversationRulesTest {
   }
 
   @Test
+  void replayedMessagesAreCountedOnceEvenTheUntrackedOnes() {
+    // Given a cap of two and messages 1..4 unread: 1 and 2 evicted (untracked), 3 and 4 tracked
+    ConversationState s = ConversationState.empty();
+    for (long seq = 1; seq <= 4; seq++) {
+      s = track(s, seq, 2);
+    }
+    assertThat(s.unread()).isEqualTo(4);
+    assertThat(s.untrackedMaxSeq()).isEqualTo(2);
+    // When all four arrive again (a grown inbox replayed over the carried state)
+    ConversationState replayed = s;
+    for (long seq = 1; seq <= 4; seq++) {
+      replayed = track(replayed, seq, 2);
+    }
+    // Then nothing changes
+    assertThat(replayed).isEqualTo(s);
+    // And a new message is counted
+    assertThat(track(s, 5, 2).unread()).isEqualTo(5);
+  }
+
+  @Test
   void aMarkerOrARecallRemovesFromTheIndexWhatItReaches() {
     // Given bob's messages 1, 2 and 3 tracked
     ConversationState s = track(track(track(ConversationState.empty(), 1, 10), 2, 10), 3, 10);

@@ -212,6 +212,28 @@ class SideMaterialisersTest {
   }
 
   @Test
+  void entriesAtOrBelowWhatTheIntervalsReflectAreReplaysAndChangeNothing() {
+    KeyValueStore<Bytes, byte[]> store = bytesStore("groups");
+    LargeGroupMaterialiser p = new LargeGroupMaterialiser("groups", RETENTION, false);
+    p.init(context);
+    Bytes key = StoreKeys.userGroup("bob", "g1");
+    // Given bob joined large group g1 at inbox seq 0, left at 1 and rejoined at 2
+    process(p, "bob", joined("bob", "g1", 1L, true), 0);
+    process(p, "bob", left("bob", "g1", 5L), 10);
+    process(p, "bob", joined("bob", "g1", 6L, true), 20);
+    List<Interval> applied = intervals(store, key);
+    // When the same three entries come again at their seqs (a replay over carried-over intervals)
+    offset = 0;
+    process(p, "bob", joined("bob", "g1", 1L, true), 0);
+    process(p, "bob", left("bob", "g1", 5L), 10);
+    process(p, "bob", joined("bob", "g1", 6L, true), 20);
+    // Then the intervals are as they were (no interval overlapping its own), and a later leave still applies
+    assertThat(intervals(store, key)).isEqualTo(applied);
+    process(p, "bob", left("bob", "g1", 9L), 30);
+    assertThat(intervals(store, key)).extracting(Interval::to).containsExactly(5L, 9L);
+  }
+
+  @Test
   void largeGroupIntervalsKeptForeverWhenTheInboxDoesNotExpire() {
     KeyValueStore<Bytes, byte[]> store = bytesStore("groups");
     LargeGroupMaterialiser p = new LargeGroupMaterialiser("groups", RETENTION, false);
