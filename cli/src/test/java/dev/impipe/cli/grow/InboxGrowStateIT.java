@@ -143,6 +143,14 @@ class InboxGrowStateIT {
     new InboxGrow(config, topics, 0, new PrintStream(log, true, StandardCharsets.UTF_8))
         .run(new InboxGrow.Options(8, 500, 0));
     assertThat(log.toString(StandardCharsets.UTF_8)).contains("inbox store state: ", "carried over to generation 1");
+    // and run again, it carries nothing twice
+    ByteArrayOutputStream again = new ByteArrayOutputStream();
+    new InboxGrow(config, topics, 0, new PrintStream(again, true, StandardCharsets.UTF_8))
+        .run(new InboxGrow.Options(8, 500, 0));
+    assertThat(again.toString(StandardCharsets.UTF_8)).contains("inbox store state: already carried over");
+    ByteArrayOutputStream status = new ByteArrayOutputStream();
+    GrowStatus.print(config, g0, 0, new PrintStream(status, true, StandardCharsets.UTF_8));
+    assertThat(status.toString(StandardCharsets.UTF_8)).contains("inbox store state ", "(100%)", "done: restart");
 
     // And the inbox store starts at generation 1
     Map<String, String> env1 = new HashMap<>(env);
