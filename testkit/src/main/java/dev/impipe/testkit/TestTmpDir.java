@@ -35,6 +35,15 @@ public final class TestTmpDir implements TempDirFactory {
     return Files.createTempDirectory(parent(), "junit-");
   }
 
+  /** A new directory for a test's own use (state and data dirs of the apps and brokers an IT starts). */
+  public static Path newDir(String prefix) {
+    try {
+      return Files.createTempDirectory(parent(), prefix);
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
   static synchronized Path parent() throws IOException {
     if (parent == null) {
       String configured = System.getProperty("im.test.tmpdir", System.getenv("IM_TEST_TMPDIR"));
