@@ -10,6 +10,7 @@ import dev.impipe.edge.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.embedded.Dirs;
 import dev.impipe.edge.http.Json;
+import dev.impipe.testkit.TestTmpDir;
 import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
@@ -21,7 +22,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -72,7 +72,7 @@ class AuthorizationIT {
       new TopicProvisioner(admin, (short) 1).ensure(TopicCatalog.specs(names, config));
     }
     ImTopics topics = new ImTopics(names, new RestSchemaRegistryClient(env.schemaRegistryUrl()));
-    state = Files.createTempDirectory("authz-it-");
+    state = TestTmpDir.newDir("authz-it-");
     runtime = new PipelineRuntime(config.withHttpPort(0, state), vars, topics);
     List<PipelineComponent> all = new ArrayList<>();
     ServiceLoader.load(PipelineComponent.class).forEach(all::add);

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.impipe.fanout.FanoutTopology;
 import dev.impipe.edge.auth.TestCallers;
 import dev.impipe.embedded.Dirs;
+import dev.impipe.testkit.TestTmpDir;
 import java.io.ByteArrayInputStream;
 import java.io.PrintStream;
 import java.net.URI;
@@ -42,7 +43,7 @@ class LocalModeIT {
 
   @BeforeEach
   void setUp() throws Exception {
-    dataDir = Files.createTempDirectory("im-local-it-");
+    dataDir = TestTmpDir.newDir("im-local-it-");
     env = Map.of("IM_HTTP_PORT", "0", "IM_CONVERSATION_PARTITIONS", "3", "IM_USER_PARTITIONS", "3",
         Endpoints.IM_LOCAL_ENDPOINTS_FILE, dataDir.resolve("endpoints.properties").toString());
   }

@@ -10,6 +10,7 @@ import dev.impipe.edge.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.embedded.Dirs;
 import dev.impipe.edge.http.Json;
+import dev.impipe.testkit.TestTmpDir;
 import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
@@ -67,7 +68,7 @@ class OpenApiContractIT {
       new TopicProvisioner(admin, (short) 1).ensure(TopicCatalog.specs(names, config));
     }
     ImTopics topics = new ImTopics(names, new RestSchemaRegistryClient(env.schemaRegistryUrl()));
-    state = Files.createTempDirectory("openapi-it-");
+    state = TestTmpDir.newDir("openapi-it-");
     runtime = new PipelineRuntime(config.withHttpPort(0, state), vars, topics);
     List<PipelineComponent> all = new ArrayList<>();
     ServiceLoader.load(PipelineComponent.class).forEach(all::add);

@@ -17,6 +17,7 @@ import dev.impipe.embedded.FreePorts;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.SchemaRegistryClients;
+import dev.impipe.testkit.TestTmpDir;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.net.URI;
@@ -90,7 +91,7 @@ class ClusterFaultIT {
 
   @BeforeAll
   void startCluster() throws Exception {
-    dir = Files.createTempDirectory("im-cluster-it-");
+    dir = TestTmpDir.newDir("im-cluster-it-");
     Map<String, String> env = TestTokens.env(Map.of(
         "IM_HTTP_PORT", Integer.toString(FreePorts.next()),
         "IM_CONVERSATION_PARTITIONS", "6", "IM_USER_PARTITIONS", "6",

@@ -12,6 +12,7 @@ import dev.impipe.avro.MessageType;
 import dev.impipe.edge.app.PipelineRuntime;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.domain.Ids;
+import dev.impipe.testkit.TestTmpDir;
 import dev.impipe.testkit.Drain;
 import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
@@ -20,7 +21,6 @@ import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.runtime.topics.TopicProvisioner;
 import dev.impipe.schemas.registry.SchemaRegistryClients;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -51,7 +51,7 @@ class FanoutIT {
     String prefix = ItEnvironment.unique("fanout") + ".";
     ImConfig config = ImConfig.fromEnv(Map.of("IM_TOPIC_PREFIX", prefix, "IM_CONVERSATION_PARTITIONS", "3",
         "IM_USER_PARTITIONS", "4", "IM_HTTP_PORT", "0",
-        "IM_STATE_DIR", Files.createTempDirectory("fanout-it").toString()))
+        "IM_STATE_DIR", TestTmpDir.newDir("fanout-it").toString()))
         .withEndpoints(env.bootstrapServers(), env.schemaRegistryUrl());
     TopicNames names = TopicNames.withPrefix(prefix);
     ImTopics topics = provision(config, names, env);
@@ -127,7 +127,7 @@ class FanoutIT {
   void aKilledFanoutLosesAndDuplicatesNothing() throws Exception {
     ItEnvironment.Endpoints env = ItEnvironment.get();
     String prefix = ItEnvironment.unique("fanout-crash") + ".";
-    java.nio.file.Path work = Files.createTempDirectory("fanout-crash");
+    java.nio.file.Path work = TestTmpDir.newDir("fanout-crash");
     Map<String, String> vars = Map.of("KAFKA_BOOTSTRAP_SERVERS", env.bootstrapServers(),
         "SCHEMA_REGISTRY_URL", env.schemaRegistryUrl(), "IM_TOPIC_PREFIX", prefix, "IM_HTTP_PORT", "0",
         "IM_STATE_DIR", work.resolve("state").toString(), "IM_CONVERSATION_PARTITIONS", "3",

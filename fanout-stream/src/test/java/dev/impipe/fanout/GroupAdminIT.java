@@ -12,6 +12,7 @@ import dev.impipe.avro.MembershipOp;
 import dev.impipe.avro.MessageType;
 import dev.impipe.edge.app.PipelineRuntime;
 import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.testkit.TestTmpDir;
 import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
@@ -19,7 +20,6 @@ import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.runtime.topics.TopicProvisioner;
 import dev.impipe.schemas.registry.SchemaRegistryClients;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -54,7 +54,7 @@ class GroupAdminIT {
     String prefix = ItEnvironment.unique("group-admin") + ".";
     ImConfig config = ImConfig.fromEnv(Map.of("IM_TOPIC_PREFIX", prefix, "IM_CONVERSATION_PARTITIONS", "3",
         "IM_USER_PARTITIONS", "4", "IM_HTTP_PORT", "0",
-        "IM_STATE_DIR", Files.createTempDirectory("group-admin-it").toString()))
+        "IM_STATE_DIR", TestTmpDir.newDir("group-admin-it").toString()))
         .withEndpoints(env.bootstrapServers(), env.schemaRegistryUrl());
     TopicNames names = TopicNames.withPrefix(prefix);
     ImTopics topics;

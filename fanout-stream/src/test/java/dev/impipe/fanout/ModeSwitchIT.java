@@ -11,6 +11,7 @@ import dev.impipe.avro.MembershipChange;
 import dev.impipe.avro.MembershipOp;
 import dev.impipe.avro.MessageType;
 import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.testkit.TestTmpDir;
 import dev.impipe.testkit.ChildPipeline;
 import dev.impipe.testkit.Drain;
 import dev.impipe.testkit.ItEnvironment;
@@ -20,7 +21,6 @@ import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.runtime.topics.TopicProvisioner;
 import dev.impipe.schemas.registry.SchemaRegistryClients;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -59,7 +59,7 @@ class ModeSwitchIT {
   void aSwitchKilledBetweenRoundsResumesAndTellsEveryMemberOnce() throws Exception {
     ItEnvironment.Endpoints env = ItEnvironment.get();
     String prefix = ItEnvironment.unique("mode-switch") + ".";
-    Path work = Files.createTempDirectory("mode-switch");
+    Path work = TestTmpDir.newDir("mode-switch");
     Map<String, String> vars = Map.ofEntries(Map.entry("KAFKA_BOOTSTRAP_SERVERS", env.bootstrapServers()),
         Map.entry("SCHEMA_REGISTRY_URL", env.schemaRegistryUrl()), Map.entry("IM_TOPIC_PREFIX", prefix),
         Map.entry("IM_HTTP_PORT", "0"), Map.entry("IM_STATE_DIR", work.resolve("state").toString()),

@@ -15,6 +15,7 @@ import dev.impipe.edge.app.PipelineRuntime;
 import dev.impipe.edge.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.edge.http.Json;
+import dev.impipe.testkit.TestTmpDir;
 import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
@@ -27,7 +28,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -82,7 +82,7 @@ class AbuseBoundsIT {
       new TopicProvisioner(admin, (short) 1).ensure(TopicCatalog.specs(names, config));
     }
     topics = new ImTopics(names, new RestSchemaRegistryClient(env.schemaRegistryUrl()));
-    state = Files.createTempDirectory("abuse-it-");
+    state = TestTmpDir.newDir("abuse-it-");
     runtime = new PipelineRuntime(config.withHttpPort(0, state), vars, topics);
     runtime.start(List.of(new FanoutComponent(), new InboxStoreComponent()));
     await().atMost(Duration.ofSeconds(90)).until(runtime::healthy);

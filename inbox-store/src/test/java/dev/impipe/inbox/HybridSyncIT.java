@@ -15,6 +15,7 @@ import dev.impipe.edge.auth.TestCallers;
 import dev.impipe.edge.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.edge.http.Json;
+import dev.impipe.testkit.TestTmpDir;
 import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
@@ -25,7 +26,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -82,7 +82,7 @@ class HybridSyncIT {
       new TopicProvisioner(admin, (short) 1).ensure(TopicCatalog.specs(names, config));
     }
     topics = new ImTopics(names, new RestSchemaRegistryClient(env.schemaRegistryUrl()));
-    stateRoot = Files.createTempDirectory("hybrid-it-");
+    stateRoot = TestTmpDir.newDir("hybrid-it-");
     first = new PipelineRuntime(config.withHttpPort(0, stateRoot.resolve("first")), envMap, topics);
     first.start(List.of(new FanoutComponent(), new InboxStoreComponent()));
     second = new PipelineRuntime(config.withHttpPort(0, stateRoot.resolve("second")), envMap, topics);

@@ -8,13 +8,13 @@ import dev.impipe.fanout.FanoutComponent;
 import dev.impipe.edge.app.PipelineRuntime;
 import dev.impipe.edge.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.testkit.TestTmpDir;
 import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.runtime.topics.TopicProvisioner;
 import dev.impipe.schemas.registry.SchemaRegistryClients;
-import java.nio.file.Files;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -46,7 +46,7 @@ class MembershipCausalityIT {
     String prefix = ItEnvironment.unique("causality") + ".";
     ImConfig config = ImConfig.fromEnv(Map.of("IM_TOPIC_PREFIX", prefix, "IM_CONVERSATION_PARTITIONS", "3",
         "IM_USER_PARTITIONS", "4", "IM_HTTP_PORT", "0",
-        "IM_STATE_DIR", Files.createTempDirectory("causality-it").toString()))
+        "IM_STATE_DIR", TestTmpDir.newDir("causality-it").toString()))
         .withEndpoints(env.bootstrapServers(), env.schemaRegistryUrl());
     TopicNames names = TopicNames.withPrefix(prefix);
     try (Admin admin = Admin.create(config.clientProperties())) {

@@ -8,6 +8,7 @@ import dev.impipe.edge.app.PipelineRuntime;
 import dev.impipe.edge.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.edge.http.Json;
+import dev.impipe.testkit.TestTmpDir;
 import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
@@ -18,7 +19,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -66,7 +66,7 @@ class QuotaIT {
       new TopicProvisioner(admin, (short) 1).ensure(TopicCatalog.specs(names, config));
     }
     ImTopics topics = new ImTopics(names, SchemaRegistryClients.forUrl(env.schemaRegistryUrl()));
-    PipelineRuntime runtime = new PipelineRuntime(config.withHttpPort(0, Files.createTempDirectory("quota-it")),
+    PipelineRuntime runtime = new PipelineRuntime(config.withHttpPort(0, TestTmpDir.newDir("quota-it")),
         vars, topics);
     ExecutorService flooders = Executors.newFixedThreadPool(FLOODERS);
     try (runtime) {

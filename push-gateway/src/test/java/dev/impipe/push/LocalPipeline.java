@@ -11,6 +11,7 @@ import dev.impipe.edge.app.PipelineRuntime;
 import dev.impipe.edge.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.embedded.Dirs;
+import dev.impipe.testkit.TestTmpDir;
 import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
@@ -59,7 +60,7 @@ final class LocalPipeline implements AutoCloseable {
   static LocalPipeline start(String name, Map<String, String> settings) throws Exception {
     ItEnvironment.Endpoints env = ItEnvironment.get();
     String prefix = ItEnvironment.unique(name) + ".";
-    Path state = Files.createTempDirectory(name + "-it-");
+    Path state = TestTmpDir.newDir(name + "-it-");
     Map<String, String> envMap = new HashMap<>(TestTokens.env());
     envMap.putAll(Map.of("IM_TOPIC_PREFIX", prefix, "IM_USER_PARTITIONS", "2", "IM_CONVERSATION_PARTITIONS", "2",
         "IM_AUTH_DEV_TOKENS", "true", "IM_NOTIFY_PUSH_ENDPOINTS", PUSH_SERVICE,

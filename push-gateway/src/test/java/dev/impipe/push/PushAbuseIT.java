@@ -12,6 +12,7 @@ import dev.impipe.edge.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.streams.RejectedHeaders;
+import dev.impipe.testkit.TestTmpDir;
 import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
@@ -28,7 +29,6 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.WebSocket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -97,7 +97,7 @@ class PushAbuseIT {
       new TopicProvisioner(admin, (short) 1).ensure(TopicCatalog.specs(names, config));
     }
     topics = new ImTopics(names, new RestSchemaRegistryClient(env.schemaRegistryUrl()));
-    state = Files.createTempDirectory("push-abuse-it-");
+    state = TestTmpDir.newDir("push-abuse-it-");
     first = new PipelineRuntime(config.withHttpPort(0, state.resolve("first")), envMap, topics);
     first.start(List.of(new InboxStoreComponent(), new PushGatewayComponent()));
     Map<String, String> secondEnv = new HashMap<>(envMap);

@@ -19,12 +19,12 @@ import dev.impipe.runtime.topics.TopicCatalog;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.runtime.topics.TopicProvisioner;
 import dev.impipe.schemas.registry.RestSchemaRegistryClient;
+import dev.impipe.testkit.TestTmpDir;
 import dev.impipe.testkit.ItEnvironment;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -114,7 +114,7 @@ class PushAffinityIT {
       new TopicProvisioner(admin, (short) 1).ensure(TopicCatalog.specs(names, config));
     }
     topics = new ImTopics(names, new RestSchemaRegistryClient(env.schemaRegistryUrl()));
-    state = Files.createTempDirectory("affinity-it-");
+    state = TestTmpDir.newDir("affinity-it-");
     for (int i = 0; i < 3; i++) {
       PipelineRuntime runtime = new PipelineRuntime(config.withHttpPort(0, state.resolve("i" + i)), envMap, topics);
       PushGatewayComponent gateway = new PushGatewayComponent();

@@ -14,6 +14,7 @@ import dev.impipe.push.client.DeviceClient;
 import dev.impipe.edge.app.PipelineRuntime;
 import dev.impipe.edge.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.testkit.TestTmpDir;
 import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
@@ -24,7 +25,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -74,7 +74,7 @@ class PushGatewayIT {
       new TopicProvisioner(admin, (short) 1).ensure(TopicCatalog.specs(names, config));
     }
     topics = new ImTopics(names, new RestSchemaRegistryClient(env.schemaRegistryUrl()));
-    state = Files.createTempDirectory("push-it-");
+    state = TestTmpDir.newDir("push-it-");
     first = new PipelineRuntime(config.withHttpPort(0, state.resolve("first")), envMap, topics);
     first.start(List.of(new IngestComponent(), new FanoutComponent(), new InboxStoreComponent(),
         new AckTimeoutComponent(), new PushGatewayComponent()));

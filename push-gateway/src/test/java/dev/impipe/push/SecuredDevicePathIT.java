@@ -19,6 +19,7 @@ import dev.impipe.embedded.EmbeddedKafka;
 import dev.impipe.edge.http.Json;
 import dev.impipe.runtime.security.ComponentAcls;
 import dev.impipe.runtime.security.ScramPrincipals;
+import dev.impipe.testkit.TestTmpDir;
 import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
@@ -29,7 +30,6 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -93,7 +93,7 @@ class SecuredDevicePathIT {
       ScramPrincipals.provision(admin, prefix, PASSWORDS);
     }
     topics = new ImTopics(names, new RestSchemaRegistryClient(ItEnvironment.get().schemaRegistryUrl()));
-    state = Files.createTempDirectory("secure-push-it-");
+    state = TestTmpDir.newDir("secure-push-it-");
     runtime = new PipelineRuntime(config.withHttpPort(0, state), env, topics);
     runtime.start(List.of(new IngestComponent(), new FanoutComponent(), new InboxStoreComponent(),
         new AckTimeoutComponent(), new PushGatewayComponent()));

@@ -7,6 +7,7 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -49,10 +50,13 @@ public final class ItEnvironment {
   }
 
   private static Endpoints startEmbedded() {
-    EmbeddedKafka kafka = EmbeddedKafka.start();
+    // Data dirs where tests keep theirs (TestTmpDir: /dev/shm where it has room): the KRaft metadata log syncs on
+    // every write, which on a disk costs each topic an IT creates.
+    EmbeddedKafka kafka;
     Path work;
     try {
-      work = Files.createTempDirectory("im-it-registry-");
+      kafka = EmbeddedKafka.start(Files.createTempDirectory(TestTmpDir.parent(), "im-kafka-"), true, 0, 0, Map.of());
+      work = Files.createTempDirectory(TestTmpDir.parent(), "im-it-registry-");
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

@@ -3,10 +3,10 @@ package dev.impipe.inbox.query;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.impipe.testkit.TestTmpDir;
 import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.testkit.StreamsTestConfig;
 import dev.impipe.runtime.topics.TopicNames;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -74,7 +74,7 @@ class InteractiveQueryViewIT {
     topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore("s"), Serdes.Bytes(),
         Serdes.Long()).withCachingDisabled(), "put");
 
-    Path state = Files.createTempDirectory("iqv-it-");
+    Path state = TestTmpDir.newDir("iqv-it-");
     Properties props = StreamsTestConfig.forBroker(env.bootstrapServers(), TopicNames.withPrefix(app + "."), app,
         state);
     props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, 50);

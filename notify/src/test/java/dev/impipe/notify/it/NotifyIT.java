@@ -13,6 +13,7 @@ import dev.impipe.edge.app.PipelineRuntime;
 import dev.impipe.edge.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.embedded.Dirs;
+import dev.impipe.testkit.TestTmpDir;
 import dev.impipe.testkit.ItEnvironment;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
@@ -59,7 +60,7 @@ class NotifyIT {
     push = new WebPushReceiver();
     ItEnvironment.Endpoints env = ItEnvironment.get();
     String prefix = ItEnvironment.unique("notify") + ".";
-    state = Files.createTempDirectory("notify-it-");
+    state = TestTmpDir.newDir("notify-it-");
     Map<String, String> vars = new HashMap<>(TestTokens.env());
     vars.putAll(Map.of("IM_TOPIC_PREFIX", prefix, "IM_USER_PARTITIONS", "2", "IM_CONVERSATION_PARTITIONS", "2",
         "IM_NOTIFY_AFTER", "2s", "IM_NOTIFY_COALESCE", "60s", "IM_NOTIFY_PUSH_ENDPOINTS", push.prefix(),
