@@ -16,8 +16,9 @@ import org.junit.jupiter.api.io.TempDirFactory;
  * CPU of a mutation-testing run (inbox-store's conversations package: 3 min 22 s of PIT with its directories on ext4,
  * 1 min 42 s on /dev/shm, same result).
  *
- * <p>Each JVM gets its own parent directory, {@code <root>/im-tmp-<pid>}, deleted at exit; those of JVMs that are gone
- * without exiting (a mutation-testing minion killed at its time limit) are deleted by the next JVM that makes one.
+ * <p>Each JVM gets its own parent directory, {@code <root>/im-tmp-<pid>}, removed at exit when its owners (JUnit, the
+ * IT broker) left it empty; those of JVMs that are gone (killed, or exited before their owners cleaned up) are deleted
+ * by the next JVM that makes one.
  * {@code IM_TEST_TMPDIR} (environment) or {@code im.test.tmpdir} (system property) names another root; {@code default}
  * keeps {@code java.io.tmpdir}.
  */
@@ -53,7 +54,9 @@ public final class TestTmpDir implements TempDirFactory {
       } else {
         removeOrphans(root);
         Path dir = Files.createDirectories(root.resolve(PREFIX + ProcessHandle.current().pid()));
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> Dirs.deleteRecursively(dir), "im-test-tmpdir-cleanup"));
+        // At exit only an empty one is removed: other shutdown hooks (the IT broker's) still use what is inside, and
+        // deleting it under a running broker makes it halt the JVM. What is left is removed by the next JVM.
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteIfEmpty(dir), "im-test-tmpdir-cleanup"));
         parent = dir;
       }
     }
@@ -74,6 +77,14 @@ public final class TestTmpDir implements TempDirFactory {
       // no usable /dev/shm
     }
     return null;
+  }
+
+  private static void deleteIfEmpty(Path dir) {
+    try {
+      Files.deleteIfExists(dir);
+    } catch (IOException | RuntimeException e) {
+      // not empty: the next JVM removes it
+    }
   }
 
   /** Deletes {@code im-tmp-<pid>} directories whose process no longer exists. */
