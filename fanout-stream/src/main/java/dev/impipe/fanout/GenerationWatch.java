@@ -75,7 +75,7 @@ public final class GenerationWatch implements Supplier<Optional<Switch>>, AutoCl
   private boolean exists() {
     try {
       return !consumer.partitionsFor(topic, Duration.ofSeconds(5)).isEmpty();
-    } catch (org.apache.kafka.common.errors.TimeoutException e) {
+    } catch (org.apache.kafka.common.KafkaException e) {
       return false;
     }
   }
