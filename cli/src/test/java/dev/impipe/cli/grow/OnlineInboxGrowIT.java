@@ -175,6 +175,23 @@ class OnlineInboxGrowIT {
             .isEqualTo(unseenBefore);
       }
 
+      // And a cursor generation 0's readers took after the translation (they serve until stopped) is carried by
+      // running the grow again once they are stopped: translated again, the newer one wins
+      List<Entry> u0 = old.get("u0");
+      try (KafkaProducer<String, DeviceCursor> cursors = new KafkaProducer<>(Map.of("bootstrap.servers",
+          it.bootstrapServers(), "acks", "all"), topics.deviceCursors().keySerde().serializer(),
+          topics.deviceCursors().valueSerde().serializer())) {
+        cursors.send(new ProducerRecord<>(g0.deviceCursors(), "u0", new DeviceCursor("u0", "phone",
+            u0.get(u0.size() - 1).offset()))).get(30, TimeUnit.SECONDS);
+      }
+      ByteArrayOutputStream rerun = new ByteArrayOutputStream();
+      new InboxGrow(config, topics, 0, new PrintStream(rerun, true, StandardCharsets.UTF_8))
+          .run(new InboxGrow.Options(8, 500, 0, true, Duration.ofSeconds(30)));
+      assertThat(rerun.toString(StandardCharsets.UTF_8)).contains("generation 1 is live already");
+      List<Entry> u0Copied = grown.get("u0").stream().filter(Entry::copied).toList();
+      assertThat(readCursors(config, topics, g1.deviceCursors()).get("u0|phone"))
+          .isEqualTo(u0Copied.get(u0Copied.size() - 1).offset());
+
       // And bin/im inbox status shows the switch done
       ByteArrayOutputStream status = new ByteArrayOutputStream();
       GrowStatus.print(config, g0, 0, new PrintStream(status, true, StandardCharsets.UTF_8));

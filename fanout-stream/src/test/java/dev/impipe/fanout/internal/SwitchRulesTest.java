@@ -41,9 +41,25 @@ class SwitchRulesTest {
   }
 
   @Test
-  void aStaleFenceOfAnOlderSwitchIsIgnored() {
-    // Given a fan-out started at generation 1 and the control topic still saying "fence for 1"
+  void aFanoutStartedWithTheTargetGenerationDuringTheSwitchFencesAndHoldsToo() {
+    // Given a fan-out started with generation 1 configured while the control topic says "fence for 1"
     assertThat(SwitchRules.decide(1, Optional.of(new Switch(1, Phase.FENCE)), 0))
-        .isEqualTo(new SwitchRules.Decision(0, 1, false));
+        .isEqualTo(new SwitchRules.Decision(1, 1, true));
+    // And with its task fenced already by the previous owner
+    assertThat(SwitchRules.decide(1, Optional.of(new Switch(1, Phase.FENCE)), 1))
+        .isEqualTo(new SwitchRules.Decision(0, 1, true));
+  }
+
+  @Test
+  void aDeploymentStartedAtAGenerationWithoutASwitchWritesToIt() {
+    assertThat(SwitchRules.decide(1, Optional.empty(), 0)).isEqualTo(new SwitchRules.Decision(0, 1, false));
+  }
+
+  @Test
+  void theNextSwitchFencesTheLiveGeneration() {
+    assertThat(SwitchRules.decide(1, Optional.of(new Switch(2, Phase.FENCE)), 1))
+        .isEqualTo(new SwitchRules.Decision(2, 1, true));
+    assertThat(SwitchRules.decide(1, Optional.of(new Switch(2, Phase.LIVE)), 2))
+        .isEqualTo(new SwitchRules.Decision(0, 2, false));
   }
 }
