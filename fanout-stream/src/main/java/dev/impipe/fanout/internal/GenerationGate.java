@@ -56,7 +56,8 @@ public final class GenerationGate implements Processor<String, SpecificRecord, S
   }
 
   private void apply(Record<String, SpecificRecord> record) {
-    SwitchRules.Decision d = SwitchRules.decide(wiring.base(), wiring.control().get(), readInt(FENCED));
+    SwitchRules.Decision d = SwitchRules.decide(wiring.base(), wiring.control().get(),
+        (int) readLong(FENCED));
     if (d.fenceTo() > 0) {
       int task = context.taskId().partition();
       context.forward(new Record<String, Object>(GenerationControl.fenceKey(d.fenceTo(), task),
@@ -76,7 +77,7 @@ public final class GenerationGate implements Processor<String, SpecificRecord, S
   }
 
   private void hold(Record<String, SpecificRecord> record) {
-    long next = readInt(NEXT);
+    long next = readLong(NEXT);
     byte[] value = wiring.entrySerde().serializer().serialize(wiring.baseInbox(), (InboxEntry) record.value());
     store.put(heldKey(next), new HeldEntry(record.key(), value, record.timestamp(), record.headers()).encode());
     store.put(NEXT, Long.toString(next + 1).getBytes(StandardCharsets.UTF_8));
@@ -109,9 +110,9 @@ public final class GenerationGate implements Processor<String, SpecificRecord, S
     context.forward(out, wiring.inboxSink());
   }
 
-  private int readInt(String key) {
+  private long readLong(String key) {
     byte[] v = store.get(key);
-    return v == null ? 0 : (int) Long.parseLong(new String(v, StandardCharsets.UTF_8));
+    return v == null ? 0 : Long.parseLong(new String(v, StandardCharsets.UTF_8));
   }
 
   private static String heldKey(long n) {
