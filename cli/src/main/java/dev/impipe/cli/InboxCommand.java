@@ -43,8 +43,9 @@ final class InboxCommand implements Callable<Integer> {
   @Command(name = "grow", mixinStandardHelpOptions = true, description = {
       "copy inbox generation g (" + ImConfig.IM_INBOX_GENERATION + ") to g+1 with N partitions: entries in order "
           + "with im.prev-seq headers, push registrations, device cursors translated; exactly once, resumable "
-          + "(run it again after a crash). Stop the writers first; then restart every app with "
-          + ImConfig.IM_INBOX_GENERATION + "=g+1."})
+          + "(run it again after a crash). Offline: stop the writers first; then restart every app with "
+          + ImConfig.IM_INBOX_GENERATION + "=g+1. --online: the fan-out keeps running and is switched over "
+          + "(fence, copy the tail, go live); then start the g+1 readers and stop g's."})
   static final class Grow implements Callable<Integer> {
 
     @Option(names = "--partitions", paramLabel = "N", required = true, description = "partitions of the next generation's user-keyed topics")
@@ -55,6 +56,12 @@ final class InboxCommand implements Callable<Integer> {
 
     @Option(names = "--max-rate", paramLabel = "RECORDS_PER_S", defaultValue = "0", description = "copy at most this many records per second (default: 0 = no limit)")
     long maxRate;
+
+    @Option(names = "--online", description = "switch the running fan-out over instead of needing the writers stopped")
+    boolean online;
+
+    @Option(names = "--fence-timeout", paramLabel = "SECONDS", defaultValue = "120", description = "--online: wait at most this long for every fan-out task's fence (default: ${DEFAULT-VALUE})")
+    long fenceTimeoutSeconds;
 
     private final CliContext context;
 
@@ -67,15 +74,18 @@ final class InboxCommand implements Callable<Integer> {
       if (partitions < 1 || partitions > 10_000) {
         throw new CliException("--partitions must be 1..10000, not " + partitions);
       }
-      if (batch < 1 || maxRate < 0) {
-        throw new CliException("--batch must be >= 1 and --max-rate >= 0");
+      if (batch < 1 || maxRate < 0 || fenceTimeoutSeconds < 1) {
+        throw new CliException("--batch and --fence-timeout must be >= 1 and --max-rate >= 0");
       }
       ImConfig config = config(context.env());
       ImTopics topics = new ImTopics(TopicNames.withPrefix(config.topicPrefix()), SchemaRegistryClients.create(
           config.requireSchemaRegistryUrl(), RegistrySettings.fromEnv(context.env())));
       int generation = ImConfig.INBOX_GENERATION.read(context.env());
-      new InboxGrow(config, topics, generation, context.out()).run(new InboxGrow.Options(partitions, batch, maxRate));
-      context.out().println("done: restart every app with " + ImConfig.IM_INBOX_GENERATION + "=" + (generation + 1));
+      new InboxGrow(config, topics, generation, context.out()).run(new InboxGrow.Options(partitions, batch, maxRate,
+          online, java.time.Duration.ofSeconds(fenceTimeoutSeconds)));
+      context.out().println(online ? "done: generation " + (generation + 1) + " is live; start its readers with "
+          + ImConfig.IM_INBOX_GENERATION + "=" + (generation + 1) + ", then stop generation " + generation + "'s"
+          : "done: restart every app with " + ImConfig.IM_INBOX_GENERATION + "=" + (generation + 1));
       context.out().flush();
       return 0;
     }

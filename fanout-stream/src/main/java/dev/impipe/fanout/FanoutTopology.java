@@ -1,15 +1,20 @@
 package dev.impipe.fanout;
 
 import dev.impipe.fanout.internal.FanoutNames;
+import dev.impipe.fanout.internal.GenerationGate;
+import dev.impipe.fanout.internal.InboxTopicChooser;
 import dev.impipe.fanout.internal.MembershipProcessor;
 import dev.impipe.fanout.internal.MessageFanoutProcessor;
 import dev.impipe.runtime.domain.HistoryKey;
 import dev.impipe.runtime.streams.VersionedValue;
+import dev.impipe.runtime.topics.GenerationControl;
 import dev.impipe.runtime.topics.ImTopics;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
 import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.StringSerializer;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorSupplier;
@@ -32,6 +37,16 @@ public final class FanoutTopology {
   public static final String MEMBERSHIP_PROCESSOR = "fanout-membership";
   public static final String FANOUT_PROCESSOR = "fanout-messages";
   public static final String INBOX_SINK = "fanout-inbox-sink";
+  /**
+   * Between the processors and the inbox sink: the live inbox generation, the fence and the held entries of an
+   * online switch ({@code GenerationGate}).
+   */
+  public static final String INBOX_GATE = "fanout-inbox-gate";
+  /** Fence records of an online switch, to the control topic ({@code GenerationControl}). */
+  public static final String CONTROL_SINK = "fanout-generation-control-sink";
+  /** The gate's fenced generation and the entries it holds back during a switch, in order. */
+  public static final String HELD_STORE = "fanout-generation-held";
+  private static final Duration GATE_TICK = Duration.ofMillis(200);
   /** Accepted records of {@code im.messages} by conversation seq: what history serves (see {@code HistoryKey}). */
   public static final String HISTORY_SINK = "fanout-history-sink";
   /**
@@ -77,7 +92,7 @@ public final class FanoutTopology {
 
   /** The names the processors are given (they do not read this class). */
   static final FanoutNames NAMES = new FanoutNames(MEMBERS_STORE, GROUPS_STORE, MODE_SWITCHES_STORE, CLOCK_STORE,
-      PAST_MEMBERS_STORE, DEDUPE_STORE, SENT_STORE, INBOX_SINK, HISTORY_SINK, GROUP_MEMBERS_SINK);
+      PAST_MEMBERS_STORE, DEDUPE_STORE, SENT_STORE, INBOX_GATE, HISTORY_SINK, GROUP_MEMBERS_SINK);
 
   private FanoutTopology() {}
 
@@ -97,6 +112,12 @@ public final class FanoutTopology {
   }
 
   public static Topology build(ImTopics topics, FanoutConfig config, FanoutMetrics metrics) {
+    return build(topics, config, metrics, Optional::empty);
+  }
+
+  /** The topology with the newest inbox switch record seen ({@link GenerationWatch}). */
+  public static Topology build(ImTopics topics, FanoutConfig config, FanoutMetrics metrics,
+      Supplier<Optional<GenerationControl.Switch>> control) {
     Topology topology = new Topology();
     topology.addSource(MESSAGES_SOURCE, topics.messages().keySerde().deserializer(),
         topics.messages().valueSerde().deserializer(), topics.messages().name());
@@ -123,8 +144,16 @@ public final class FanoutTopology {
         shared), MEMBERS_SOURCE);
     topology.addProcessor(FANOUT_PROCESSOR, supplier(() -> new MessageFanoutProcessor(config, metrics, NAMES),
         fanoutStores), MESSAGES_SOURCE);
-    topology.addSink(INBOX_SINK, topics.inbox().name(), topics.inbox().keySerde().serializer(),
-        topics.inbox().valueSerde().serializer(), MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
+    StoreBuilder<?> held = Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(HELD_STORE),
+        Serdes.String(), Serdes.ByteArray());
+    GenerationGate.Wiring wiring = new GenerationGate.Wiring(topics.names().generation(), topics.inbox().name(),
+        control, HELD_STORE, INBOX_SINK, CONTROL_SINK, topics.inbox().valueSerde(), GATE_TICK);
+    topology.addProcessor(INBOX_GATE, supplier(() -> new GenerationGate(wiring), Set.of(held)),
+        MEMBERSHIP_PROCESSOR, FANOUT_PROCESSOR);
+    topology.addSink(INBOX_SINK, new InboxTopicChooser(topics.names()), topics.inbox().keySerde().serializer(),
+        topics.inbox().valueSerde().serializer(), INBOX_GATE);
+    topology.addSink(CONTROL_SINK, GenerationControl.topic(topics.names()), new StringSerializer(),
+        new StringSerializer(), INBOX_GATE);
     topology.addSink(HISTORY_SINK, topics.history().name(), topics.history().keySerde().serializer(),
         topics.history().valueSerde().serializer(),
         HistoryKey::partitions,

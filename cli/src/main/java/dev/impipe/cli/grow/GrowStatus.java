@@ -1,6 +1,7 @@
 package dev.impipe.cli.grow;
 
 import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.topics.GenerationControl;
 import dev.impipe.runtime.topics.TopicNames;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -42,6 +43,11 @@ public final class GrowStatus {
           + ", push registrations " + registrations.describe() + ", device cursors "
           + (copied && cursors.done() ? "translated" : "pending") + ", inbox store state "
           + (stores.partitions().isEmpty() ? "none to carry" : stores.describe()));
+      if (topics.containsKey(GenerationControl.topic(base))) {
+        SwitchState sw = new OnlineSwitch(config, base, generation + 1, out).read();
+        int tasks = topics.get(base.messages()) == null ? 0 : topics.get(base.messages()).size();
+        out.println("online switch: " + sw.describe(tasks));
+      }
       out.println(copied && cursors.done() && stores.done()
           ? "done: restart every app with " + ImConfig.IM_INBOX_GENERATION + "=" + (generation + 1)
           : "not done: run bin/im inbox grow again to resume");

@@ -2,6 +2,7 @@ package dev.impipe.cli.grow;
 
 import dev.impipe.avro.DeviceCursor;
 import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.topics.GenerationControl.Phase;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
 import dev.impipe.runtime.topics.TopicNames;
@@ -9,6 +10,7 @@ import dev.impipe.runtime.topics.TopicProvisioner;
 import dev.impipe.runtime.topics.TopicSpec;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -37,8 +39,18 @@ import org.apache.kafka.common.serialization.Serializer;
  */
 public final class InboxGrow {
 
-  /** How to grow: the new partition count, records per transaction, the rate cap (records/s, 0 = none). */
-  public record Options(int partitions, int batchRecords, long maxRate) {}
+  /**
+   * How to grow: the new partition count, records per transaction, the rate cap (records/s, 0 = none); online: the
+   * fan-out keeps running and is switched over ({@link OnlineSwitch}), waiting at most {@code fenceTimeout} for its
+   * fences.
+   */
+  public record Options(int partitions, int batchRecords, long maxRate, boolean online, Duration fenceTimeout) {
+
+    /** The offline migration (writers stopped). */
+    public Options(int partitions, int batchRecords, long maxRate) {
+      this(partitions, batchRecords, maxRate, false, Duration.ZERO);
+    }
+  }
 
   private final ImConfig config;
   private final ImTopics topics;
@@ -70,11 +82,33 @@ public final class InboxGrow {
       producer.initTransactions();
       Map<String, String> copies = Map.of(from.inbox(), to.inbox(), from.pushRegistrations(), to.pushRegistrations());
       copy(consumer, producer, copies, to.inbox(), options);
+      OnlineSwitch online = options.online() ? new OnlineSwitch(config, topics.names(), fromGeneration + 1, out) : null;
+      if (online != null) {
+        fence(online, producer, options.fenceTimeout());
+        // Generation g's inbox is final now: copy its tail up to the fences.
+        copy(consumer, producer, copies, to.inbox(), options);
+      }
       out.println("copied " + from.inbox() + " -> " + to.inbox() + " and " + from.pushRegistrations() + " -> "
           + to.pushRegistrations());
       translateCursors(consumer, producer, from, to);
       new StoreCarry(config, fromGeneration, out).run(producer, to.inbox(), options.partitions(), options.maxRate());
+      if (online != null) {
+        online.write(producer, Phase.LIVE);
+      }
     }
+  }
+
+  /** Asks the fan-out to fence generation g (unless g+1 is live already) and waits for every task's fence. */
+  private void fence(OnlineSwitch online, KafkaProducer<byte[], byte[]> producer, Duration timeout) {
+    online.ensureTopic();
+    SwitchState state = online.read();
+    if (state.live()) {
+      out.println("online switch: generation " + (fromGeneration + 1) + " is live already");
+      return;
+    }
+    online.write(producer, Phase.FENCE);
+    int tasks = producer.partitionsFor(topics.names().messages()).size();
+    online.awaitFences(tasks, timeout);
   }
 
   private void createTopics(TopicNames from, TopicNames to, int partitions) {

@@ -1,0 +1,287 @@
+package dev.impipe.cli.grow;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.impipe.avro.ChatMessage;
+import dev.impipe.avro.ConversationType;
+import dev.impipe.avro.DeviceCursor;
+import dev.impipe.avro.InboxEntry;
+import dev.impipe.avro.MessageType;
+import dev.impipe.cli.Main;
+import dev.impipe.edge.app.PipelineRuntime;
+import dev.impipe.edge.auth.TestTokens;
+import dev.impipe.fanout.FanoutComponent;
+import dev.impipe.runtime.config.ImConfig;
+import dev.impipe.runtime.domain.Ids;
+import dev.impipe.runtime.topics.ImTopics;
+import dev.impipe.runtime.topics.TopicCatalog;
+import dev.impipe.runtime.topics.TopicNames;
+import dev.impipe.runtime.topics.TopicProvisioner;
+import dev.impipe.schemas.registry.RestSchemaRegistryClient;
+import dev.impipe.testkit.ItEnvironment;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@code bin/im inbox grow --online} while the real fan-out keeps fanning out a steady stream of direct messages
+ * between 50 users: the grow (a child JVM) is SIGKILLed during its copy and run again; the fan-out fences generation
+ * 0, holds its entries while the copy passes the fences, and writes them to generation 1 once it is live. Per user,
+ * generation 1's log is then generation 0's entries in order, each once, followed by the new ones (none lost, none
+ * twice, each conversation's order kept), and a device cursor committed before the grow resumes exactly after what
+ * the device had seen.
+ */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class OnlineInboxGrowIT {
+
+  private static final int USERS = 50;
+
+  @TempDir
+  Path tmp;
+
+  /** One entry of a user's inbox log: its message, and whether the grow copied it (an im.prev-seq header). */
+  private record Entry(long offset, String messageId, String conversationId, boolean copied) {}
+
+  @Test
+  void growsFourToEightPartitionsWhileTheFanoutRuns() throws Exception {
+    ItEnvironment.Endpoints it = ItEnvironment.get();
+    String prefix = ItEnvironment.unique("onlinegrow") + ".";
+    Map<String, String> env = new HashMap<>(TestTokens.env());
+    env.putAll(Map.of(ImConfig.IM_TOPIC_PREFIX, prefix, ImConfig.IM_USER_PARTITIONS, "4",
+        ImConfig.IM_CONVERSATION_PARTITIONS, "2"));
+    ImConfig config = ImConfig.fromEnv(env).withEndpoints(it.bootstrapServers(), it.schemaRegistryUrl());
+    Map<String, String> childEnv = Map.of(ImConfig.KAFKA_BOOTSTRAP_SERVERS, it.bootstrapServers(),
+        ImConfig.SCHEMA_REGISTRY_URL, it.schemaRegistryUrl(), ImConfig.IM_TOPIC_PREFIX, prefix,
+        ImConfig.IM_USER_PARTITIONS, "4", ImConfig.IM_CONVERSATION_PARTITIONS, "2",
+        "IM_LOCAL_ENDPOINTS_FILE", tmp.resolve("none.properties").toString());
+    TopicNames g0 = TopicNames.withPrefix(prefix);
+    TopicNames g1 = g0.inGeneration(1);
+    ImTopics topics = new ImTopics(g0, new RestSchemaRegistryClient(it.schemaRegistryUrl()));
+    try (Admin admin = Admin.create(config.clientProperties())) {
+      new TopicProvisioner(admin, (short) 1).ensure(TopicCatalog.specs(g0, config));
+    }
+
+    List<ChatMessage> sent = Collections.synchronizedList(new ArrayList<>());
+    AtomicReference<Exception> sendFailure = new AtomicReference<>();
+    AtomicBoolean sending = new AtomicBoolean(true);
+    Path log = tmp.resolve("grow.log");
+    try (PipelineRuntime runtime = new PipelineRuntime(config.withHttpPort(0, tmp.resolve("fanout")), env, topics);
+        KafkaProducer<String, ChatMessage> producer = new KafkaProducer<>(Map.of("bootstrap.servers",
+            it.bootstrapServers(), "enable.idempotence", true, "acks", "all", "linger.ms", 5),
+            topics.messages().keySerde().serializer(), topics.messages().valueSerde().serializer())) {
+      runtime.start(List.of(new FanoutComponent()));
+      await().atMost(Duration.ofSeconds(60)).until(runtime::healthy);
+      // Given a steady stream of direct messages (about 400/s), all the time of the grow
+      Thread sender = new Thread(() -> {
+        for (int i = 0; sending.get(); i++) {
+          ChatMessage m = direct("u" + (i % USERS), "u" + ((i * 7 + 1) % USERS), i);
+          sent.add(m);
+          producer.send(new ProducerRecord<>(topics.messages().name(), m.getConversationId(), m), (md, e) -> {
+            if (e != null) {
+              sendFailure.set(e);
+            }
+          });
+          if (i % 20 == 19) {
+            LockSupport.parkNanos(Duration.ofMillis(50).toNanos());
+          }
+        }
+        producer.flush();
+      }, "online-grow-sender");
+      sender.start();
+      await().atMost(Duration.ofSeconds(30)).until(() -> sent.size() >= 600);
+
+      // and each user's phone committed a cursor in the middle of what it had synced
+      Map<String, Long> oldCursors = commitCursors(config, topics, g0);
+
+      // When the online grow runs, throttled, and is SIGKILLed during its copy
+      Process first = start(childEnv, log, "--batch", "20", "--max-rate", "300");
+      try (Admin admin = Admin.create(config.clientProperties())) {
+        String group = InboxGrow.migrationId(prefix, 1);
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
+            .until(() -> committed(admin, group, g0.inbox()) >= 300 || !first.isAlive());
+        assertThat(first.isAlive()).as("still copying when killed; log:\n%s", Files.readString(log)).isTrue();
+        first.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+      }
+      // And is run again to its end, the messages still flowing
+      Process second = start(childEnv, log);
+      assertThat(second.waitFor(60, TimeUnit.SECONDS)).as("second run finished; log:\n%s", Files.readString(log))
+          .isTrue();
+      assertThat(second.exitValue()).as("exit status; log:\n%s", Files.readString(log)).isZero();
+      int atLive = sent.size();
+      await().atMost(Duration.ofSeconds(30)).until(() -> sent.size() >= atLive + 400);
+      sending.set(false);
+      sender.join(30_000);
+      assertThat(sendFailure.get()).isNull();
+
+      // Then every message's two entries arrive, in generation 0 before the fences or generation 1 after them
+      List<ChatMessage> all = List.copyOf(sent);
+      await().atMost(Duration.ofSeconds(30)).until(() -> read(config, topics, g0.inbox()).values().stream()
+          .mapToInt(List::size).sum() + fresh(read(config, topics, g1.inbox())) == 2 * all.size());
+      Map<String, List<Entry>> old = read(config, topics, g0.inbox());
+      Map<String, List<Entry>> grown = read(config, topics, g1.inbox());
+      int freshCount = fresh(grown);
+      System.out.printf("OnlineInboxGrowIT: %d messages, %d entries copied, %d written to generation 1%n",
+          all.size(), grown.values().stream().mapToInt(List::size).sum() - freshCount, freshCount);
+      assertThat(freshCount).as("entries written to generation 1 after the switch").isPositive();
+
+      Map<String, Map<String, List<String>>> expected = expectedPerUserAndConversation(all);
+      Map<String, Long> newCursors = readCursors(config, topics, g1.deviceCursors());
+      for (int u = 0; u < USERS; u++) {
+        String user = "u" + u;
+        List<Entry> before = old.getOrDefault(user, List.of());
+        List<Entry> after = grown.getOrDefault(user, List.of());
+        List<String> copied = after.stream().filter(Entry::copied).map(Entry::messageId).toList();
+        // generation 0's entries, in order, each once, and only then the new ones
+        assertThat(copied).as(user).isEqualTo(before.stream().map(Entry::messageId).toList());
+        assertThat(after.subList(0, copied.size())).as(user).allMatch(Entry::copied);
+        List<String> ids = after.stream().map(Entry::messageId).toList();
+        assertThat(ids).as(user + ": none twice").doesNotHaveDuplicates();
+        // none lost, each conversation's order kept
+        Map<String, List<String>> byConversation = new LinkedHashMap<>();
+        after.forEach(e -> byConversation.computeIfAbsent(e.conversationId(), c -> new ArrayList<>())
+            .add(e.messageId()));
+        assertThat(byConversation).as(user).isEqualTo(expected.get(user));
+        // the phone's cursor resumes right after what it had seen
+        long oldCursor = oldCursors.get(user);
+        List<String> unseenBefore = new ArrayList<>(before.stream().filter(e -> e.offset() > oldCursor)
+            .map(Entry::messageId).toList());
+        after.stream().filter(e -> !e.copied()).forEach(e -> unseenBefore.add(e.messageId()));
+        long newCursor = newCursors.get(user + "|phone");
+        assertThat(after.stream().filter(e -> e.offset() > newCursor).map(Entry::messageId).toList()).as(user)
+            .isEqualTo(unseenBefore);
+      }
+
+      // And a cursor generation 0's readers took after the translation (they serve until stopped) is carried by
+      // running the grow again once they are stopped: translated again, the newer one wins
+      List<Entry> u0 = old.get("u0");
+      try (KafkaProducer<String, DeviceCursor> cursors = new KafkaProducer<>(Map.of("bootstrap.servers",
+          it.bootstrapServers(), "acks", "all"), topics.deviceCursors().keySerde().serializer(),
+          topics.deviceCursors().valueSerde().serializer())) {
+        cursors.send(new ProducerRecord<>(g0.deviceCursors(), "u0", new DeviceCursor("u0", "phone",
+            u0.get(u0.size() - 1).offset()))).get(30, TimeUnit.SECONDS);
+      }
+      ByteArrayOutputStream rerun = new ByteArrayOutputStream();
+      new InboxGrow(config, topics, 0, new PrintStream(rerun, true, StandardCharsets.UTF_8))
+          .run(new InboxGrow.Options(8, 500, 0, true, Duration.ofSeconds(30)));
+      assertThat(rerun.toString(StandardCharsets.UTF_8)).contains("generation 1 is live already");
+      List<Entry> u0Copied = grown.get("u0").stream().filter(Entry::copied).toList();
+      assertThat(readCursors(config, topics, g1.deviceCursors()).get("u0|phone"))
+          .isEqualTo(u0Copied.get(u0Copied.size() - 1).offset());
+
+      // And bin/im inbox status shows the switch done
+      ByteArrayOutputStream status = new ByteArrayOutputStream();
+      GrowStatus.print(config, g0, 0, new PrintStream(status, true, StandardCharsets.UTF_8));
+      assertThat(status.toString(StandardCharsets.UTF_8)).contains("online switch: 1 LIVE, fan-out tasks fenced 2/2");
+    }
+  }
+
+  private static ChatMessage direct(String from, String to, int i) {
+    return ChatMessage.newBuilder().setMessageId("m" + i).setClientMsgId("c" + i)
+        .setConversationId(Ids.direct(from, to)).setConversationType(ConversationType.DIRECT)
+        .setType(MessageType.MESSAGE).setSenderId(from).setRecipientId(to).setBody("b" + i)
+        .setSentAt(Instant.now()).setAttributes(Map.of()).build();
+  }
+
+  /** Per user, per conversation: the message ids in send order (each message is in its sender's and recipient's). */
+  private static Map<String, Map<String, List<String>>> expectedPerUserAndConversation(List<ChatMessage> all) {
+    Map<String, Map<String, List<String>>> out = new HashMap<>();
+    for (ChatMessage m : all) {
+      for (String user : new java.util.LinkedHashSet<>(List.of(m.getSenderId(), m.getRecipientId()))) {
+        out.computeIfAbsent(user, u -> new LinkedHashMap<>())
+            .computeIfAbsent(m.getConversationId(), c -> new ArrayList<>()).add(m.getMessageId());
+      }
+    }
+    return out;
+  }
+
+  private static int fresh(Map<String, List<Entry>> inbox) {
+    return (int) inbox.values().stream().flatMap(List::stream).filter(e -> !e.copied()).count();
+  }
+
+  /** Each user's phone commits the offset of the middle one of its entries so far. */
+  private static Map<String, Long> commitCursors(ImConfig config, ImTopics topics, TopicNames g0) throws Exception {
+    Map<String, List<Entry>> now = read(config, topics, g0.inbox());
+    Map<String, Long> cursors = new HashMap<>();
+    try (KafkaProducer<String, DeviceCursor> producer = new KafkaProducer<>(Map.of("bootstrap.servers",
+        config.clientProperties().get("bootstrap.servers"), "acks", "all"),
+        topics.deviceCursors().keySerde().serializer(), topics.deviceCursors().valueSerde().serializer())) {
+      for (int u = 0; u < USERS; u++) {
+        String user = "u" + u;
+        List<Entry> entries = now.getOrDefault(user, List.of());
+        long seq = entries.isEmpty() ? -1 : entries.get(entries.size() / 2).offset();
+        cursors.put(user, seq);
+        producer.send(new ProducerRecord<>(g0.deviceCursors(), user, new DeviceCursor(user, "phone", seq)))
+            .get(30, TimeUnit.SECONDS);
+      }
+    }
+    return cursors;
+  }
+
+  private static Map<String, List<Entry>> read(ImConfig config, ImTopics topics, String topic) {
+    Map<String, List<Entry>> out = new HashMap<>();
+    var deserializer = topics.inbox().valueSerde().deserializer();
+    try (KafkaConsumer<byte[], byte[]> reader = new KafkaConsumer<>(MigrationClients.reader(config))) {
+      MigrationClients.readAll(reader, MigrationClients.fromStart(reader, List.of(topic)), r -> {
+        InboxEntry e = deserializer.deserialize(topic, r.headers(), r.value());
+        out.computeIfAbsent(new String(r.key(), StandardCharsets.UTF_8), k -> new ArrayList<>())
+            .add(new Entry(r.offset(), e.getMessageId(), e.getConversationId(),
+                PrevPosition.readFrom(r.headers()).isPresent()));
+      });
+    }
+    return out;
+  }
+
+  private static Map<String, Long> readCursors(ImConfig config, ImTopics topics, String topic) {
+    Map<String, Long> out = new HashMap<>();
+    var deserializer = topics.deviceCursors().valueSerde().deserializer();
+    try (KafkaConsumer<byte[], byte[]> reader = new KafkaConsumer<>(MigrationClients.reader(config))) {
+      MigrationClients.readAll(reader, MigrationClients.fromStart(reader, List.of(topic)), r -> {
+        DeviceCursor c = deserializer.deserialize(topic, r.headers(), r.value());
+        out.put(c.getUserId() + "|" + c.getDeviceId(), c.getSeq());
+      });
+    }
+    return out;
+  }
+
+  private Process start(Map<String, String> env, Path log, String... extra) throws Exception {
+    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-Xmx256m", "-cp", System.getProperty("java.class.path"), Main.class.getName(), "inbox", "grow",
+        "--partitions", "8", "--online", "--fence-timeout", "30"));
+    command.addAll(List.of(extra));
+    ProcessBuilder builder = new ProcessBuilder(command);
+    builder.environment().putAll(env);
+    builder.redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+    return builder.start();
+  }
+
+  private static long committed(Admin admin, String group, String topic) throws Exception {
+    Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(group)
+        .partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS);
+    return offsets.entrySet().stream().filter(e -> e.getKey().topic().equals(topic) && e.getValue() != null)
+        .mapToLong(e -> e.getValue().offset()).sum();
+  }
+}
