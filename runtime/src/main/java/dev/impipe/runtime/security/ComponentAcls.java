@@ -1,6 +1,7 @@
 package dev.impipe.runtime.security;
 
 import dev.impipe.runtime.topics.ApplicationIds;
+import dev.impipe.runtime.topics.GenerationControl;
 import dev.impipe.runtime.topics.TopicNames;
 import java.util.ArrayList;
 import java.util.List;
@@ -81,8 +82,12 @@ public record ComponentAcls(String component, Set<String> reads, Set<String> wri
     return List.of(
         new ComponentAcls("ingest", Set.of(),
             Set.of(t.messages(), t.groupMembers(), t.delayed(), t.rejected()), false),
-        new ComponentAcls("fanout", Set.of(t.messages(), t.groupMembers()),
-            Set.of(t.groupMembers(), t.inbox(), t.history(), t.rejected()), true),
+        // An online switch of the inbox generation (ADR 0014): the fan-out follows the control topic, writes its
+        // tasks' fences to it and, once the next generation is live, that generation's inbox.
+        new ComponentAcls("fanout", Set.of(t.messages(), t.groupMembers(), GenerationControl.topic(t)),
+            Set.of(t.groupMembers(), t.inbox(), t.history(), t.rejected(), GenerationControl.topic(t),
+                GenerationControl.inboxOf(t, t.generation() + 1)),
+            true),
         new ComponentAcls("inbox-store", Set.of(t.inbox(), t.history(), t.deviceCursors()),
             Set.of(t.deviceCursors(), t.rejected()), true),
         new ComponentAcls("ack-timeout", Set.of(t.deliveries(), t.acks()),

@@ -95,6 +95,9 @@ class ComponentAclsTest {
         .isEqualTo("im.notify.g1-senders");
     assertThat(ComponentAcls.of(g1, "fanout").orElseThrow().applicationId("im.")).isEqualTo("im.fanout");
     assertThat(ComponentAcls.of(g1, "fanout").orElseThrow().writes()).contains("im.inbox.g1");
+    // an online switch from g1: the fan-out writes g2's inbox once it is live, and follows and fences the control topic
+    assertThat(ComponentAcls.of(g1, "fanout").orElseThrow().writes()).contains("im.inbox.g2", "im.inbox-generation");
+    assertThat(ComponentAcls.of(g1, "fanout").orElseThrow().reads()).contains("im.inbox-generation");
     assertThat(ComponentAcls.of(NAMES, "inbox-store").orElseThrow().applicationId("im.")).isEqualTo("im.inbox-store");
   }
 }
