@@ -25,6 +25,7 @@ import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.security.ComponentAcls;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicCatalog;
+import dev.impipe.runtime.topics.GenerationControl;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.runtime.topics.TopicSpec;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
@@ -313,6 +314,12 @@ class DeployManifestsTest {
           } else if (node instanceof TopologyDescription.Sink sink) {
             if (sink.topic() != null) {
               writes.add(sink.topic());
+            } else if (e.getKey().equals("fanout")) {
+              // Dynamic sink (fan-out's inbox): the live inbox generation, this one or, after an online switch,
+              // the next (ADR 0014); its control records are a plain sink, its watch of them a plain consumer.
+              writes.add(topics.inbox().name());
+              writes.add(GenerationControl.inboxOf(TopicNames.withPrefix("im."), 1));
+              reads.add(GenerationControl.topic(TopicNames.withPrefix("im.")));
             } else {
               // Dynamic sink (delay): the configured targets, which must be plain topic names here, and the
               // inbox (a refused cancel's REJECTED entry, DelayTopology.inboxNotices).
