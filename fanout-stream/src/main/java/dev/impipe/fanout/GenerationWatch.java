@@ -13,9 +13,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.StringDeserializer;
@@ -31,19 +33,30 @@ public final class GenerationWatch implements Supplier<Optional<Switch>>, AutoCl
   private final AtomicReference<Optional<Switch>> current = new AtomicReference<>(Optional.empty());
   private final AtomicBoolean running = new AtomicBoolean(true);
   private final CountDownLatch caughtUp = new CountDownLatch(1);
-  private final KafkaConsumer<String, String> consumer;
+  private final Consumer<String, String> consumer;
   private final Thread thread;
   private final String topic;
+  private final Duration recheck;
 
   public GenerationWatch(Map<String, Object> clientProperties, String topic) {
+    this(consumer(clientProperties), topic, Duration.ofSeconds(1));
+  }
+
+  private static Consumer<String, String> consumer(Map<String, Object> clientProperties) {
     Map<String, Object> props = new HashMap<>(clientProperties);
     props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     props.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     props.remove(ConsumerConfig.GROUP_ID_CONFIG);
     // Looking for the topic must not create it (with the broker's defaults instead of compacted).
     props.put(ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG, false);
+    return new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer());
+  }
+
+  /** Follows {@code topic} with {@code consumer}, looking for the topic every {@code recheck} while it is missing. */
+  GenerationWatch(Consumer<String, String> consumer, String topic, Duration recheck) {
     this.topic = topic;
-    this.consumer = new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer());
+    this.consumer = consumer;
+    this.recheck = recheck;
     this.thread = new Thread(this::loop, "fanout-generation-watch");
     thread.setDaemon(true);
     thread.start();
@@ -63,7 +76,7 @@ public final class GenerationWatch implements Supplier<Optional<Switch>>, AutoCl
       }
       while (running.get() && !exists()) {
         // Until the first online grow creates it: look again every second.
-        LockSupport.parkNanos(Duration.ofSeconds(1).toNanos());
+        LockSupport.parkNanos(recheck.toNanos());
       }
       consumer.assign(List.of(tp));
       consumer.seekToBeginning(List.of(tp));
@@ -95,7 +108,8 @@ public final class GenerationWatch implements Supplier<Optional<Switch>>, AutoCl
 
   private boolean exists() {
     try {
-      return !consumer.partitionsFor(topic, Duration.ofSeconds(5)).isEmpty();
+      List<PartitionInfo> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(5));
+      return partitions != null && !partitions.isEmpty();
     } catch (org.apache.kafka.common.KafkaException e) {
       return false;
     }

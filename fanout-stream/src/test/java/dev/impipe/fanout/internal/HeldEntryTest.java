@@ -13,6 +13,7 @@ class HeldEntryTest {
     RecordHeaders headers = new RecordHeaders();
     headers.add("a", "1".getBytes(StandardCharsets.UTF_8));
     headers.add("n", null);
+    headers.add("e", new byte[0]);
     HeldEntry e = new HeldEntry("alice", new byte[] {1, 2, 3}, 42L, headers);
 
     HeldEntry back = HeldEntry.decode(e.encode());
@@ -20,8 +21,9 @@ class HeldEntryTest {
     assertThat(back.key()).isEqualTo("alice");
     assertThat(back.value()).containsExactly(1, 2, 3);
     assertThat(back.timestamp()).isEqualTo(42L);
-    assertThat(back.headers().toArray()).hasSize(2);
+    assertThat(back.headers().toArray()).hasSize(3);
     assertThat(back.headers().lastHeader("a").value()).isEqualTo("1".getBytes(StandardCharsets.UTF_8));
     assertThat(back.headers().lastHeader("n").value()).isNull();
+    assertThat(back.headers().lastHeader("e").value()).isEmpty(); // empty is not absent
   }
 }
