@@ -62,9 +62,11 @@ import org.junit.jupiter.api.io.TempDir;
  * generation 0 since), then move. A moving phone's next sync with its generation-0 cursor is answered 409 and it
  * resyncs from the cursor in the answer. Per user, generation 1's log is generation 0's entries in order, each
  * once, followed by the new ones (none lost, none twice, each conversation's order kept); per phone, the message
- * ids it received are exactly its user's log, in order, none missing, none twice, across the switch (a phone that
- * moved before the rerun may receive again what it synced on generation 0 after the grow translated its cursor,
- * and only that); a cursor committed before the grow resumes exactly after what the device had seen.
+ * ids it received are exactly its user's log, in order, none missing, none twice, across the switch; a cursor
+ * committed before the grow resumes exactly after what the device had seen. A phone that moved before the rerun
+ * may receive again what it synced on generation 0 after the grow translated its cursor, and only that: the 409
+ * answers with the committed cursor generation 1's store has. u0's phone, offline during the grow's second run
+ * and back after {@code LIVE}, shows it: its translated cursor is behind what it then syncs on generation 0.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class OnlineInboxGrowIT {
@@ -157,18 +159,26 @@ class OnlineInboxGrowIT {
         assertThat(first.isAlive()).as("still copying when killed; log:\n%s", Files.readString(log)).isTrue();
         first.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
       }
-      // And is run again to its end, the messages still flowing and the phones syncing
+      // And is run again to its end, the messages still flowing and the phones syncing but u0's (offline meanwhile)
+      SyncingDevices.Phone offline = devices.phones().get(0);
+      offline.moveTo(-1);
+      await().atMost(Duration.ofSeconds(30)).until(() -> devices.noneFailed() && offline.waiting());
       Process second = start(childEnv, log);
       assertThat(second.waitFor(60, TimeUnit.SECONDS)).as("second run finished; log:\n%s", Files.readString(log))
           .isTrue();
       assertThat(second.exitValue()).as("exit status; log:\n%s", Files.readString(log)).isZero();
       long live = System.nanoTime();
+      // and u0's phone, back online, syncs the rest of generation 0 (final since the fences)
+      offline.moveTo(0);
+      int u0InGeneration0 = read(config, topics, g0.inbox()).get("u0").size();
 
       // And generation 1's inbox store starts next to generation 0's, with the cursors the grow translated
       inbox1.start(List.of(new InboxStoreComponent()));
       await().atMost(Duration.ofSeconds(90)).until(inbox1::healthy);
       ports.put(1, inbox1.http().port());
       devices.awaitCommitted(inbox1.http().port(), readCursors(config, topics, g1.deviceCursors()));
+      await().atMost(Duration.ofSeconds(30)).until(() -> devices.noneFailed()
+          && offline.receivedInGeneration0() >= u0InGeneration0);
       // and five phones move to it while generation 0's still serves
       devices.phones().subList(0, EARLY).forEach(p -> p.moveTo(1));
       // and the others wait while generation 0's inbox store stops and the grow runs again, then move
@@ -244,15 +254,22 @@ class OnlineInboxGrowIT {
           assertThat(got.subList(0, onG0)).as(p.user).isEqualTo(want.subList(0, onG0));
           assertThat(onG1).as(p.user).isEqualTo(want.subList(want.size() - onG1.size(), want.size()));
           assertThat(got.size()).as(p.user + ": none missing").isGreaterThanOrEqualTo(want.size());
-          repeats += got.size() - want.size();
+          int again = got.size() - want.size();
+          assertThat(onG1.subList(0, again)).as(p.user + ": received again").isEqualTo(got.subList(onG0 - again, onG0));
+          repeats += again;
+          if (p == offline) {
+            // its cursor the grow translated was behind generation 0's end: the 409 sends it back there
+            assertThat(again).as("u0: entries received again").isPositive();
+          }
         }
         assertThat(new LinkedHashSet<>(got)).as(p.user + ": none missing").containsExactlyElementsOf(want);
       }
       System.out.printf("OnlineInboxGrowIT: %d messages, %d entries copied, %d written to generation 1; %d phones"
-          + " synced %d times (%d retries), %d entries received again by the %d early movers; live after %d s,"
+          + " synced %d times (%d retries), %d entries received again by the %d early movers (u0: %d); live after %d s,"
           + " %d s in all%n", all.size(), grown.values().stream().mapToInt(List::size).sum() - freshCount,
           freshCount, USERS, devices.phones().stream().mapToLong(SyncingDevices.Phone::syncs).sum(),
           devices.phones().stream().mapToLong(SyncingDevices.Phone::retries).sum(), repeats, EARLY,
+          offline.received().size() - logs.get("u0").size(),
           TimeUnit.NANOSECONDS.toSeconds(live - started), TimeUnit.NANOSECONDS.toSeconds(System.nanoTime()
               - started));
 
