@@ -12,6 +12,8 @@ import dev.impipe.cli.Main;
 import dev.impipe.edge.app.PipelineRuntime;
 import dev.impipe.edge.auth.TestTokens;
 import dev.impipe.fanout.FanoutComponent;
+import dev.impipe.inbox.InboxStoreComponent;
+import dev.impipe.inbox.query.SyncCursor;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.topics.ImTopics;
@@ -31,8 +33,10 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -49,16 +53,27 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code bin/im inbox grow --online} while the real fan-out keeps fanning out a steady stream of direct messages
- * between 50 users: the grow (a child JVM) is SIGKILLed during its copy and run again; the fan-out fences generation
- * 0, holds its entries while the copy passes the fences, and writes them to generation 1 once it is live. Per user,
- * generation 1's log is then generation 0's entries in order, each once, followed by the new ones (none lost, none
- * twice, each conversation's order kept), and a device cursor committed before the grow resumes exactly after what
- * the device had seen.
+ * between 50 users and each user's phone syncs over HTTP in a loop the whole time, committing its cursor after each
+ * page ({@code PUT .../cursor}), as a client does. The grow (a child JVM) is SIGKILLed during its copy and run
+ * again; the fan-out fences generation 0, holds its entries while the copy passes the fences, and writes them to
+ * generation 1 once it is live. Then generation 1's inbox store is started next to generation 0's
+ * ({@code IM_INBOX_GENERATION=1}); five phones move to it at once (generation 0's still serving), the others wait
+ * while generation 0's inbox store is stopped and the grow is run again (it translates the cursors committed to
+ * generation 0 since), then move. A moving phone's next sync with its generation-0 cursor is answered 409 and it
+ * resyncs from the cursor in the answer. Per user, generation 1's log is generation 0's entries in order, each
+ * once, followed by the new ones (none lost, none twice, each conversation's order kept); per phone, the message
+ * ids it received are exactly its user's log, in order, none missing, none twice, across the switch; a cursor
+ * committed before the grow resumes exactly after what the device had seen. A phone that moved before the rerun
+ * may receive again what it synced on generation 0 after the grow translated its cursor, and only that: the 409
+ * answers with the committed cursor generation 1's store has. u0's phone, offline during the grow's second run
+ * and back after {@code LIVE}, shows it: its translated cursor is behind what it then syncs on generation 0.
  */
-@Timeout(value = 3, unit = TimeUnit.MINUTES)
+@Timeout(value = 4, unit = TimeUnit.MINUTES)
 class OnlineInboxGrowIT {
 
   private static final int USERS = 50;
+  /** Phones u0..u4 move to generation 1 as soon as it serves, before the rerun. */
+  private static final int EARLY = 5;
 
   @TempDir
   Path tmp;
@@ -67,7 +82,7 @@ class OnlineInboxGrowIT {
   private record Entry(long offset, String messageId, String conversationId, boolean copied) {}
 
   @Test
-  void growsFourToEightPartitionsWhileTheFanoutRuns() throws Exception {
+  void growsFourToEightPartitionsWhileTheDevicesSync() throws Exception {
     ItEnvironment.Endpoints it = ItEnvironment.get();
     String prefix = ItEnvironment.unique("onlinegrow") + ".";
     Map<String, String> env = new HashMap<>(TestTokens.env());
@@ -80,22 +95,36 @@ class OnlineInboxGrowIT {
         "IM_LOCAL_ENDPOINTS_FILE", tmp.resolve("none.properties").toString());
     TopicNames g0 = TopicNames.withPrefix(prefix);
     TopicNames g1 = g0.inGeneration(1);
-    ImTopics topics = new ImTopics(g0, new RestSchemaRegistryClient(it.schemaRegistryUrl()));
+    RestSchemaRegistryClient registry = new RestSchemaRegistryClient(it.schemaRegistryUrl());
+    ImTopics topics = new ImTopics(g0, registry);
     try (Admin admin = Admin.create(config.clientProperties())) {
       new TopicProvisioner(admin, (short) 1).ensure(TopicCatalog.specs(g0, config));
     }
+    Map<String, String> env1 = new HashMap<>(env);
+    env1.put(ImConfig.IM_INBOX_GENERATION, "1");
+    ImConfig config1 = ImConfig.fromEnv(env1).withEndpoints(it.bootstrapServers(), it.schemaRegistryUrl());
 
     List<ChatMessage> sent = Collections.synchronizedList(new ArrayList<>());
     AtomicReference<Exception> sendFailure = new AtomicReference<>();
     AtomicBoolean sending = new AtomicBoolean(true);
     Path log = tmp.resolve("grow.log");
-    try (PipelineRuntime runtime = new PipelineRuntime(config.withHttpPort(0, tmp.resolve("fanout")), env, topics);
+    Map<Integer, Integer> ports = new ConcurrentHashMap<>();
+    long started = System.nanoTime();
+    try (PipelineRuntime fanout = new PipelineRuntime(config.withHttpPort(0, tmp.resolve("fanout")), env, topics);
+        Stoppable inbox0 = new Stoppable(new PipelineRuntime(config.withHttpPort(0, tmp.resolve("inbox0")), env,
+            topics));
+        PipelineRuntime inbox1 = new PipelineRuntime(config1.withHttpPort(0, tmp.resolve("inbox1")), env1,
+            new ImTopics(g1, registry));
+        SyncingDevices devices = new SyncingDevices(USERS, ports);
         KafkaProducer<String, ChatMessage> producer = new KafkaProducer<>(Map.of("bootstrap.servers",
             it.bootstrapServers(), "enable.idempotence", true, "acks", "all", "linger.ms", 5),
             topics.messages().keySerde().serializer(), topics.messages().valueSerde().serializer())) {
-      runtime.start(List.of(new FanoutComponent()));
-      await().atMost(Duration.ofSeconds(60)).until(runtime::healthy);
-      // Given a steady stream of direct messages (about 400/s), all the time of the grow
+      // Given the fan-out and generation 0's inbox store
+      fanout.start(List.of(new FanoutComponent()));
+      inbox0.runtime().start(List.of(new InboxStoreComponent()));
+      await().atMost(Duration.ofSeconds(90)).until(() -> fanout.healthy() && inbox0.runtime().healthy());
+      ports.put(0, inbox0.runtime().http().port());
+      // and a steady stream of direct messages (about 400/s), all the time of the grow
       Thread sender = new Thread(() -> {
         for (int i = 0; sending.get(); i++) {
           ChatMessage m = direct("u" + (i % USERS), "u" + ((i * 7 + 1) % USERS), i);
@@ -112,9 +141,13 @@ class OnlineInboxGrowIT {
         producer.flush();
       }, "online-grow-sender");
       sender.start();
+      // and each user's phone syncing it over HTTP and committing its cursor, all the time
+      devices.start();
       await().atMost(Duration.ofSeconds(30)).until(() -> sent.size() >= 600);
+      await().atMost(Duration.ofSeconds(30)).until(() -> devices.noneFailed()
+          && devices.phones().stream().allMatch(p -> p.receivedCount() > 0));
 
-      // and each user's phone committed a cursor in the middle of what it had synced
+      // and each user's tablet committed a cursor in the middle of what it had synced
       Map<String, Long> oldCursors = commitCursors(config, topics, g0);
 
       // When the online grow runs, throttled, and is SIGKILLed during its copy
@@ -126,13 +159,42 @@ class OnlineInboxGrowIT {
         assertThat(first.isAlive()).as("still copying when killed; log:\n%s", Files.readString(log)).isTrue();
         first.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
       }
-      // And is run again to its end, the messages still flowing
+      // And is run again to its end, the messages still flowing and the phones syncing but u0's (offline meanwhile)
+      SyncingDevices.Phone offline = devices.phones().get(0);
+      offline.moveTo(-1);
+      await().atMost(Duration.ofSeconds(30)).until(() -> devices.noneFailed() && offline.waiting());
       Process second = start(childEnv, log);
       assertThat(second.waitFor(60, TimeUnit.SECONDS)).as("second run finished; log:\n%s", Files.readString(log))
           .isTrue();
       assertThat(second.exitValue()).as("exit status; log:\n%s", Files.readString(log)).isZero();
-      int atLive = sent.size();
-      await().atMost(Duration.ofSeconds(30)).until(() -> sent.size() >= atLive + 400);
+      long live = System.nanoTime();
+      // and u0's phone, back online, syncs the rest of generation 0 (final since the fences)
+      offline.moveTo(0);
+      int u0InGeneration0 = read(config, topics, g0.inbox()).get("u0").size();
+
+      // And generation 1's inbox store starts next to generation 0's, with the cursors the grow translated
+      inbox1.start(List.of(new InboxStoreComponent()));
+      await().atMost(Duration.ofSeconds(90)).until(inbox1::healthy);
+      ports.put(1, inbox1.http().port());
+      devices.awaitCommitted(inbox1.http().port(), readCursors(config, topics, g1.deviceCursors()));
+      await().atMost(Duration.ofSeconds(30)).until(() -> devices.noneFailed()
+          && offline.receivedInGeneration0() >= u0InGeneration0);
+      // and five phones move to it while generation 0's still serves
+      devices.phones().subList(0, EARLY).forEach(p -> p.moveTo(1));
+      // and the others wait while generation 0's inbox store stops and the grow runs again, then move
+      List<SyncingDevices.Phone> rest = devices.phones().subList(EARLY, USERS);
+      rest.forEach(p -> p.moveTo(-1));
+      await().atMost(Duration.ofSeconds(30)).until(() -> devices.noneFailed()
+          && rest.stream().allMatch(SyncingDevices.Phone::waiting));
+      inbox0.stop();
+      ByteArrayOutputStream rerun = new ByteArrayOutputStream();
+      new InboxGrow(config, topics, 0, new PrintStream(rerun, true, StandardCharsets.UTF_8))
+          .run(new InboxGrow.Options(8, 500, 0, true, Duration.ofSeconds(30)));
+      assertThat(rerun.toString(StandardCharsets.UTF_8)).contains("generation 1 is live already");
+      devices.awaitCommitted(inbox1.http().port(), readCursors(config, topics, g1.deviceCursors()));
+      rest.forEach(p -> p.moveTo(1));
+      int atMove = sent.size();
+      await().atMost(Duration.ofSeconds(30)).until(() -> sent.size() >= atMove + 400);
       sending.set(false);
       sender.join(30_000);
       assertThat(sendFailure.get()).isNull();
@@ -144,8 +206,6 @@ class OnlineInboxGrowIT {
       Map<String, List<Entry>> old = read(config, topics, g0.inbox());
       Map<String, List<Entry>> grown = read(config, topics, g1.inbox());
       int freshCount = fresh(grown);
-      System.out.printf("OnlineInboxGrowIT: %d messages, %d entries copied, %d written to generation 1%n",
-          all.size(), grown.values().stream().mapToInt(List::size).sum() - freshCount, freshCount);
       assertThat(freshCount).as("entries written to generation 1 after the switch").isPositive();
 
       Map<String, Map<String, List<String>>> expected = expectedPerUserAndConversation(all);
@@ -161,41 +221,98 @@ class OnlineInboxGrowIT {
         List<String> ids = after.stream().map(Entry::messageId).toList();
         assertThat(ids).as(user + ": none twice").doesNotHaveDuplicates();
         // none lost, each conversation's order kept
-        Map<String, List<String>> byConversation = new LinkedHashMap<>();
-        after.forEach(e -> byConversation.computeIfAbsent(e.conversationId(), c -> new ArrayList<>())
-            .add(e.messageId()));
-        assertThat(byConversation).as(user).isEqualTo(expected.get(user));
-        // the phone's cursor resumes right after what it had seen
+        assertThat(byConversation(after)).as(user).isEqualTo(expected.get(user));
+        // the tablet's cursor resumes right after what it had seen
         long oldCursor = oldCursors.get(user);
         List<String> unseenBefore = new ArrayList<>(before.stream().filter(e -> e.offset() > oldCursor)
             .map(Entry::messageId).toList());
         after.stream().filter(e -> !e.copied()).forEach(e -> unseenBefore.add(e.messageId()));
-        long newCursor = newCursors.get(user + "|phone");
+        long newCursor = newCursors.get(user + "|tablet");
         assertThat(after.stream().filter(e -> e.offset() > newCursor).map(Entry::messageId).toList()).as(user)
             .isEqualTo(unseenBefore);
       }
 
-      // And a cursor generation 0's readers took after the translation (they serve until stopped) is carried by
-      // running the grow again once they are stopped: translated again, the newer one wins
-      List<Entry> u0 = old.get("u0");
-      try (KafkaProducer<String, DeviceCursor> cursors = new KafkaProducer<>(Map.of("bootstrap.servers",
-          it.bootstrapServers(), "acks", "all"), topics.deviceCursors().keySerde().serializer(),
-          topics.deviceCursors().valueSerde().serializer())) {
-        cursors.send(new ProducerRecord<>(g0.deviceCursors(), "u0", new DeviceCursor("u0", "phone",
-            u0.get(u0.size() - 1).offset()))).get(30, TimeUnit.SECONDS);
+      // And each phone received exactly its user's log, in order, across the switch
+      Map<String, List<String>> logs = new HashMap<>();
+      grown.forEach((user, entries) -> logs.put(user, entries.stream().map(Entry::messageId).toList()));
+      await().atMost(Duration.ofSeconds(60)).until(() -> devices.noneFailed()
+          && devices.phones().stream().allMatch(p -> caughtUp(p.received(), logs.get(p.user))));
+      devices.close();
+      int repeats = 0;
+      for (SyncingDevices.Phone p : devices.phones()) {
+        List<String> got = p.received();
+        List<String> want = logs.get(p.user);
+        assertThat(p.resyncs()).as(p.user + ": one 409 at the switch").hasSize(1);
+        assertThat(SyncCursor.decode(p.resyncs().get(0)).generation()).isEqualTo(1);
+        int onG0 = p.receivedInGeneration0();
+        assertThat(onG0).as(p.user + ": synced on generation 0").isPositive();
+        List<String> onG1 = got.subList(onG0, got.size());
+        if (devices.phones().indexOf(p) >= EARLY) {
+          assertThat(got).as(p.user + ": exactly its log, in order").isEqualTo(want);
+        } else {
+          // moved before the rerun: what it synced on generation 0 after the translation comes again, only that
+          assertThat(got.subList(0, onG0)).as(p.user).isEqualTo(want.subList(0, onG0));
+          assertThat(onG1).as(p.user).isEqualTo(want.subList(want.size() - onG1.size(), want.size()));
+          assertThat(got.size()).as(p.user + ": none missing").isGreaterThanOrEqualTo(want.size());
+          int again = got.size() - want.size();
+          assertThat(onG1.subList(0, again)).as(p.user + ": received again").isEqualTo(got.subList(onG0 - again, onG0));
+          repeats += again;
+          if (p == offline) {
+            // its cursor the grow translated was behind generation 0's end: the 409 sends it back there
+            assertThat(again).as("u0: entries received again").isPositive();
+          }
+        }
+        assertThat(new LinkedHashSet<>(got)).as(p.user + ": none missing").containsExactlyElementsOf(want);
       }
-      ByteArrayOutputStream rerun = new ByteArrayOutputStream();
-      new InboxGrow(config, topics, 0, new PrintStream(rerun, true, StandardCharsets.UTF_8))
-          .run(new InboxGrow.Options(8, 500, 0, true, Duration.ofSeconds(30)));
-      assertThat(rerun.toString(StandardCharsets.UTF_8)).contains("generation 1 is live already");
-      List<Entry> u0Copied = grown.get("u0").stream().filter(Entry::copied).toList();
-      assertThat(readCursors(config, topics, g1.deviceCursors()).get("u0|phone"))
-          .isEqualTo(u0Copied.get(u0Copied.size() - 1).offset());
+      System.out.printf("OnlineInboxGrowIT: %d messages, %d entries copied, %d written to generation 1; %d phones"
+          + " synced %d times (%d retries), %d entries received again by the %d early movers (u0: %d); live after %d s,"
+          + " %d s in all%n", all.size(), grown.values().stream().mapToInt(List::size).sum() - freshCount,
+          freshCount, USERS, devices.phones().stream().mapToLong(SyncingDevices.Phone::syncs).sum(),
+          devices.phones().stream().mapToLong(SyncingDevices.Phone::retries).sum(), repeats, EARLY,
+          offline.received().size() - logs.get("u0").size(),
+          TimeUnit.NANOSECONDS.toSeconds(live - started), TimeUnit.NANOSECONDS.toSeconds(System.nanoTime()
+              - started));
 
       // And bin/im inbox status shows the switch done
       ByteArrayOutputStream status = new ByteArrayOutputStream();
       GrowStatus.print(config, g0, 0, new PrintStream(status, true, StandardCharsets.UTF_8));
       assertThat(status.toString(StandardCharsets.UTF_8)).contains("online switch: 1 LIVE, fan-out tasks fenced 2/2");
+    }
+  }
+
+  /** The phone received at least as many entries as its user's log holds, the last one last. */
+  private static boolean caughtUp(List<String> got, List<String> log) {
+    return got.size() >= log.size() && got.get(got.size() - 1).equals(log.get(log.size() - 1));
+  }
+
+  private static Map<String, List<String>> byConversation(List<Entry> entries) {
+    Map<String, List<String>> out = new LinkedHashMap<>();
+    entries.forEach(e -> out.computeIfAbsent(e.conversationId(), c -> new ArrayList<>()).add(e.messageId()));
+    return out;
+  }
+
+  /** Stops a runtime before the end of the test, once. */
+  private static final class Stoppable implements AutoCloseable {
+    private final PipelineRuntime runtime;
+    private final AtomicBoolean stopped = new AtomicBoolean();
+
+    Stoppable(PipelineRuntime runtime) {
+      this.runtime = runtime;
+    }
+
+    PipelineRuntime runtime() {
+      return runtime;
+    }
+
+    void stop() {
+      if (stopped.compareAndSet(false, true)) {
+        runtime.close();
+      }
+    }
+
+    @Override
+    public void close() {
+      stop();
     }
   }
 
@@ -210,7 +327,7 @@ class OnlineInboxGrowIT {
   private static Map<String, Map<String, List<String>>> expectedPerUserAndConversation(List<ChatMessage> all) {
     Map<String, Map<String, List<String>>> out = new HashMap<>();
     for (ChatMessage m : all) {
-      for (String user : new java.util.LinkedHashSet<>(List.of(m.getSenderId(), m.getRecipientId()))) {
+      for (String user : new LinkedHashSet<>(List.of(m.getSenderId(), m.getRecipientId()))) {
         out.computeIfAbsent(user, u -> new LinkedHashMap<>())
             .computeIfAbsent(m.getConversationId(), c -> new ArrayList<>()).add(m.getMessageId());
       }
@@ -222,7 +339,7 @@ class OnlineInboxGrowIT {
     return (int) inbox.values().stream().flatMap(List::stream).filter(e -> !e.copied()).count();
   }
 
-  /** Each user's phone commits the offset of the middle one of its entries so far. */
+  /** Each user's tablet commits the offset of the middle one of its entries so far. */
   private static Map<String, Long> commitCursors(ImConfig config, ImTopics topics, TopicNames g0) throws Exception {
     Map<String, List<Entry>> now = read(config, topics, g0.inbox());
     Map<String, Long> cursors = new HashMap<>();
@@ -234,7 +351,7 @@ class OnlineInboxGrowIT {
         List<Entry> entries = now.getOrDefault(user, List.of());
         long seq = entries.isEmpty() ? -1 : entries.get(entries.size() / 2).offset();
         cursors.put(user, seq);
-        producer.send(new ProducerRecord<>(g0.deviceCursors(), user, new DeviceCursor(user, "phone", seq)))
+        producer.send(new ProducerRecord<>(g0.deviceCursors(), user, new DeviceCursor(user, "tablet", seq)))
             .get(30, TimeUnit.SECONDS);
       }
     }
