@@ -145,7 +145,8 @@ class InboxGrowIT {
         .hasMessageContaining("exists with 8 partitions");
   }
 
-  private Process start(Map<String, String> env, Path log, String... extra) throws Exception {
+  /** {@code bin/im inbox grow --partitions 8 <extra>} in a child JVM (so it can be SIGKILLed), output to {@code log}. */
+  static Process start(Map<String, String> env, Path log, String... extra) throws Exception {
     List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
         "-Xmx256m", "-cp", System.getProperty("java.class.path"), Main.class.getName(), "inbox", "grow",
         "--partitions", "8"));
@@ -156,7 +157,8 @@ class InboxGrowIT {
     return builder.start();
   }
 
-  private static long committedInbox(Admin admin, String group, String inbox) throws Exception {
+  /** How far the grow's copy of {@code inbox} got: its group's committed offsets, summed. */
+  static long committedInbox(Admin admin, String group, String inbox) throws Exception {
     Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(group)
         .partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS);
     return offsets.entrySet().stream().filter(e -> e.getKey().topic().equals(inbox) && e.getValue() != null)

@@ -8,7 +8,6 @@ import dev.impipe.avro.ConversationType;
 import dev.impipe.avro.DeviceCursor;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.MessageType;
-import dev.impipe.cli.Main;
 import dev.impipe.edge.app.PipelineRuntime;
 import dev.impipe.edge.auth.TestTokens;
 import dev.impipe.fanout.FanoutComponent;
@@ -43,10 +42,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
-import org.apache.kafka.common.TopicPartition;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -151,11 +148,12 @@ class OnlineInboxGrowIT {
       Map<String, Long> oldCursors = commitCursors(config, topics, g0);
 
       // When the online grow runs, throttled, and is SIGKILLed during its copy
-      Process first = start(childEnv, log, "--batch", "20", "--max-rate", "300");
+      Process first =
+          InboxGrowIT.start(childEnv, log, "--online", "--fence-timeout", "30", "--batch", "20", "--max-rate", "300");
       try (Admin admin = Admin.create(config.clientProperties())) {
         String group = InboxGrow.migrationId(prefix, 1);
         await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
-            .until(() -> committed(admin, group, g0.inbox()) >= 300 || !first.isAlive());
+            .until(() -> InboxGrowIT.committedInbox(admin, group, g0.inbox()) >= 300 || !first.isAlive());
         assertThat(first.isAlive()).as("still copying when killed; log:\n%s", Files.readString(log)).isTrue();
         first.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
       }
@@ -163,7 +161,7 @@ class OnlineInboxGrowIT {
       SyncingDevices.Phone offline = devices.phones().get(0);
       offline.moveTo(-1);
       await().atMost(Duration.ofSeconds(30)).until(() -> devices.noneFailed() && offline.waiting());
-      Process second = start(childEnv, log);
+      Process second = InboxGrowIT.start(childEnv, log, "--online", "--fence-timeout", "30");
       assertThat(second.waitFor(60, TimeUnit.SECONDS)).as("second run finished; log:\n%s", Files.readString(log))
           .isTrue();
       assertThat(second.exitValue()).as("exit status; log:\n%s", Files.readString(log)).isZero();
@@ -384,21 +382,4 @@ class OnlineInboxGrowIT {
     return out;
   }
 
-  private Process start(Map<String, String> env, Path log, String... extra) throws Exception {
-    List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx256m", "-cp", System.getProperty("java.class.path"), Main.class.getName(), "inbox", "grow",
-        "--partitions", "8", "--online", "--fence-timeout", "30"));
-    command.addAll(List.of(extra));
-    ProcessBuilder builder = new ProcessBuilder(command);
-    builder.environment().putAll(env);
-    builder.redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
-    return builder.start();
-  }
-
-  private static long committed(Admin admin, String group, String topic) throws Exception {
-    Map<TopicPartition, OffsetAndMetadata> offsets = admin.listConsumerGroupOffsets(group)
-        .partitionsToOffsetAndMetadata().get(10, TimeUnit.SECONDS);
-    return offsets.entrySet().stream().filter(e -> e.getKey().topic().equals(topic) && e.getValue() != null)
-        .mapToLong(e -> e.getValue().offset()).sum();
-  }
 }
