@@ -6,6 +6,7 @@ import dev.impipe.fanout.internal.InboxTopicChooser;
 import dev.impipe.fanout.internal.MembershipProcessor;
 import dev.impipe.fanout.internal.MessageFanoutProcessor;
 import dev.impipe.runtime.domain.HistoryKey;
+import dev.impipe.runtime.streams.StoreSuppliers;
 import dev.impipe.runtime.streams.VersionedValue;
 import dev.impipe.runtime.topics.GenerationControl;
 import dev.impipe.runtime.topics.ImTopics;
@@ -123,19 +124,19 @@ public final class FanoutTopology {
         topics.messages().valueSerde().deserializer(), topics.messages().name());
     topology.addSource(MEMBERS_SOURCE, topics.groupMembers().keySerde().deserializer(),
         topics.groupMembers().valueSerde().deserializer(), topics.groupMembers().name());
-    StoreBuilder<?> members = Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(MEMBERS_STORE),
+    StoreBuilder<?> members = Stores.keyValueStoreBuilder(StoreSuppliers.keyValue(MEMBERS_STORE),
         Serdes.Bytes(), Serdes.ByteArray());
-    StoreBuilder<?> groups = Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(GROUPS_STORE),
+    StoreBuilder<?> groups = Stores.keyValueStoreBuilder(StoreSuppliers.keyValue(GROUPS_STORE),
         Serdes.String(), Serdes.ByteArray());
-    StoreBuilder<?> switches = Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(MODE_SWITCHES_STORE),
+    StoreBuilder<?> switches = Stores.keyValueStoreBuilder(StoreSuppliers.keyValue(MODE_SWITCHES_STORE),
         Serdes.String(), Serdes.ByteArray());
-    StoreBuilder<?> clock = Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CLOCK_STORE),
+    StoreBuilder<?> clock = Stores.keyValueStoreBuilder(StoreSuppliers.keyValue(CLOCK_STORE),
         Serdes.String(), VersionedValue.longSerde(CLOCK_STORE)).withCachingEnabled();
-    StoreBuilder<?> pastMembers = Stores.windowStoreBuilder(Stores.persistentWindowStore(PAST_MEMBERS_STORE,
+    StoreBuilder<?> pastMembers = Stores.windowStoreBuilder(StoreSuppliers.window(PAST_MEMBERS_STORE,
         config.recallWindow(), Duration.ofMillis(1), true), Serdes.Bytes(), Serdes.ByteArray());
-    StoreBuilder<?> dedupe = Stores.windowStoreBuilder(Stores.persistentWindowStore(DEDUPE_STORE,
+    StoreBuilder<?> dedupe = Stores.windowStoreBuilder(StoreSuppliers.window(DEDUPE_STORE,
         config.dedupeWindow(), config.dedupeWindow(), false), Serdes.Bytes(), Serdes.ByteArray());
-    StoreBuilder<?> sent = Stores.windowStoreBuilder(Stores.persistentWindowStore(SENT_STORE,
+    StoreBuilder<?> sent = Stores.windowStoreBuilder(StoreSuppliers.window(SENT_STORE,
         config.recallWindow(), config.recallWindow(), false), Serdes.Bytes(), Serdes.ByteArray());
     // The suppliers attach the stores (both processors share the same builders of the membership stores).
     Set<StoreBuilder<?>> shared = Set.of(members, groups, switches, clock, pastMembers);
@@ -144,7 +145,7 @@ public final class FanoutTopology {
         shared), MEMBERS_SOURCE);
     topology.addProcessor(FANOUT_PROCESSOR, supplier(() -> new MessageFanoutProcessor(config, metrics, NAMES),
         fanoutStores), MESSAGES_SOURCE);
-    StoreBuilder<?> held = Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(HELD_STORE),
+    StoreBuilder<?> held = Stores.keyValueStoreBuilder(StoreSuppliers.keyValue(HELD_STORE),
         Serdes.String(), Serdes.ByteArray());
     GenerationGate.Wiring wiring = new GenerationGate.Wiring(topics.names().generation(), topics.inbox().name(),
         control, HELD_STORE, INBOX_SINK, CONTROL_SINK, topics.inbox().valueSerde(), GATE_TICK);

@@ -12,6 +12,7 @@ import dev.impipe.inbox.internal.LargeGroupMaterialiser;
 import dev.impipe.inbox.internal.MembershipMaterialiser;
 import dev.impipe.inbox.internal.RecallMaterialiser;
 import dev.impipe.inbox.internal.TimelineMaterialiser;
+import dev.impipe.runtime.streams.StoreSuppliers;
 import dev.impipe.runtime.streams.StoredValues;
 import dev.impipe.runtime.streams.VersionedValue;
 import dev.impipe.runtime.topics.ImTopics;
@@ -158,16 +159,16 @@ public final class InboxStoreTopology {
         INBOX_PROCESSOR, RECALL_PROCESSOR);
     // Segments expire with the inbox (effectively never when the inbox is kept forever, like the inbox itself).
     Duration indexRetention = recallIndexRetention(cfg);
-    topology.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(RECALL_INDEX_STORE, indexRetention,
+    topology.addStateStore(Stores.windowStoreBuilder(StoreSuppliers.window(RECALL_INDEX_STORE, indexRetention,
         Duration.ofMillis(1), false), Serdes.Bytes(), VersionedValue.longSerde(RECALL_INDEX_STORE)), RECALL_PROCESSOR);
     topology.addStateStore(index(INBOX_TIME_INDEX_STORE), INBOX_PROCESSOR);
-    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(INBOX_COUNT_STORE),
+    topology.addStateStore(Stores.keyValueStoreBuilder(StoreSuppliers.keyValue(INBOX_COUNT_STORE),
         Serdes.Bytes(), VersionedValue.longSerde(INBOX_COUNT_STORE)), INBOX_PROCESSOR);
     // Connected to both processors on purpose: that puts im.inbox and im.device-cursors in one sub-topology, so
     // partition p of both is one task and a sync (cursor + inbox range) is answered by one instance.
     topology.addStateStore(queried(CURSOR_STORE, VersionedValue.longSerde(CURSOR_STORE)), CURSOR_PROCESSOR,
         INBOX_PROCESSOR);
-    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(CURSOR_COMMIT_STORE),
+    topology.addStateStore(Stores.keyValueStoreBuilder(StoreSuppliers.keyValue(CURSOR_COMMIT_STORE),
         Serdes.Bytes(), VersionedValue.longSerde(CURSOR_COMMIT_STORE)), CURSOR_PROCESSOR);
     topology.addStateStore(queried(LARGE_GROUPS_STORE, Serdes.ByteArray()), LARGE_GROUP_PROCESSOR);
     topology.addStateStore(queried(MEMBERSHIPS_STORE, Serdes.ByteArray()), MEMBERSHIP_PROCESSOR);
@@ -191,11 +192,11 @@ public final class InboxStoreTopology {
 
   private static <V> StoreBuilder<KeyValueStore<Bytes, V>> queried(String name,
       org.apache.kafka.common.serialization.Serde<V> valueSerde) {
-    return Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(name), Serdes.Bytes(), valueSerde)
+    return Stores.keyValueStoreBuilder(StoreSuppliers.keyValue(name), Serdes.Bytes(), valueSerde)
         .withCachingDisabled();
   }
 
   private static StoreBuilder<KeyValueStore<Bytes, byte[]>> index(String name) {
-    return Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(name), Serdes.Bytes(), Serdes.ByteArray());
+    return Stores.keyValueStoreBuilder(StoreSuppliers.keyValue(name), Serdes.Bytes(), Serdes.ByteArray());
   }
 }

@@ -4,8 +4,8 @@ import dev.impipe.ack.AckTimeoutConfig;
 import dev.impipe.avro.Ack;
 import dev.impipe.avro.AckTimeout;
 import dev.impipe.avro.Delivery;
-import dev.impipe.runtime.streams.MemtableBudget;
 import dev.impipe.runtime.streams.PunctuationBudget;
+import dev.impipe.runtime.streams.StoreSuppliers;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.Topic;
 import java.util.LinkedHashSet;
@@ -81,7 +81,7 @@ public final class AckWheelTopology {
     Set<StoreBuilder<?>> stores = new LinkedHashSet<>();
     for (String store : new String[] {DEVICE_STORE, SLOT_STORE}) {
       StoreBuilder<KeyValueStore<Bytes, byte[]>> builder = Stores.keyValueStoreBuilder(
-          MemtableBudget.keyValue(Stores.persistentKeyValueStore(store)), Serdes.Bytes(), Serdes.ByteArray());
+          StoreSuppliers.budgetedKeyValue(store), Serdes.Bytes(), Serdes.ByteArray());
       // The cache absorbs a device's push and ACK (and its slot key's put and delete) within one commit: under
       // exactly-once the changelog only has to be written by the commit, which flushes the cache first.
       stores.add(config.storeCache() ? builder.withCachingEnabled() : builder.withCachingDisabled());

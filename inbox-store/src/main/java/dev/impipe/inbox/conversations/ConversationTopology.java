@@ -1,5 +1,6 @@
 package dev.impipe.inbox.conversations;
 
+import dev.impipe.runtime.streams.StoreSuppliers;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.state.Stores;
@@ -53,7 +54,7 @@ public final class ConversationTopology {
       if (store == null) {
         continue;
       }
-      topology.addStateStore(Stores.keyValueStoreBuilder(Stores.persistentKeyValueStore(store), Serdes.Bytes(),
+      topology.addStateStore(Stores.keyValueStoreBuilder(StoreSuppliers.keyValue(store), Serdes.Bytes(),
           Serdes.ByteArray()).withCachingEnabled(), processor);
     }
   }

@@ -6,8 +6,8 @@ import dev.impipe.inbox.conversations.ConversationMaterialiser;
 import dev.impipe.inbox.conversations.ConversationTopology;
 import dev.impipe.inbox.conversations.ConversationsConfig;
 import dev.impipe.notify.NotifyConfig;
-import dev.impipe.runtime.streams.MemtableBudget;
 import dev.impipe.runtime.streams.PunctuationBudget;
+import dev.impipe.runtime.streams.StoreSuppliers;
 import dev.impipe.runtime.streams.StoredValues;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.Topic;
@@ -87,11 +87,11 @@ public final class NotifyTopology {
         INBOX_SOURCE, ACKS_SOURCE, CURSORS_SOURCE, REGISTRATIONS_SOURCE);
     topology.connectProcessorAndStateStores(DECIDER, CONVERSATIONS_STORE, CONVERSATION_TOTALS_STORE);
     topology.addStateStore(Stores.keyValueStoreBuilder(
-        MemtableBudget.keyValue(Stores.persistentKeyValueStore(REGISTRATIONS_STORE)), Serdes.String(),
+        StoreSuppliers.budgetedKeyValue(REGISTRATIONS_STORE), Serdes.String(),
         StoredValues.quarantining(topics.pushRegistrations().valueSerde())), DECIDER);
     for (String store : new String[] {RECEIVED_STORE, PENDING_STORE, DUE_STORE}) {
       topology.addStateStore(Stores.keyValueStoreBuilder(
-          MemtableBudget.keyValue(Stores.persistentKeyValueStore(store)), Serdes.Bytes(), Serdes.ByteArray()),
+          StoreSuppliers.budgetedKeyValue(store), Serdes.Bytes(), Serdes.ByteArray()),
           DECIDER);
     }
     topology.addSink(NOTIFICATIONS_SINK, notifications.name(), notifications.keySerde().serializer(),

@@ -1,0 +1,45 @@
+package dev.impipe.runtime.streams;
+
+import java.time.Duration;
+import org.apache.kafka.streams.state.KeyValueBytesStoreSupplier;
+import org.apache.kafka.streams.state.Stores;
+import org.apache.kafka.streams.state.WindowBytesStoreSupplier;
+
+/**
+ * The byte stores of every topology: RocksDB, or the Kafka Streams in-memory stores when the JVM runs with
+ * {@code -Dim.state-stores=in-memory}. Only mutation analysis does that (the parent POM's PIT minions, ADR 0016): it
+ * judges whether the unit tests notice a changed line of the processing logic, which in-memory stores answer alike
+ * (same bytewise key order, same fetch semantics) three times faster. Unit tests in {@code verify}, integration
+ * tests and every deployment use RocksDB.
+ */
+public final class StoreSuppliers {
+
+  /** The system property choosing the store kind: {@code in-memory}, anything else (or unset) is RocksDB. */
+  public static final String PROPERTY = "im.state-stores";
+
+  private StoreSuppliers() {}
+
+  /** A key-value store named {@code name}. */
+  public static KeyValueBytesStoreSupplier keyValue(String name) {
+    return inMemory() ? Stores.inMemoryKeyValueStore(name) : Stores.persistentKeyValueStore(name);
+  }
+
+  /** A key-value store named {@code name} whose RocksDB memtables count against the {@link MemtableBudget}. */
+  public static KeyValueBytesStoreSupplier budgetedKeyValue(String name) {
+    return inMemory()
+        ? Stores.inMemoryKeyValueStore(name)
+        : MemtableBudget.keyValue(Stores.persistentKeyValueStore(name));
+  }
+
+  /** A window store named {@code name}, see {@link Stores#persistentWindowStore(String, Duration, Duration, boolean)}. */
+  public static WindowBytesStoreSupplier window(String name, Duration retention, Duration windowSize,
+      boolean retainDuplicates) {
+    return inMemory()
+        ? Stores.inMemoryWindowStore(name, retention, windowSize, retainDuplicates)
+        : Stores.persistentWindowStore(name, retention, windowSize, retainDuplicates);
+  }
+
+  static boolean inMemory() {
+    return "in-memory".equals(System.getProperty(PROPERTY));
+  }
+}
