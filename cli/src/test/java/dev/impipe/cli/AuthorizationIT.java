@@ -188,11 +188,15 @@ class AuthorizationIT {
     assertThat(call(ta, "POST", "/v1/messages", "{\"groupId\":\"" + g + "\",\"body\":\"after lea\","
         + "\"clientMsgId\":\"m2\"}").statusCode()).isEqualTo(202);
     awaitSync(late, "phone", e -> "after lea".equals(e.path("body").asText()));
-    List<String> lateHistory = bodies(call(TestTokens.token(late), "GET", "/v1/conversations/" + g
-        + "/messages?limit=100", null));
-    assertThat(lateHistory).contains("after lea").doesNotContain("before lea");
-    assertThat(bodies(call(ta, "GET", "/v1/conversations/" + g + "/messages?limit=100", null)))
-        .contains("before lea", "after lea");
+    // History is the group's timeline, applied apart from the inbox: the entry in lea's inbox does not mean it is
+    // there yet.
+    await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+      List<String> lateHistory = bodies(call(TestTokens.token(late), "GET", "/v1/conversations/" + g
+          + "/messages?limit=100", null));
+      assertThat(lateHistory).contains("after lea").doesNotContain("before lea");
+      assertThat(bodies(call(ta, "GET", "/v1/conversations/" + g + "/messages?limit=100", null)))
+          .contains("before lea", "after lea");
+    });
 
     // a recall by someone other than the sender: refused, told to the recaller
     String messageId = Json.MAPPER.readTree(call(ta, "POST", "/v1/messages", "{\"groupId\":\"" + g
