@@ -12,6 +12,7 @@ import dev.impipe.edge.app.PipelineRuntime;
 import dev.impipe.edge.auth.TestTokens;
 import dev.impipe.fanout.FanoutComponent;
 import dev.impipe.inbox.InboxStoreComponent;
+import dev.impipe.inbox.PrevPosition;
 import dev.impipe.inbox.query.SyncCursor;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.domain.Ids;

@@ -1,11 +1,14 @@
 package dev.impipe.inbox.http;
 
+import static dev.impipe.inbox.InboxStoreTopology.COPY_APPLIED_STORE;
+import static dev.impipe.inbox.InboxStoreTopology.COPY_INDEX_STORE;
 import static dev.impipe.inbox.InboxStoreTopology.CURSOR_STORE;
 import static dev.impipe.inbox.InboxStoreTopology.INBOX_STORE;
 import static dev.impipe.inbox.InboxStoreTopology.LARGE_GROUPS_STORE;
 
 import dev.impipe.avro.DeviceCursor;
 import dev.impipe.avro.InboxEntry;
+import dev.impipe.inbox.query.CopiedSeqs;
 import dev.impipe.inbox.query.GenerationGate;
 import dev.impipe.inbox.query.ReadIntervals;
 import dev.impipe.inbox.query.InteractiveQueryView;
@@ -303,11 +306,20 @@ public final class InboxRoutes {
     return topics.generation();
   }
 
-  /** 409 for {@code given}, a cursor of another inbox generation: resync from the device's committed cursor. */
+  /**
+   * The answer to {@code given}, a cursor of another inbox generation (see {@link GenerationGate#answer}): 409 with
+   * the cursor to resync from (the one sent, translated, when it is of the previous generation; else the device's
+   * committed one), or 503 with {@code Retry-After} while the copy has not been applied up to the cursor here.
+   */
   Response resync(int partition, String user, String device, SyncCursor given) {
-    SyncCursor committed = GenerationGate.committed(cursorView(partition),
-        InteractiveQueryView.of(streams, LARGE_GROUPS_STORE, partition), user, device, generation());
-    return Response.json(409, GenerationGate.resync(given, generation(), committed).orElseThrow());
+    GenerationGate.Answer answer = GenerationGate
+        .answer(given, generation(), user,
+            CopiedSeqs.interactive(streams, COPY_INDEX_STORE, COPY_APPLIED_STORE, partition),
+            () -> GenerationGate.committed(cursorView(partition),
+                InteractiveQueryView.of(streams, LARGE_GROUPS_STORE, partition), user, device, generation()))
+        .orElseThrow();
+    Response response = Response.json(answer.status(), answer.body());
+    return answer.status() == 503 ? response.withHeader("Retry-After", OwnerRouter.RETRY_AFTER_SECONDS) : response;
   }
 
 }
