@@ -55,9 +55,8 @@ import org.junit.jupiter.api.io.TempDir;
  * page ({@code PUT .../cursor}), as a client does. The grow (a child JVM) is SIGKILLed during its copy and run
  * again; the fan-out fences generation 0, holds its entries while the copy passes the fences, and writes them to
  * generation 1 once it is live. Then generation 1's inbox store is started next to generation 0's
- * ({@code IM_INBOX_GENERATION=1}); five phones move to it at once, the others keep syncing generation 0 (and
- * committing there) a while longer and then move too, all while generation 0's inbox store still serves: no phone
- * waits. Only then is generation 0's inbox store stopped and the grow run again (it translates the cursors
+ * ({@code IM_INBOX_GENERATION=1}); five phones move to it at once, the others, still syncing generation 0, once
+ * those have resynced, all while generation 0's inbox store still serves: no phone waits. Only then is generation 0's inbox store stopped and the grow run again (it translates the cursors
  * committed to generation 0 since). A moving phone's next sync with its generation-0 cursor is answered 409 and it
  * resyncs from the cursor in the answer: the cursor it sent, translated through generation 1's copy index (503
  * while generation 1's store has not applied the copy up to it: retried). Per user, generation 1's log is
@@ -186,13 +185,11 @@ class OnlineInboxGrowIT {
           .isLessThan(u0Copied.get(u0Copied.size() - 1).offset());
       // and five phones move to it while generation 0's still serves
       devices.phones().subList(0, EARLY).forEach(p -> p.moveTo(1));
-      // and the others go on syncing generation 0 (and committing there) until they synced some more, then move,
-      // none of them waiting
+      // and the others, still syncing generation 0 (final since the fences), move once those five resynced, none of
+      // them waiting
       List<SyncingDevices.Phone> rest = devices.phones().subList(EARLY, USERS);
-      Map<String, Integer> onG0AtLive = new HashMap<>();
-      rest.forEach(p -> onG0AtLive.put(p.user, p.receivedInGeneration0()));
       await().atMost(Duration.ofSeconds(30)).until(() -> devices.noneFailed()
-          && rest.stream().filter(p -> p.receivedInGeneration0() > onG0AtLive.get(p.user)).count() >= USERS / 2);
+          && devices.phones().subList(0, EARLY).stream().allMatch(p -> !p.resyncs().isEmpty()));
       rest.forEach(p -> p.moveTo(1));
       await().atMost(Duration.ofSeconds(30)).until(() -> devices.noneFailed()
           && devices.phones().stream().allMatch(p -> !p.resyncs().isEmpty()));

@@ -34,6 +34,7 @@ import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.streams.KafkaStreams;
@@ -65,10 +66,16 @@ public final class InboxRoutes {
   private final long maxResponseBytes;
   private final SyncRoute syncRoute;
   private final HistoryRoutes historyRoutes;
+  private final InboxEnds inboxEnds;
 
-  /** @param maxResponseBytes most bytes of entries in one page ({@code IM_SYNC_MAX_RESPONSE_BYTES}) */
+  /**
+   * @param maxResponseBytes most bytes of entries in one page ({@code IM_SYNC_MAX_RESPONSE_BYTES})
+   * @param admin reads the end offsets of the inbox's partitions, once each (see {@link #resync}): whether a store
+   *     of a grown generation has applied every copied entry of a partition no new entry came to yet
+   */
   public InboxRoutes(KafkaStreams streams, TopicNames topics, OwnerRouter router, HttpApi http,
-      Producer<String, DeviceCursor> cursorProducer, long timeoutMs, long maxResponseBytes) {
+      Producer<String, DeviceCursor> cursorProducer, long timeoutMs, long maxResponseBytes, Admin admin) {
+    this.inboxEnds = new InboxEnds(admin, topics.inbox(), timeoutMs);
     this.streams = streams;
     this.topics = topics;
     this.router = router;
@@ -307,6 +314,32 @@ public final class InboxRoutes {
   }
 
   /**
+   * Whether this instance's store has applied every entry the grow copied into the inbox partition, judged by the
+   * partition's end offset as read once after the store started ({@link InboxEnds}, at or after the copy's end):
+   * the copy writes in transactions, so its last entry is followed by its commit marker, at or before end - 1, and
+   * a store that applied the record at end - 2 has applied it. (A store that has not, or whose last applied record
+   * is older because the newest ones were not entries, is told to retry: nothing is guessed.)
+   */
+  private boolean appliedToEnd(int partition) {
+    OptionalLong end = inboxEnds.apply(partition);
+    if (end.isEmpty()) {
+      return false;
+    }
+    if (end.getAsLong() < 2) {
+      return true; // no transaction ever wrote here: nothing was copied
+    }
+    try {
+      inboxView(partition, OptionalLong.of(end.getAsLong() - 2)).get(StoreKeys.copyApplied());
+      return true;
+    } catch (NotServableException e) {
+      if (e.reason() == NotServableException.Reason.BEHIND) {
+        return false;
+      }
+      throw e;
+    }
+  }
+
+  /**
    * The answer to {@code given}, a cursor of another inbox generation (see {@link GenerationGate#answer}): 409 with
    * the cursor to resync from (the one sent, translated, when it is of the previous generation; else the device's
    * committed one), or 503 with {@code Retry-After} while the copy has not been applied up to the cursor here.
@@ -314,7 +347,8 @@ public final class InboxRoutes {
   Response resync(int partition, String user, String device, SyncCursor given) {
     GenerationGate.Answer answer = GenerationGate
         .answer(given, generation(), user,
-            CopiedSeqs.interactive(streams, COPY_INDEX_STORE, COPY_APPLIED_STORE, partition),
+            CopiedSeqs.interactive(streams, COPY_INDEX_STORE, COPY_APPLIED_STORE, partition,
+                () -> appliedToEnd(partition)),
             () -> GenerationGate.committed(cursorView(partition),
                 InteractiveQueryView.of(streams, LARGE_GROUPS_STORE, partition), user, device, generation()))
         .orElseThrow();

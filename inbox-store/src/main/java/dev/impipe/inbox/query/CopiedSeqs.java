@@ -37,9 +37,12 @@ public interface CopiedSeqs {
 
   /**
    * Partition {@code partition}'s index of this instance, through interactive queries: an active task of a running
-   * thread only ({@link NotServableException} otherwise, like {@link InteractiveQueryView}).
+   * thread only ({@link NotServableException} otherwise, like {@link InteractiveQueryView}). Every copied entry is
+   * applied when an entry written after the copy is, or when {@code appliedToEnd} says the store has applied the
+   * partition up to an end offset read after the copy was done (a partition no new entry came to).
    */
-  static CopiedSeqs interactive(KafkaStreams streams, String indexStore, String appliedStore, int partition) {
+  static CopiedSeqs interactive(KafkaStreams streams, String indexStore, String appliedStore, int partition,
+      BooleanSupplier appliedToEnd) {
     ReadOnlyWindowStore<Bytes, Long> index;
     try {
       index = streams.store(StoreQueryParameters.fromNameAndType(indexStore,
@@ -49,7 +52,8 @@ public interface CopiedSeqs {
           + indexStore + " cannot be read here now: " + e.getMessage());
     }
     StoreView<Long> applied = InteractiveQueryView.of(streams, appliedStore, partition);
-    CopiedSeqs local = of(index, () -> applied.get(StoreKeys.copyApplied()).isPresent());
+    CopiedSeqs local = of(index, () -> applied.get(StoreKeys.copyApplied()).isPresent()
+        || appliedToEnd.getAsBoolean());
     // The store may close under a read (the task migrates): never answer from what was read so far.
     Function<InvalidStateStoreException, NotServableException> moved = e -> new NotServableException(
         NotServableException.Reason.NOT_OWNER, "partition " + partition + " of store " + indexStore + " moved: "
