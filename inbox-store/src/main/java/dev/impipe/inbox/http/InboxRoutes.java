@@ -75,7 +75,7 @@ public final class InboxRoutes {
    */
   public InboxRoutes(KafkaStreams streams, TopicNames topics, OwnerRouter router, HttpApi http,
       Producer<String, DeviceCursor> cursorProducer, long timeoutMs, long maxResponseBytes, Admin admin) {
-    this.inboxEnds = new InboxEnds(admin, topics.inbox(), timeoutMs);
+    this.inboxEnds = new InboxEnds(admin, streams, topics.inbox(), timeoutMs);
     this.streams = streams;
     this.topics = topics;
     this.router = router;
@@ -314,32 +314,6 @@ public final class InboxRoutes {
   }
 
   /**
-   * Whether this instance's store has applied every entry the grow copied into the inbox partition, judged by the
-   * partition's end offset as read once after the store started ({@link InboxEnds}, at or after the copy's end):
-   * the copy writes in transactions, so its last entry is followed by its commit marker, at or before end - 1, and
-   * a store that applied the record at end - 2 has applied it. (A store that has not, or whose last applied record
-   * is older because the newest ones were not entries, is told to retry: nothing is guessed.)
-   */
-  private boolean appliedToEnd(int partition) {
-    OptionalLong end = inboxEnds.apply(partition);
-    if (end.isEmpty()) {
-      return false;
-    }
-    if (end.getAsLong() < 2) {
-      return true; // no transaction ever wrote here: nothing was copied
-    }
-    try {
-      inboxView(partition, OptionalLong.of(end.getAsLong() - 2)).get(StoreKeys.copyApplied());
-      return true;
-    } catch (NotServableException e) {
-      if (e.reason() == NotServableException.Reason.BEHIND) {
-        return false;
-      }
-      throw e;
-    }
-  }
-
-  /**
    * The answer to {@code given}, a cursor of another inbox generation (see {@link GenerationGate#answer}): 409 with
    * the cursor to resync from (the one sent, translated, when it is of the previous generation; else the device's
    * committed one), or 503 with {@code Retry-After} while the copy has not been applied up to the cursor here.
@@ -348,7 +322,7 @@ public final class InboxRoutes {
     GenerationGate.Answer answer = GenerationGate
         .answer(given, generation(), user,
             CopiedSeqs.interactive(streams, COPY_INDEX_STORE, COPY_APPLIED_STORE, partition,
-                () -> appliedToEnd(partition)),
+                () -> inboxEnds.copyApplied(partition)),
             () -> GenerationGate.committed(cursorView(partition),
                 InteractiveQueryView.of(streams, LARGE_GROUPS_STORE, partition), user, device, generation()))
         .orElseThrow();
