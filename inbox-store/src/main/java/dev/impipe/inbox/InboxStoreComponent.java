@@ -14,6 +14,7 @@ import dev.impipe.runtime.topics.Topic;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
@@ -56,8 +57,10 @@ public final class InboxStoreComponent implements PipelineComponent {
 
     OwnerRouter router = new OwnerRouter(streams, HostInfo.buildFromEndpoint(context.applicationServer()),
         cfg.queryTimeoutMs(), cfg.maxWaitingPerUser(), context.http(), context.metrics());
+    // Reads the inbox's end offsets, once per partition, for a cursor of the previous generation (ADR 0014).
+    Admin admin = context.closeOnShutdown(Admin.create(context.config().clientProperties()));
     new InboxRoutes(streams, context.topics().names(), router, context.http(), producer, cfg.queryTimeoutMs(),
-        cfg.maxResponseBytes()).register(context.http());
+        cfg.maxResponseBytes(), admin).register(context.http());
     ConversationRoutes.start(context, streams, router, cfg.queryTimeoutMs(), orders);
   }
 }

@@ -6,6 +6,7 @@ import dev.impipe.avro.InboxEntry;
 import dev.impipe.inbox.conversations.ConversationOrders;
 import dev.impipe.inbox.conversations.ConversationTopology;
 import dev.impipe.inbox.conversations.ConversationsConfig;
+import dev.impipe.inbox.internal.CopyIndexMaterialiser;
 import dev.impipe.inbox.internal.CursorMaterialiser;
 import dev.impipe.inbox.internal.HistoryMaterialiser;
 import dev.impipe.inbox.internal.LargeGroupMaterialiser;
@@ -66,6 +67,19 @@ public final class InboxStoreTopology {
    */
   public static final String LARGE_GROUPS_STORE = "large-groups";
   /**
+   * Copy index of a grown inbox (ADR 0014, Open 5): key {@code owner, prevGeneration, prevSeq}
+   * ({@code StoreKeys#copied}), value the entry's seq in this generation, for every entry {@code bin/im inbox grow}
+   * copied here (window store by record time, segments dropped after the inbox retention). Translates a cursor of
+   * the previous generation that a client sends. Empty in generation 0; not carried by a grow (rebuilt from the
+   * copied inbox's headers).
+   */
+  public static final String COPY_INDEX_STORE = "inbox-copied-positions";
+  /**
+   * Whether every copied entry of the partition is applied: key {@code StoreKeys#copyApplied}, value the offset of
+   * the first entry written after the copy; absent until then.
+   */
+  public static final String COPY_APPLIED_STORE = "inbox-copy-applied";
+  /**
    * History read access (see {@code HistoryAccess}): key {@code userId, groupId} ({@code StoreKeys#userGroup}), value
    * {@code [version 1] int64 fromSeq}, the conversation seq from which the user may read the group (their last join);
    * no key = not a member. Fed by the same im.inbox records (the user's task), not expired with the inbox.
@@ -92,6 +106,7 @@ public final class InboxStoreTopology {
   public static final String LARGE_GROUP_PROCESSOR = "large-group-materialiser";
   public static final String MEMBERSHIP_PROCESSOR = "membership-materialiser";
   public static final String RECALL_PROCESSOR = "recall-materialiser";
+  public static final String COPY_INDEX_PROCESSOR = "copy-index-materialiser";
   public static final String CURSOR_PROCESSOR = "device-cursor-materialiser";
   public static final String TIMELINE_PROCESSOR = "conversation-timeline-materialiser";
   /** Where the inbox materialiser sends stored entries that no longer decode (the rejected topic). */
@@ -147,6 +162,8 @@ public final class InboxStoreTopology {
     // After the inbox materialiser (children run in the order added): the recalled entry is already stored.
     topology.addProcessor(RECALL_PROCESSOR, () -> new RecallMaterialiser(INBOX_STORE, RECALL_INDEX_STORE),
         INBOX_SOURCE);
+    topology.addProcessor(COPY_INDEX_PROCESSOR, () -> new CopyIndexMaterialiser(COPY_INDEX_STORE,
+        COPY_APPLIED_STORE), INBOX_SOURCE);
     topology.addSource(CURSOR_SOURCE, cursors.keySerde().deserializer(), cursors.valueSerde().deserializer(),
         cursors.name());
     // The cursor sweep spends the same per-thread budget as the inbox and history sweeps.
@@ -161,6 +178,12 @@ public final class InboxStoreTopology {
     Duration indexRetention = recallIndexRetention(cfg);
     topology.addStateStore(Stores.windowStoreBuilder(StoreSuppliers.window(RECALL_INDEX_STORE, indexRetention,
         Duration.ofMillis(1), false), Serdes.Bytes(), VersionedValue.longSerde(RECALL_INDEX_STORE)), RECALL_PROCESSOR);
+    // Expires like the recall index: with the copied entries, whose timestamps the copy kept.
+    topology.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(COPY_INDEX_STORE, indexRetention,
+        Duration.ofMillis(1), false), Serdes.Bytes(), VersionedValue.longSerde(COPY_INDEX_STORE))
+        .withCachingDisabled(), COPY_INDEX_PROCESSOR);
+    topology.addStateStore(queried(COPY_APPLIED_STORE, VersionedValue.longSerde(COPY_APPLIED_STORE)),
+        COPY_INDEX_PROCESSOR);
     topology.addStateStore(index(INBOX_TIME_INDEX_STORE), INBOX_PROCESSOR);
     topology.addStateStore(Stores.keyValueStoreBuilder(StoreSuppliers.keyValue(INBOX_COUNT_STORE),
         Serdes.Bytes(), VersionedValue.longSerde(INBOX_COUNT_STORE)), INBOX_PROCESSOR);

@@ -1,6 +1,7 @@
 package dev.impipe.cli.grow;
 
 import dev.impipe.avro.DeviceCursor;
+import dev.impipe.inbox.PrevPosition;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.topics.GenerationControl.Phase;
 import dev.impipe.runtime.topics.ImTopics;

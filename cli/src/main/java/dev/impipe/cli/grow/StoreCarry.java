@@ -1,5 +1,6 @@
 package dev.impipe.cli.grow;
 
+import dev.impipe.inbox.PrevPosition;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.topics.TopicProvisioner;
 import dev.impipe.runtime.topics.TopicSpec;

@@ -57,7 +57,7 @@ import org.junit.jupiter.api.io.TempDir;
  * alice's conversation list (a direct chat pinned and muted with unread, a small group she left, a large group read
  * from its timeline) is the same at generation 1 as it was at generation 0, although retention deleted the direct
  * chat's and the small group's entries from the inbox before the grow (the inbox store's state carried over, not
- * rebuilt from the retained inbox, which is replayed over it without counting anything twice), and a sync cursor of generation 0 is answered 409 with her phone's committed cursor
+ * rebuilt from the retained inbox, which is replayed over it without counting anything twice), and a sync cursor of generation 0 is answered 409 with that cursor translated
  * in generation 1, after which her sync returns nothing she had already seen.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
@@ -166,13 +166,18 @@ class InboxGrowStateIT {
       await().atMost(Duration.ofSeconds(30)).untilAsserted(
           () -> assertThat(get(runtime, alice, "/v1/users/" + alice + "/conversations")).isEqualTo(before));
 
-      // (the 409 answers with the cursor the store holds as applied so far: wait until the translated one, with its
-      // large-group position, has been applied from the cursor topic)
-      await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(SyncCursor.decode(Json.MAPPER.readTree(
-          request("GET", runtime, alice, "/v1/users/" + alice + "/devices/phone/sync?after=" + oldCursor, null).body())
-          .get("cursor").asText()).groups()).containsKey(large));
+      // (the 409 answers with her inbox seq translated through the copy index, 503 until the store has applied the
+      // copy up to it, and with the large-group positions the store holds as applied so far: wait until the
+      // translated one has been applied from the cursor topic)
+      await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+        HttpResponse<String> r = request("GET", runtime, alice, "/v1/users/" + alice + "/devices/phone/sync?after="
+            + oldCursor, null);
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(409);
+        assertThat(SyncCursor.decode(Json.MAPPER.readTree(r.body()).get("cursor").asText()).groups())
+            .containsKey(large);
+      });
 
-      // And a sync after her generation-0 cursor is told to resync from her phone's committed cursor
+      // And a sync after her generation-0 cursor is told to resync from that cursor, translated
       HttpResponse<String> stale = request("GET", runtime, alice, "/v1/users/" + alice + "/devices/phone/sync?after="
           + oldCursor, null);
       assertThat(stale.statusCode()).as(stale.body()).isEqualTo(409);

@@ -138,6 +138,12 @@ final class SyncingDevices implements AutoCloseable {
       return waiting && target < 0;
     }
 
+    /** Its committed inbox cursor in the inbox store on {@code port} (GET .../cursor), -2 when it did not answer. */
+    long committed(int port) throws IOException, InterruptedException {
+      HttpResponse<String> r = send("GET", port, "/v1/users/" + user + "/devices/" + DEVICE + "/cursor", null);
+      return r == null || r.statusCode() != 200 ? -2 : Json.MAPPER.readTree(r.body()).get("seq").asLong();
+    }
+
     /** The message ids received, in order. */
     List<String> received() {
       synchronized (received) {

@@ -1,11 +1,14 @@
 package dev.impipe.inbox.http;
 
+import static dev.impipe.inbox.InboxStoreTopology.COPY_APPLIED_STORE;
+import static dev.impipe.inbox.InboxStoreTopology.COPY_INDEX_STORE;
 import static dev.impipe.inbox.InboxStoreTopology.CURSOR_STORE;
 import static dev.impipe.inbox.InboxStoreTopology.INBOX_STORE;
 import static dev.impipe.inbox.InboxStoreTopology.LARGE_GROUPS_STORE;
 
 import dev.impipe.avro.DeviceCursor;
 import dev.impipe.avro.InboxEntry;
+import dev.impipe.inbox.query.CopiedSeqs;
 import dev.impipe.inbox.query.GenerationGate;
 import dev.impipe.inbox.query.ReadIntervals;
 import dev.impipe.inbox.query.InteractiveQueryView;
@@ -31,6 +34,7 @@ import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.streams.KafkaStreams;
@@ -62,10 +66,16 @@ public final class InboxRoutes {
   private final long maxResponseBytes;
   private final SyncRoute syncRoute;
   private final HistoryRoutes historyRoutes;
+  private final InboxEnds inboxEnds;
 
-  /** @param maxResponseBytes most bytes of entries in one page ({@code IM_SYNC_MAX_RESPONSE_BYTES}) */
+  /**
+   * @param maxResponseBytes most bytes of entries in one page ({@code IM_SYNC_MAX_RESPONSE_BYTES})
+   * @param admin reads the end offsets of the inbox's partitions, once each (see {@link #resync}): whether a store
+   *     of a grown generation has applied every copied entry of a partition no new entry came to yet
+   */
   public InboxRoutes(KafkaStreams streams, TopicNames topics, OwnerRouter router, HttpApi http,
-      Producer<String, DeviceCursor> cursorProducer, long timeoutMs, long maxResponseBytes) {
+      Producer<String, DeviceCursor> cursorProducer, long timeoutMs, long maxResponseBytes, Admin admin) {
+    this.inboxEnds = new InboxEnds(admin, streams, topics.inbox(), timeoutMs);
     this.streams = streams;
     this.topics = topics;
     this.router = router;
@@ -303,11 +313,21 @@ public final class InboxRoutes {
     return topics.generation();
   }
 
-  /** 409 for {@code given}, a cursor of another inbox generation: resync from the device's committed cursor. */
+  /**
+   * The answer to {@code given}, a cursor of another inbox generation (see {@link GenerationGate#answer}): 409 with
+   * the cursor to resync from (the one sent, translated, when it is of the previous generation; else the device's
+   * committed one), or 503 with {@code Retry-After} while the copy has not been applied up to the cursor here.
+   */
   Response resync(int partition, String user, String device, SyncCursor given) {
-    SyncCursor committed = GenerationGate.committed(cursorView(partition),
-        InteractiveQueryView.of(streams, LARGE_GROUPS_STORE, partition), user, device, generation());
-    return Response.json(409, GenerationGate.resync(given, generation(), committed).orElseThrow());
+    GenerationGate.Answer answer = GenerationGate
+        .answer(given, generation(), user,
+            CopiedSeqs.interactive(streams, COPY_INDEX_STORE, COPY_APPLIED_STORE, partition,
+                () -> inboxEnds.copyApplied(partition)),
+            () -> GenerationGate.committed(cursorView(partition),
+                InteractiveQueryView.of(streams, LARGE_GROUPS_STORE, partition), user, device, generation()))
+        .orElseThrow();
+    Response response = Response.json(answer.status(), answer.body());
+    return answer.status() == 503 ? response.withHeader("Retry-After", OwnerRouter.RETRY_AFTER_SECONDS) : response;
   }
 
 }

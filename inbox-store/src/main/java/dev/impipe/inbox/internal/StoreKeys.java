@@ -17,6 +17,8 @@ import org.apache.kafka.common.utils.Bytes;
  * user group     = string user, string group        large groups (a user's read-diffused intervals in the group)
  *                                                    and memberships (the seq from which the user reads the group)
  * received       = string owner, string messageId   the recall index
+ * copied         = string owner, int32 prevGeneration, int64 prevSeq   where a copied entry was before a grow
+ * copy applied   = string "copy-applied"             one key per partition: the copied entries are all applied
  * </pre>
  */
 public final class StoreKeys {
@@ -79,6 +81,34 @@ public final class StoreKeys {
   /** The key of the recall index: which inbox seq of {@code owner} holds message {@code messageId}. */
   public static Bytes received(String owner, String messageId) {
     return OrderedKey.key().string(owner).string(messageId).bytes();
+  }
+
+  /**
+   * The key of the copy index: the entry of {@code owner}'s timeline that was at {@code prevSeq} of inbox generation
+   * {@code prevGeneration} before {@code bin/im inbox grow} copied it (headers {@code im.prev-generation},
+   * {@code im.prev-seq}).
+   */
+  public static Bytes copied(String owner, int prevGeneration, long prevSeq) {
+    requireNonNegative(prevSeq, "prevSeq");
+    return OrderedKey.key().string(owner).int32(prevGeneration).int64(prevSeq).bytes();
+  }
+
+  /** The previous seq of a {@link #copied} key. */
+  public static long copiedPrevSeq(Bytes key) {
+    OrderedKey.Reader r = OrderedKey.read(key);
+    r.string();
+    r.int32();
+    return r.int64();
+  }
+
+  /** The one key of the {@code inbox-copy-applied} store (per partition: one store per task). */
+  public static Bytes copyApplied() {
+    return OrderedKey.key().string("copy-applied").bytes();
+  }
+
+  /** Inclusive upper bound of every {@link #copied} key of {@code owner} and {@code prevGeneration}. */
+  public static Bytes copiedTo(String owner, int prevGeneration) {
+    return copied(owner, prevGeneration, Long.MAX_VALUE);
   }
 
   /** Inclusive lower bound of every {@link #userGroup} key of {@code user}. */

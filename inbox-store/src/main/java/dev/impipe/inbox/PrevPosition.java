@@ -1,4 +1,4 @@
-package dev.impipe.cli.grow;
+package dev.impipe.inbox;
 
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;

@@ -1,4 +1,4 @@
-package dev.impipe.cli.grow;
+package dev.impipe.inbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
