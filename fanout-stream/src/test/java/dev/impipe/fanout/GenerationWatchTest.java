@@ -21,7 +21,11 @@ class GenerationWatchTest {
 
   private static final String TOPIC = "im.inbox-generation";
   private static final TopicPartition TP = new TopicPartition(TOPIC, 0);
-  private static final Duration WAIT = Duration.ofSeconds(10);
+  /**
+   * Over a MockConsumer the watch catches up in milliseconds. Short, so a mutant that never catches up fails the test
+   * (killed) instead of outlasting PIT's time-out (each time-out costs a minion and ~15 s of a build thread).
+   */
+  private static final Duration WAIT = Duration.ofSeconds(3);
 
   private final MockConsumer<String, String> consumer = new MockConsumer<>("earliest");
   private GenerationWatch watch;

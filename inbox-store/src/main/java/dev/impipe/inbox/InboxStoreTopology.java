@@ -179,7 +179,7 @@ public final class InboxStoreTopology {
     topology.addStateStore(Stores.windowStoreBuilder(StoreSuppliers.window(RECALL_INDEX_STORE, indexRetention,
         Duration.ofMillis(1), false), Serdes.Bytes(), VersionedValue.longSerde(RECALL_INDEX_STORE)), RECALL_PROCESSOR);
     // Expires like the recall index: with the copied entries, whose timestamps the copy kept.
-    topology.addStateStore(Stores.windowStoreBuilder(Stores.persistentWindowStore(COPY_INDEX_STORE, indexRetention,
+    topology.addStateStore(Stores.windowStoreBuilder(StoreSuppliers.window(COPY_INDEX_STORE, indexRetention,
         Duration.ofMillis(1), false), Serdes.Bytes(), VersionedValue.longSerde(COPY_INDEX_STORE))
         .withCachingDisabled(), COPY_INDEX_PROCESSOR);
     topology.addStateStore(queried(COPY_APPLIED_STORE, VersionedValue.longSerde(COPY_APPLIED_STORE)),
