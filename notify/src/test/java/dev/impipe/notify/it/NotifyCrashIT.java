@@ -21,6 +21,7 @@ import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.runtime.topics.TopicProvisioner;
 import dev.impipe.schemas.registry.RestSchemaRegistryClient;
 import java.net.InetSocketAddress;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -86,7 +87,9 @@ class NotifyCrashIT {
     ImTopics topics = new ImTopics(names, new RestSchemaRegistryClient(env.schemaRegistryUrl()));
     String app = prefix + NotifyComponent.NAME;
 
-    ChildPipeline child = ChildPipeline.start(NotifyComponent.class, vars, work.resolve("notify-1.log"));
+    // The apps' logs stay in target/it-logs (the temporary dir goes with the JVM): what a failure is read from.
+    Path logs = Files.createDirectories(Path.of("target", "it-logs"));
+    ChildPipeline child = ChildPipeline.start(NotifyComponent.class, vars, logs.resolve(prefix + "notify-1.log"));
     Map<String, Integer> sent = new HashMap<>();
     try {
       // Given: every user has one registered device, known to the decider before any message
@@ -126,7 +129,7 @@ class NotifyCrashIT {
         poll(consumer, seen, counts);
         assertThat(seen).as("decided before the kill").hasSizeLessThan(USERS);
         // ... and started again on the same state dir
-        child = ChildPipeline.start(NotifyComponent.class, vars, work.resolve("notify-2.log"));
+        child = ChildPipeline.start(NotifyComponent.class, vars, logs.resolve(prefix + "notify-2.log"));
         await().atMost(Duration.ofSeconds(120)).until(() -> {
           poll(consumer, seen, counts);
           return sent.entrySet().stream().allMatch(e -> counts.getOrDefault(e.getKey(), 0) >= e.getValue());
