@@ -5,6 +5,7 @@ import java.time.Instant;
 import java.util.OptionalLong;
 import java.util.function.BooleanSupplier;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.KeyValue;
@@ -61,34 +62,30 @@ public interface CopiedSeqs {
     return new CopiedSeqs() {
       @Override
       public OptionalLong at(String owner, int prevGeneration, long prevSeq) {
-        try {
-          return local.at(owner, prevGeneration, prevSeq);
-        } catch (InvalidStateStoreException e) {
-          throw moved.apply(e);
-        }
+        return read(() -> local.at(owner, prevGeneration, prevSeq));
       }
 
       @Override
       public OptionalLong floor(String owner, int prevGeneration, long prevSeq) {
-        try {
-          return local.floor(owner, prevGeneration, prevSeq);
-        } catch (InvalidStateStoreException e) {
-          throw moved.apply(e);
-        }
+        return read(() -> local.floor(owner, prevGeneration, prevSeq));
       }
 
       @Override
       public boolean anyAbove(String owner, int prevGeneration, long prevSeq) {
-        try {
-          return local.anyAbove(owner, prevGeneration, prevSeq);
-        } catch (InvalidStateStoreException e) {
-          throw moved.apply(e);
-        }
+        return read(() -> local.anyAbove(owner, prevGeneration, prevSeq));
       }
 
       @Override
       public boolean allApplied() {
         return local.allApplied();
+      }
+
+      private <T> T read(Supplier<T> query) {
+        try {
+          return query.get();
+        } catch (InvalidStateStoreException e) {
+          throw moved.apply(e);
+        }
       }
     };
   }
