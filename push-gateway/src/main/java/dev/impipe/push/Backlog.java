@@ -8,10 +8,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The backlog of one connection, read a page at a time through the merged sync API: the first page after the
- * committed cursor or the cursor the device sent ({@link BacklogStart}), each next one after the vector pushed so far. A page is read only while the window of unACKed
- * entries has room for it and at most half the write budget is held, asks for no more entries than fit in the room
- * ({@link PageSizer}), and is written while its frames fit in the budget (the rest when it is half free again), so a
- * slow device slows its own reads. Runs under the connection's lock.
+ * committed cursor or the cursor the device sent ({@link BacklogStart}), each next one after the vector pushed so
+ * far. A page is read only while the window of unACKed entries has room for it and at most half the write budget is
+ * held, asks for no more entries than fit in the room ({@link PageSizer}), and is written while its frames fit in the
+ * budget (the rest when it is half free again), so a slow device slows its own reads. Runs under the connection's lock.
  */
 final class Backlog {
 

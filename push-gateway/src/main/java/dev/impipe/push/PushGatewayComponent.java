@@ -119,7 +119,7 @@ public final class PushGatewayComponent implements PipelineComponent {
     return config;
   }
 
-  /** Where the backlog starts: after {@code ?cursor=} when given (400 when it is not a cursor), else the committed one. */
+  /** Where the backlog starts: after {@code ?cursor=} when given (400 when not a cursor), else the committed one. */
   static BacklogStart start(Request request) {
     try {
       return BacklogStart.of(request.query("cursor"));

@@ -37,7 +37,8 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * Entries come in order without gaps or repeats on one connection (a retry after an ACK timeout repeats one); after
  * a close (network, {@code resync}, ACK timeout) connect again: the gateway resumes after the committed cursor,
- * i.e. the last ACK, or after the cursor the device passes to {@code connect} (its own last stored one). Thread-safe; listener calls come on a Vert.x event loop, so keep them short.
+ * i.e. the last ACK, or after the cursor the device passes to {@code connect} (its own last stored one).
+ * Thread-safe; listener calls come on a Vert.x event loop, so keep them short.
  */
 public final class DeviceClient implements AutoCloseable {
 
