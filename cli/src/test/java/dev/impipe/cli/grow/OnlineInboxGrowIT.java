@@ -188,7 +188,7 @@ class OnlineInboxGrowIT {
       Map<String, List<Entry>> final0 = read(config, topics, g0.inbox());
       int u0InGeneration0 = final0.get("u0").size();
       // and the WebSocket devices, back on generation 0's gateway, receive and ACK the rest of generation 0 there
-      ws.connectAll(ports.get(0), Duration.ofSeconds(30));
+      ws.moveAll(ports.get(0));
 
       // And generation 1's inbox store starts next to generation 0's, with the cursors the grow translated
       inbox1.start(List.of(new InboxStoreComponent(), new PushGatewayComponent()));
@@ -216,7 +216,7 @@ class OnlineInboxGrowIT {
       // and five phones move to it while generation 0's still serves, and the WebSocket devices to its push gateway
       // with their own cursors
       devices.phones().subList(0, EARLY).forEach(p -> p.moveTo(1));
-      ws.connectAll(ports.get(1), Duration.ofSeconds(60));
+      ws.moveAll(ports.get(1));
       // and the others, still syncing generation 0 (final since the fences), move once those five resynced, none of
       // them waiting
       List<SyncingDevices.Phone> rest = devices.phones().subList(EARLY, USERS);
@@ -225,7 +225,9 @@ class OnlineInboxGrowIT {
       rest.forEach(p -> p.moveTo(1));
       await().atMost(Duration.ofSeconds(30)).until(() -> devices.noneFailed()
           && devices.phones().stream().allMatch(p -> !p.resyncs().isEmpty()));
-      // and then generation 0's inbox store (and push gateway) stops and the grow runs again
+      // and then, the WebSocket devices resumed there, generation 0's inbox store (and push gateway) stops and the
+      // grow runs again
+      ws.awaitSynced(Duration.ofSeconds(60));
       inbox0.stop();
       ByteArrayOutputStream rerun = new ByteArrayOutputStream();
       new InboxGrow(config, topics, 0, new PrintStream(rerun, true, StandardCharsets.UTF_8))

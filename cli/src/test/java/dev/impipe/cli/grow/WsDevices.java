@@ -40,7 +40,17 @@ final class WsDevices implements AutoCloseable {
 
   /** Connects every device to the push gateway on {@code port} with its own cursor; waits until each is synced. */
   void connectAll(int port, Duration atMost) {
+    moveAll(port);
+    awaitSynced(atMost);
+  }
+
+  /** Connects every device to the push gateway on {@code port} with its own cursor, not waiting. */
+  void moveAll(int port) {
     devices.forEach(d -> d.connect(port));
+  }
+
+  /** Waits until every device's connection has sent its backlog ({@code synced}). */
+  void awaitSynced(Duration atMost) {
     await().atMost(atMost).until(() -> noneFailed() && devices.stream().allMatch(Ws::synced));
   }
 
