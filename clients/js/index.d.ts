@@ -19,7 +19,10 @@ export interface Entry {
   [field: string]: unknown;
 }
 
-/** What a client keeps between runs: the last ACKed cursor and, per source, the highest seq handled. */
+/**
+ * What a client keeps between runs: the last ACKed cursor (sent as `?cursor=` on every connect: the gateway resumes
+ * after it) and, per source, the highest seq handled.
+ */
 export interface ClientState {
   cursor: string | null;
   marks: Record<string, number>;

@@ -1,8 +1,9 @@
 // The device connection (docs/reference/device-protocol.md): one WebSocket at /v1/ws, entries handed to the
 // application in order and exactly once across reconnects, cumulative ACKs in batches, sends retried safely.
 //
-// Exactly once: the gateway resumes after the committed cursor (the last ACK), so entries received but not yet ACKed
-// come again; they are dropped by the per-source high-water mark (see stores.js). An entry is ACKed only after the
+// Exactly once: the gateway resumes after the cursor the client sends on connect (`?cursor=`, the last one it saved
+// and ACKed; without one, the committed cursor), so entries received but not yet ACKed come again; they are dropped
+// by the per-source high-water mark (see stores.js). An entry is ACKed only after the
 // application's handler has finished with it, and the store is saved before the ACK, so a crash never loses one.
 // Order: frames are handled one at a time, in arrival order, each handler awaited before the next frame.
 import { Backoff } from './backoff.js';
@@ -222,8 +223,11 @@ export class ImClient {
     if (this.stopped) {
       return;
     }
+    // The device's own cursor (saved before each ACK): the gateway resumes after it, not after the committed one,
+    // so an ACK lost with the socket brings nothing again, and a device resumes exactly across an inbox grow.
+    const resume = this.state?.cursor ? `&cursor=${encodeURIComponent(this.state.cursor)}` : '';
     const url = (this.socketOrigin ?? this.baseUrl).replace(/^http/, 'ws') + `/v1/ws?device=${encodeURIComponent(this.device)}`
-      + `&access_token=${encodeURIComponent(token)}`;
+      + `&access_token=${encodeURIComponent(token)}${resume}`;
     const ws = new this.WebSocket(url);
     const conn = { ws, opened: false, cursor: null, acked: null, unacked: 0, timer: null };
     this.ws = ws;

@@ -250,6 +250,29 @@ test('send: any other refusal rejects with an ImError carrying status and error'
   c.close();
 });
 
+test("a reconnect resumes after the device's own cursor: an ACK lost with the socket brings nothing again", async () => {
+  // Given a gateway whose ACKs are lost (its committed cursor stays at the start) and a client that ACKs every 3
+  const gw = new FakeGateway({ entries: [{}, {}, {}] });
+  gw.receive = () => {};
+  const c = client(gw, { ackEvery: 3 });
+  const got = collect(c);
+  await c.connect();
+  await until(() => got.length === 3 && c.state.cursor === 'c3');
+  // When the socket is dropped and 2 more entries are published
+  gw.open()[0].serverClose(1001, 'going away');
+  await until(() => gw.open().length === 1);
+  gw.append();
+  gw.append();
+  await until(() => got.length === 5);
+  // Then the first socket sent no cursor, the second its own (c3): the gateway pushed nothing again
+  assert.equal(gw.sockets[0].url.searchParams.get('cursor'), null);
+  assert.equal(gw.sockets[1].url.searchParams.get('cursor'), 'c3');
+  assert.equal(gw.committed, 0);
+  assert.equal(c.stats.duplicates, 0);
+  assert.deepEqual(got, [1, 2, 3, 4, 5].map((s) => 'inbox:' + s));
+  c.close();
+});
+
 test('an app restarted with its store does not get entries it handled but had not ACKed yet', async () => {
   // Given a client that handled 2 entries and saved its state with the first ACK, then died before the next ACK
   const store = new MemoryStore();

@@ -1,6 +1,6 @@
 // A gateway in memory that speaks the device protocol to an injected WebSocket class: a log of entries with cursors
-// "c<n>" (the position after the n-th entry), a committed cursor moved by ACKs, a backlog after it on every
-// connection followed by "synced", and hooks to close sockets the ways the real gateway does. Its `fetch` answers
+// "c<n>" (the position after the n-th entry), a committed cursor moved by ACKs, a backlog after it (or after the
+// device's `?cursor=`) on every connection followed by "synced", and hooks to close sockets the ways the real gateway does. Its `fetch` answers
 // the push routes (/v1/push/config, /v1/users/{u}/devices/{d}/push) as the notify module does.
 
 const json = (status, body) => new Response(body === undefined ? null : JSON.stringify(body), {
@@ -95,7 +95,11 @@ export class FakeGateway {
     if (socket.readyState !== 1) {
       return;
     }
-    for (let i = this.committed; i < this.log.length; i++) {
+    // The backlog starts after the device's own cursor (?cursor=c<n>) when it sent one, else after the committed one.
+    const own = socket.url.searchParams.get('cursor');
+    const from = own === null ? this.committed : Number(own.slice(1));
+    socket.pushed = from;
+    for (let i = from; i < this.log.length; i++) {
       this.pushEntry(socket, i);
     }
     socket.push({ type: 'synced', cursor: 'c' + this.log.length });

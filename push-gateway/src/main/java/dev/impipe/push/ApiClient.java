@@ -15,8 +15,8 @@ import java.util.concurrent.TimeUnit;
  */
 final class ApiClient {
 
-  /** An answer: status and the JSON body (a missing node when empty). */
-  record Reply(int status, JsonNode body) {
+  /** An answer: status, the JSON body (a missing node when empty) and its {@code Retry-After} (null: none). */
+  record Reply(int status, JsonNode body, String retryAfter) {
     String error() {
       return body.path("error").asText("HTTP " + status);
     }
@@ -46,7 +46,8 @@ final class ApiClient {
     return client.request(options)
         .compose(req -> json == null ? req.send()
             : req.putHeader("Content-Type", "application/json").send(Buffer.buffer(json)))
-        .compose(resp -> resp.body().map(b -> new Reply(resp.statusCode(), parse(b))))
+        .compose(resp -> resp.body().map(b -> new Reply(resp.statusCode(), parse(b),
+            resp.getHeader("Retry-After"))))
         .toCompletionStage().toCompletableFuture()
         .orTimeout(TIMEOUT_MS, TimeUnit.MILLISECONDS);
   }

@@ -8,10 +8,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The backlog of one connection, read a page at a time through the merged sync API: the first page after the
- * committed cursor, each next one after the vector pushed so far. A page is read only while the window of unACKed
- * entries has room for it and at most half the write budget is held, asks for no more entries than fit in the room
- * ({@link PageSizer}), and is written while its frames fit in the budget (the rest when it is half free again), so a
- * slow device slows its own reads. Runs under the connection's lock.
+ * committed cursor or the cursor the device sent ({@link BacklogStart}), each next one after the vector pushed so
+ * far. A page is read only while the window of unACKed entries has room for it and at most half the write budget is
+ * held, asks for no more entries than fit in the room ({@link PageSizer}), and is written while its frames fit in the
+ * budget (the rest when it is half free again), so a slow device slows its own reads. Runs under the connection's lock.
  */
 final class Backlog {
 
@@ -26,6 +26,7 @@ final class Backlog {
   private final Positions positions;
   private final DeliveryWindow window;
   private final Deliveries deliveries;
+  private final BacklogStart start;
 
   private boolean firstPage = true;
   private boolean fetching;
@@ -37,7 +38,8 @@ final class Backlog {
   private final Deque<BacklogPage.Entry> rest = new ArrayDeque<>();
 
   Backlog(Connection conn, Gateway gateway, PushConfig config, SocketWriter writer, PageSizer sizer,
-      GroupListening listening, Positions positions, DeliveryWindow window, Deliveries deliveries) {
+      GroupListening listening, Positions positions, DeliveryWindow window, Deliveries deliveries,
+      BacklogStart start) {
     this.conn = conn;
     this.gateway = gateway;
     this.config = config;
@@ -47,6 +49,7 @@ final class Backlog {
     this.positions = positions;
     this.window = window;
     this.deliveries = deliveries;
+    this.start = start;
   }
 
   /** Until the first page is written, the positions pushed are not known yet. */
@@ -78,7 +81,7 @@ final class Backlog {
     fetching = true;
     minSeqAsked = minSeq;
     String path = Frames.syncPath(conn.user, conn.device, sizer.limit(writer.free()),
-        firstPage ? null : positions.vector().encode(), minSeq, listening.takeMinSeqs());
+        firstPage ? start.after() : positions.vector().encode(), minSeq, listening.takeMinSeqs());
     gateway.api().get(path, conn.principal.token()).whenComplete(this::onPage);
   }
 
@@ -86,6 +89,9 @@ final class Backlog {
     synchronized (conn) {
       if (conn.isClosed()) {
         fetching = false;
+        return;
+      }
+      if (failure == null && firstPage && !startAnswered(reply)) {
         return;
       }
       if (failure != null || reply.status() != 200) {
@@ -109,11 +115,49 @@ final class Backlog {
         conn.close(Connection.CLOSE_BACKLOG_FAILED, "backlog unavailable, reconnect");
         return;
       }
+      if (firstPage && start.cursor() != null) {
+        positions.startAfter(start.cursor());
+      }
       page = BacklogPage.of(reply.body());
       listening.readLargeGroups(page.largeGroups());
       rest.clear();
       rest.addAll(page.entries());
       writePage();
+    }
+  }
+
+  /**
+   * The first page's answer as the start sees it ({@link BacklogStart#answered}): false when it was handled there (read
+   * again after another cursor or later, or given up).
+   */
+  private boolean startAnswered(ApiClient.Reply reply) {
+    BacklogStart.Decision decision = start.answered(reply.status(), reply.body(), reply.retryAfter());
+    switch (decision.action()) {
+      case BACKLOG -> {
+        return true;
+      }
+      case READ_AGAIN -> {
+        fetching = false;
+        LOG.debug("{}: first page answered {}, read again after {} in {} ms", conn, reply.status(), start.after(),
+            decision.delayMs());
+        if (decision.delayMs() == 0) {
+          fetchNext();
+        } else {
+          gateway.later(decision.delayMs(), () -> {
+            synchronized (conn) {
+              fetchNext();
+            }
+          });
+        }
+        return false;
+      }
+      case GIVE_UP -> {
+        fetching = false;
+        LOG.info("Backlog of {} not readable from the device's cursor: {}", conn, decision.reason());
+        conn.close(Connection.CLOSE_BACKLOG_FAILED, "backlog unavailable, reconnect");
+        return false;
+      }
+      default -> throw new IllegalStateException(decision.action().name());
     }
   }
 

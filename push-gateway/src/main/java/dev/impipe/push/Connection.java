@@ -13,11 +13,11 @@ import java.util.Map;
 
 /**
  * One device's WebSocket. First the backlog: merged sync pages (the inbox with the user's large groups, exactly
- * like the sync API), the first after the committed cursor, each next one after the vector pushed so far; then live
- * entries from the gateway's reader: the user's inbox and the timelines {@code #groupId} of the large groups the
- * user reads. Entries that arrive while a page is being read wait in {@code pending} and go out after it, each
- * source skipping what was already pushed from it (the inbox by seq, each group by its timeline seq), so the
- * device sees every entry once and in its source's order.
+ * like the sync API), the first after the committed cursor (or the device's own, {@link BacklogStart}), each next
+ * one after the vector pushed so far; then live entries from the gateway's reader: the user's inbox and the
+ * timelines {@code #groupId} of the large groups the user reads. Entries that arrive while a page is being read wait
+ * in {@code pending} and go out after it, each source skipping what was already pushed from it (the inbox by seq,
+ * each group by its timeline seq), so the device sees every entry once and in its source's order.
  *
  * <p>Large groups: the sync page says which groups the user reads and in which conversation-seq intervals
  * ({@code largeGroups}); the connection listens to those timelines and pushes a live timeline entry when the
@@ -75,7 +75,7 @@ final class Connection {
   final long openedAt = System.nanoTime();
 
   Connection(Principal principal, String device, ServerWebSocket socket, Gateway gateway, PushConfig config,
-      WriteBudget budget) {
+      WriteBudget budget, BacklogStart start) {
     this.principal = principal;
     this.user = principal.userId();
     this.device = device;
@@ -87,7 +87,8 @@ final class Connection {
     this.limiter = new FrameLimiter(config.limits(), System::nanoTime);
     this.listening = new GroupListening(gateway.subscriptions(this), this::toString);
     this.deliveries = new Deliveries(this, gateway, writer, sizer, positions, window);
-    this.backlog = new Backlog(this, gateway, config, writer, sizer, listening, positions, window, deliveries);
+    this.backlog = new Backlog(this, gateway, config, writer, sizer, listening, positions, window, deliveries,
+        start);
   }
 
   /** The inbox record offset every entry below which this connection's backlog must include. */

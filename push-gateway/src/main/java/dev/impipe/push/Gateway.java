@@ -149,14 +149,14 @@ final class Gateway implements AutoCloseable {
   }
 
   /**
-   * Registers a new socket and starts sending its backlog. A user at {@link PushConfig#maxSocketsPerUser()} sockets
+   * Registers a new socket and starts sending its backlog (from {@code start}). A user at {@link PushConfig#maxSocketsPerUser()} sockets
    * on this instance loses the oldest (close {@link Connection#CLOSE_REPLACED}): the newest is the one a person is
    * looking at (a reopened tab, a restarted app whose old socket has not timed out yet), so a user is never locked
    * out by their own stale sockets, and one token still holds a bounded number.
    */
-  void open(Principal principal, String device, ServerWebSocket socket) {
+  void open(Principal principal, String device, ServerWebSocket socket, BacklogStart start) {
     Connection c = new Connection(principal, device, socket, this, config,
-        new WriteBudget(config.writeBudget(), budgeted));
+        new WriteBudget(config.writeBudget(), budgeted), start);
     socket.closeHandler(v -> c.closed());
     socket.exceptionHandler(e -> LOG.debug("{}: {}", c, e.toString()));
     socket.pongHandler(b -> c.lastHeard = System.currentTimeMillis());

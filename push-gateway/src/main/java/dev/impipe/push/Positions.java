@@ -63,6 +63,20 @@ final class Positions {
     return SyncCursor.of(seq, groups).inGeneration(generation);
   }
 
+  /**
+   * The backlog starts after {@code cursor}, the device's own (translated into the generation served): it has what
+   * came before, so that is what it pushed and committed (an ACK at or below it moves nothing, a resync names it).
+   */
+  void startAfter(SyncCursor cursor) {
+    generation = cursor.generation();
+    pushed = Math.max(pushed, cursor.inbox());
+    committedInbox = Math.max(committedInbox, cursor.inbox());
+    cursor.groups().forEach((g, seq) -> {
+      groups.merge(g, seq, Math::max);
+      committedGroups.merge(g, seq, Math::max);
+    });
+  }
+
   /** A page ended: the store's {@code next} inbox position and the group positions its cursor may commit past. */
   void pageEnded(long next, SyncCursor cursor) {
     pushed = Math.max(pushed, next);

@@ -74,6 +74,7 @@ public final class PushGatewayComponent implements PipelineComponent {
     http.webSocket(PATH, request -> {
       Principal caller = request.caller();
       String device = device(caller, request);
+      BacklogStart start = start(request);
       if (owned != null) {
         switch (owned.verdict(caller.userId())) {
           case REDIRECT -> {
@@ -96,7 +97,7 @@ public final class PushGatewayComponent implements PipelineComponent {
         throw new HttpError(429, "more than " + config.connectsPerMinute() + " sockets opened a minute by this user; "
             + "retry in " + wait + " s", Map.of("Retry-After", Long.toString(wait)));
       }
-      return socket -> gateway.open(caller, device, socket);
+      return socket -> gateway.open(caller, device, socket, start);
     });
     new StaticFiles().register(http);
     AuthConfig auth = AuthConfig.fromEnv(context.env());
@@ -116,6 +117,15 @@ public final class PushGatewayComponent implements PipelineComponent {
       return config.withRead(PushConfig.ReadMode.ALL);
     }
     return config;
+  }
+
+  /** Where the backlog starts: after {@code ?cursor=} when given (400 when not a cursor), else the committed one. */
+  static BacklogStart start(Request request) {
+    try {
+      return BacklogStart.of(request.query("cursor"));
+    } catch (IllegalArgumentException e) {
+      throw HttpError.badRequest(e.getMessage());
+    }
   }
 
   /** The device: the token's {@code dev} claim, else {@code ?device=}; {@code ?user=}, when given, must be the caller. */

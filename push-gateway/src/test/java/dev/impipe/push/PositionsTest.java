@@ -115,4 +115,23 @@ class PositionsTest {
     assertThat(p.refusal(SyncCursor.of(12, Map.of()))).isEqualTo(
         "ack for a cursor of inbox generation 0, this connection is at generation 1: resync");
   }
+
+  @Test
+  void aBacklogFromTheDevicesCursorStartsPushedAndCommittedThere() {
+    // Given a connection whose backlog starts after the device's cursor, in generation 1
+    Positions p = new Positions();
+    p.startAfter(SyncCursor.of(20, Map.of("g1", 4L)).inGeneration(1));
+    // Then it pushed and committed up to there: an ACK at or below it moves nothing, beyond is refused until pushed
+    assertThat(p.generation()).isEqualTo(1);
+    assertThat(p.vector()).isEqualTo(SyncCursor.of(20, Map.of("g1", 4L)).inGeneration(1));
+    assertThat(p.committed()).isEqualTo(SyncCursor.of(20, Map.of("g1", 4L)).inGeneration(1).encode());
+    assertThat(p.commitInbox(20)).isFalse();
+    assertThat(p.commitInbox(19)).isFalse();
+    assertThat(p.commitGroup("g1", 4)).isFalse();
+    assertThat(p.refusal(SyncCursor.of(21, Map.of()).inGeneration(1))).contains("beyond what was pushed (20)");
+    assertThat(p.refusal(SyncCursor.of(20, Map.of()))).contains("generation 0");
+    // And the first ACK past it commits
+    p.pushed(25);
+    assertThat(p.commitInbox(25)).isTrue();
+  }
 }

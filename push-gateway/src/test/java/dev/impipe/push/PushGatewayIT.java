@@ -172,6 +172,40 @@ class PushGatewayIT {
   }
 
   @Test
+  void aDeviceThatSendsItsCursorResumesAfterItNotAfterTheCommittedOne() throws Exception {
+    // Given ruth's phone received three messages and its ACK of the first one is committed, the others not
+    Device phone = connect(first, "ruth", "phone", false);
+    post("sam", Map.of("to", "ruth", "body", "one", "clientMsgId", "s-1"));
+    await().atMost(Duration.ofSeconds(30)).until(() -> phone.bodies().size() == 1);
+    phone.client.ack(phone.lastCursor);
+    awaitCursor("ruth", "phone", phone.seqs().get(0));
+    post("sam", Map.of("to", "ruth", "body", "two", "clientMsgId", "s-2"));
+    post("sam", Map.of("to", "ruth", "body", "three", "clientMsgId", "s-3"));
+    await().atMost(Duration.ofSeconds(30)).until(() -> phone.bodies().size() == 3);
+    String own = phone.lastCursor;
+    phone.client.close();
+    await().atMost(Duration.ofSeconds(10)).until(() -> phone.closeCode != -1);
+    post("sam", Map.of("to", "ruth", "body", "four", "clientMsgId", "s-4"));
+    awaitInbox("ruth", 4);
+
+    // When it reconnects (to the other instance) with the cursor of the last entry it stored
+    Device again = new Device(true);
+    again.client = devices.connect(base(second), TestTokens.token("ruth"), "phone", own, again)
+        .get(30, TimeUnit.SECONDS);
+    OPEN.add(again.client);
+
+    // Then the backlog starts after that cursor, not after the committed one: only "four", then synced
+    await().atMost(Duration.ofSeconds(30)).until(() -> again.entriesAtSynced >= 0);
+    assertThat(again.bodies()).containsExactly("four");
+    assertThat(again.entriesAtSynced).isEqualTo(1);
+    // And ACKing it commits it
+    awaitCursor("ruth", "phone", again.seqs().get(0));
+    // And a cursor that is not one is refused before the upgrade
+    assertThat(upgradeStatus(base(first), "/v1/ws?device=phone&cursor=not-a-cursor", TestTokens.token("ruth")))
+        .isEqualTo(400);
+  }
+
+  @Test
   void aDeviceThatDoesNotAckGetsOneFinalTimeoutPerSeqAndIsClosedWhileOneThatAcksGetsNone() throws Exception {
     // Given erin's tablet never ACKs and her phone ACKs everything
     Device tablet = connect(first, "erin", "tablet", false);

@@ -14,6 +14,7 @@ import dev.impipe.fanout.FanoutComponent;
 import dev.impipe.inbox.InboxStoreComponent;
 import dev.impipe.inbox.PrevPosition;
 import dev.impipe.inbox.query.SyncCursor;
+import dev.impipe.push.PushGatewayComponent;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.domain.Ids;
 import dev.impipe.runtime.topics.ImTopics;
@@ -65,6 +66,13 @@ import org.junit.jupiter.api.io.TempDir;
  * twice, across the switch, though it moved before the rerun; a cursor committed before the grow resumes exactly
  * after what the device had seen. u0's phone, offline during the grow's second run and back after {@code LIVE},
  * syncs on generation 0 past its translated committed cursor, then moves: it receives nothing again either.
+ *
+ * <p>Ten users also have a WebSocket device on generation 0's push gateway that stores and ACKs what it receives.
+ * They are offline during the grow's second run, come back to generation 0's gateway after {@code LIVE} and ACK the
+ * rest of generation 0 there (past the cursors the grow translated), then, before the rerun, connect to generation
+ * 1's gateway with their own last cursor ({@code ?cursor=}): the gateway's first sync is answered 409 with that
+ * cursor translated, and each device receives exactly its user's log, in order, none missing, none twice, where a
+ * resume from the committed cursor would have brought the rest of generation 0 again.
  */
 @Timeout(value = 4, unit = TimeUnit.MINUTES)
 class OnlineInboxGrowIT {
@@ -72,6 +80,9 @@ class OnlineInboxGrowIT {
   private static final int USERS = 50;
   /** Phones u0..u4 move to generation 1 as soon as it serves; the others a little later; all before the rerun. */
   private static final int EARLY = 5;
+  /** Users u40..u49 also have a WebSocket device. */
+  private static final List<String> WS_USERS = java.util.stream.IntStream.range(40, 50).mapToObj(u -> "u" + u)
+      .toList();
 
   @TempDir
   Path tmp;
@@ -114,12 +125,13 @@ class OnlineInboxGrowIT {
         PipelineRuntime inbox1 = new PipelineRuntime(config1.withHttpPort(0, tmp.resolve("inbox1")), env1,
             new ImTopics(g1, registry));
         SyncingDevices devices = new SyncingDevices(USERS, ports);
+        WsDevices ws = new WsDevices(WS_USERS);
         KafkaProducer<String, ChatMessage> producer = new KafkaProducer<>(Map.of("bootstrap.servers",
             it.bootstrapServers(), "enable.idempotence", true, "acks", "all", "linger.ms", 5),
             topics.messages().keySerde().serializer(), topics.messages().valueSerde().serializer())) {
       // Given the fan-out and generation 0's inbox store
       fanout.start(List.of(new FanoutComponent()));
-      inbox0.runtime().start(List.of(new InboxStoreComponent()));
+      inbox0.runtime().start(List.of(new InboxStoreComponent(), new PushGatewayComponent()));
       await().atMost(Duration.ofSeconds(90)).until(() -> fanout.healthy() && inbox0.runtime().healthy());
       ports.put(0, inbox0.runtime().http().port());
       // and a steady stream of direct messages (about 400/s), all the time of the grow
@@ -144,6 +156,8 @@ class OnlineInboxGrowIT {
       await().atMost(Duration.ofSeconds(30)).until(() -> sent.size() >= 600);
       await().atMost(Duration.ofSeconds(30)).until(() -> devices.noneFailed()
           && devices.phones().stream().allMatch(p -> p.receivedCount() > 0));
+      // and ten WebSocket devices on generation 0's push gateway, storing and ACKing what they receive
+      ws.connectAll(ports.get(0), Duration.ofSeconds(30));
 
       // and each user's tablet committed a cursor in the middle of what it had synced
       Map<String, Long> oldCursors = commitCursors(config, topics, g0);
@@ -162,6 +176,8 @@ class OnlineInboxGrowIT {
       SyncingDevices.Phone offline = devices.phones().get(0);
       offline.moveTo(-1);
       await().atMost(Duration.ofSeconds(30)).until(() -> devices.noneFailed() && offline.waiting());
+      // (and the WebSocket devices too)
+      ws.disconnectAll();
       Process second = InboxGrowIT.start(childEnv, log, "--online", "--fence-timeout", "30");
       assertThat(second.waitFor(60, TimeUnit.SECONDS)).as("second run finished; log:\n%s", Files.readString(log))
           .isTrue();
@@ -169,10 +185,13 @@ class OnlineInboxGrowIT {
       long live = System.nanoTime();
       // and u0's phone, back online, syncs the rest of generation 0 (final since the fences)
       offline.moveTo(0);
-      int u0InGeneration0 = read(config, topics, g0.inbox()).get("u0").size();
+      Map<String, List<Entry>> final0 = read(config, topics, g0.inbox());
+      int u0InGeneration0 = final0.get("u0").size();
+      // and the WebSocket devices, back on generation 0's gateway, receive and ACK the rest of generation 0 there
+      ws.moveAll(ports.get(0));
 
       // And generation 1's inbox store starts next to generation 0's, with the cursors the grow translated
-      inbox1.start(List.of(new InboxStoreComponent()));
+      inbox1.start(List.of(new InboxStoreComponent(), new PushGatewayComponent()));
       await().atMost(Duration.ofSeconds(90)).until(inbox1::healthy);
       ports.put(1, inbox1.http().port());
       devices.awaitCommitted(inbox1.http().port(), readCursors(config, topics, g1.deviceCursors()));
@@ -183,8 +202,21 @@ class OnlineInboxGrowIT {
       List<Entry> u0Copied = read(config, topics, g1.inbox()).get("u0").stream().filter(Entry::copied).toList();
       assertThat(offline.committed(inbox1.http().port())).as("u0's translated committed cursor")
           .isLessThan(u0Copied.get(u0Copied.size() - 1).offset());
-      // and five phones move to it while generation 0's still serves
+      // (each WebSocket device has all of generation 0, ACKed past its cursor the grow translated: resuming from that
+      // committed cursor would bring the rest of generation 0 again)
+      await().atMost(Duration.ofSeconds(30)).until(() -> ws.noneFailed() && ws.devices().stream()
+          .allMatch(d -> d.receivedCount() >= final0.get(d.user).size()));
+      Map<String, Long> translated = readCursors(config, topics, g1.deviceCursors());
+      Map<String, List<Entry>> copied1 = read(config, topics, g1.inbox());
+      for (WsDevices.Ws d : ws.devices()) {
+        List<Entry> copies = copied1.get(d.user).stream().filter(Entry::copied).toList();
+        assertThat(translated.getOrDefault(d.user + "|" + WsDevices.DEVICE, -1L)).as(d.user + "'s translated cursor")
+            .isLessThan(copies.get(copies.size() - 1).offset());
+      }
+      // and five phones move to it while generation 0's still serves, and the WebSocket devices to its push gateway
+      // with their own cursors
       devices.phones().subList(0, EARLY).forEach(p -> p.moveTo(1));
+      ws.moveAll(ports.get(1));
       // and the others, still syncing generation 0 (final since the fences), move once those five resynced, none of
       // them waiting
       List<SyncingDevices.Phone> rest = devices.phones().subList(EARLY, USERS);
@@ -193,7 +225,9 @@ class OnlineInboxGrowIT {
       rest.forEach(p -> p.moveTo(1));
       await().atMost(Duration.ofSeconds(30)).until(() -> devices.noneFailed()
           && devices.phones().stream().allMatch(p -> !p.resyncs().isEmpty()));
-      // and then generation 0's inbox store stops and the grow runs again
+      // and then, the WebSocket devices resumed there, generation 0's inbox store (and push gateway) stops and the
+      // grow runs again
+      ws.awaitSynced(Duration.ofSeconds(60));
       inbox0.stop();
       ByteArrayOutputStream rerun = new ByteArrayOutputStream();
       new InboxGrow(config, topics, 0, new PrintStream(rerun, true, StandardCharsets.UTF_8))
@@ -245,6 +279,24 @@ class OnlineInboxGrowIT {
       await().atMost(Duration.ofSeconds(60)).until(() -> devices.noneFailed()
           && devices.phones().stream().allMatch(p -> caughtUp(p.received(), logs.get(p.user))));
       devices.close();
+      await().atMost(Duration.ofSeconds(60)).until(() -> ws.noneFailed()
+          && ws.devices().stream().allMatch(d -> caughtUp(d.received(), logs.get(d.user))));
+      ws.close();
+      int wsRepeats = 0;
+      int wsLost = 0;
+      for (WsDevices.Ws d : ws.devices()) {
+        List<String> got = d.received();
+        List<String> want = logs.get(d.user);
+        wsRepeats += got.size() - new LinkedHashSet<>(got).size();
+        wsLost += (int) want.stream().filter(id -> !got.contains(id)).count();
+        assertThat(got).as(d.user + "'s WebSocket device: exactly its log, in order").isEqualTo(want);
+      }
+      System.out.printf("OnlineInboxGrowIT: %d WebSocket devices received %d-%d entries each, %d received again, %d"
+          + " lost, %d connects, unexpected closes %s%n", ws.devices().size(),
+          ws.devices().stream().mapToInt(WsDevices.Ws::receivedCount).min().orElse(0),
+          ws.devices().stream().mapToInt(WsDevices.Ws::receivedCount).max().orElse(0), wsRepeats, wsLost,
+          ws.devices().stream().mapToInt(WsDevices.Ws::connects).sum(),
+          ws.devices().stream().flatMap(d -> d.unexpectedCloses().stream()).toList());
       int repeats = 0;
       for (SyncingDevices.Phone p : devices.phones()) {
         List<String> got = p.received();

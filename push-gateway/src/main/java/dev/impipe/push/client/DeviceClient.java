@@ -37,7 +37,8 @@ import java.util.concurrent.atomic.AtomicReference;
  *
  * Entries come in order without gaps or repeats on one connection (a retry after an ACK timeout repeats one); after
  * a close (network, {@code resync}, ACK timeout) connect again: the gateway resumes after the committed cursor,
- * i.e. the last ACK. Thread-safe; listener calls come on a Vert.x event loop, so keep them short.
+ * i.e. the last ACK, or after the cursor the device passes to {@code connect} (its own last stored one).
+ * Thread-safe; listener calls come on a Vert.x event loop, so keep them short.
  */
 public final class DeviceClient implements AutoCloseable {
 
@@ -91,7 +92,18 @@ public final class DeviceClient implements AutoCloseable {
      * with {@link RefusedException} when the upgrade is refused (401 bad token, 403, 400).
      */
     public CompletableFuture<DeviceClient> connect(URI base, String token, String device, Listener listener) {
-      String path = "/v1/ws?device=" + URLEncoder.encode(device, StandardCharsets.UTF_8);
+      return connect(base, token, device, null, listener);
+    }
+
+    /**
+     * As {@link #connect(URI, String, String, Listener)}, the backlog starting after {@code cursor} (the cursor of the
+     * last entry the device stored; null: after the committed cursor). A device that keeps its own cursor resumes
+     * exactly there, also across an inbox grow; 400 when it is not a cursor.
+     */
+    public CompletableFuture<DeviceClient> connect(URI base, String token, String device, String cursor,
+        Listener listener) {
+      String path = "/v1/ws?device=" + URLEncoder.encode(device, StandardCharsets.UTF_8)
+          + (cursor == null ? "" : "&cursor=" + URLEncoder.encode(cursor, StandardCharsets.UTF_8));
       WebSocketConnectOptions options = new WebSocketConnectOptions().setHost(base.getHost())
           .setPort(base.getPort()).setURI(path).addHeader("Authorization", "Bearer " + token);
       DeviceClient c = new DeviceClient(base, device, listener);
@@ -117,15 +129,21 @@ public final class DeviceClient implements AutoCloseable {
      */
     public CompletableFuture<DeviceClient> connectFollowing(URI base, String token, String device, Listener listener,
         int hops) {
-      return connect(base, token, device, listener).thenCompose(c -> c.syncedFuture().handle((v, e) -> e)
+      return connectFollowing(base, token, device, null, listener, hops);
+    }
+
+    /** As {@link #connectFollowing(URI, String, String, Listener, int)}, resuming after {@code cursor} (null: none). */
+    public CompletableFuture<DeviceClient> connectFollowing(URI base, String token, String device, String cursor,
+        Listener listener, int hops) {
+      return connect(base, token, device, cursor, listener).thenCompose(c -> c.syncedFuture().handle((v, e) -> e)
           .thenCompose(failure -> {
             if (failure == null) {
               return CompletableFuture.completedFuture(c);
             }
             String url = c.redirectUrl();
             if (url != null && hops > 0) {
-              return c.closedFuture().thenCompose(code -> connectFollowing(URI.create(url), token, device, listener,
-                  hops - 1));
+              return c.closedFuture().thenCompose(code -> connectFollowing(URI.create(url), token, device, cursor,
+                  listener, hops - 1));
             }
             return CompletableFuture.failedFuture(failure);
           }));
