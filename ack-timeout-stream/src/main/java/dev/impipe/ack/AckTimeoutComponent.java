@@ -8,6 +8,7 @@ import dev.impipe.runtime.app.PipelineComponent;
 import dev.impipe.runtime.config.ConfigTable;
 import java.util.List;
 import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.streams.StreamsConfig;
 
 /** Runs the ACK-timeout wheel as the Streams app {@code <prefix>ack-timeout}. */
@@ -42,6 +43,10 @@ public final class AckTimeoutComponent implements PipelineComponent {
     return Map.of(StreamsConfig.NUM_STREAM_THREADS_CONFIG, config.streamThreads(),
         // Wall-clock punctuations run between polls: a short poll keeps timeouts within a tick of due.
         StreamsConfig.POLL_MS_CONFIG, pollMs(config),
+        // A slot-boundary round asks the broker for the inputs' end offsets on the main consumer's connection, where
+        // the request waits behind the consumer's fetch in flight: with the default fetch.max.wait.ms (500 ms) an idle
+        // input made every round wait up to half a second, the stream thread with it (timeouts a tick late).
+        StreamsConfig.mainConsumerPrefix(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG), (int) pollMs(config),
         // Lets the wheel ask its thread's consumer whether an input is read to its end (quiet) or lagging.
         StreamsConfig.DEFAULT_CLIENT_SUPPLIER_CONFIG, StreamThreadConsumers.class.getName());
   }

@@ -3,7 +3,11 @@ package dev.impipe.ack;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.impipe.runtime.app.PipelineComponent;
+import java.time.Duration;
+import java.util.Map;
 import java.util.ServiceLoader;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.Test;
 
 class AckTimeoutComponentTest {
@@ -15,5 +19,21 @@ class AckTimeoutComponentTest {
           assertThat(c).isInstanceOf(AckTimeoutComponent.class);
           assertThat(c.name()).isEqualTo("ack-timeout");
         });
+  }
+
+  @Test
+  void theMainConsumersFetchWaitIsThePollIntervalNotHalfASecond() {
+    // The end offsets a round asks for wait behind the main consumer's fetch in flight (StreamThreadConsumersIT):
+    // that wait is the poll interval, a fraction of the tick, never Kafka's default 500 ms
+    String fetchWait = StreamsConfig.mainConsumerPrefix(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG);
+    for (String tick : new String[] {"10ms", "500ms", "1s", "1h"}) {
+      AckTimeoutConfig config = AckTimeoutConfig.fromEnv(Map.of(AckTimeoutConfig.IM_ACK_TICK, tick,
+          AckTimeoutConfig.IM_ACK_TIMEOUT, "1d"));
+      Map<String, Object> overrides = AckTimeoutComponent.overrides(config);
+      assertThat(overrides.get(fetchWait)).as(tick).isEqualTo((int) AckTimeoutComponent.pollMs(config));
+      assertThat((int) overrides.get(fetchWait)).as(tick).isBetween(5, 100);
+    }
+    assertThat(AckTimeoutComponent.overrides(AckTimeoutConfig.fromEnv(Map.of(AckTimeoutConfig.IM_ACK_TICK, "1s")))
+        .get(fetchWait)).isEqualTo((int) Duration.ofSeconds(1).dividedBy(20).toMillis());
   }
 }

@@ -75,6 +75,54 @@ class StreamThreadConsumersIT {
     }
   }
 
+  @Test
+  void anIdleConsumersEndOffsetsWaitBehindItsFetchForTheFetchWaitOnly() throws Exception {
+    ItEnvironment.Endpoints env = ItEnvironment.get();
+    String topic = ItEnvironment.unique("idle");
+    TopicPartition tp = new TopicPartition(topic, 0);
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", env.bootstrapServers()))) {
+      admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+    }
+    // Given a caught-up consumer with Kafka's default fetch wait (500 ms), and one with the wheel app's
+    Object wheelWait = dev.impipe.ack.AckTimeoutComponent.overrides(dev.impipe.ack.AckTimeoutConfig.defaults())
+        .get(org.apache.kafka.streams.StreamsConfig.mainConsumerPrefix(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG));
+    // When each asks for the end offsets right after a poll that found nothing (its next fetch waits at the broker)
+    long defaultMs = slowestEnds(env, tp, Map.of());
+    long wheelMs = slowestEnds(env, tp, Map.of(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, wheelWait));
+    // Then the request waits for that fetch to be answered on the same connection: about half a second with the
+    // default (every slot-boundary round of an idle wheel, so timeouts came a tick late), far less with the wheel's
+    System.out.printf("[StreamThreadConsumersIT] end offsets of an idle consumer: %d ms with the default fetch wait, "
+        + "%d ms with the wheel's (%s ms)%n", defaultMs, wheelMs, wheelWait);
+    assertThat(defaultMs).isGreaterThanOrEqualTo(300);
+    assertThat(wheelMs).isLessThan(300);
+  }
+
+  /** The longest of a few end-offset requests, each right after an empty poll of a caught-up consumer, in ms. */
+  private static long slowestEnds(ItEnvironment.Endpoints env, TopicPartition tp, Map<String, Object> extra) {
+    Map<String, Object> props = new java.util.HashMap<>(Map.of(
+        ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, env.bootstrapServers(),
+        ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"));
+    props.putAll(extra);
+    try (KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props, new ByteArrayDeserializer(),
+        new ByteArrayDeserializer())) {
+      consumer.assign(List.of(tp));
+      consumer.seekToBeginning(List.of(tp));
+      Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
+        consumer.poll(Duration.ofMillis(50));
+        return consumer.currentLag(tp).isPresent();
+      });
+      long slowest = 0;
+      for (int i = 0; i < 3; i++) {
+        consumer.poll(Duration.ofMillis(50));
+        StreamThreadConsumers.EndOffsets ends = new StreamThreadConsumers.EndOffsets(System::currentTimeMillis);
+        long start = System.nanoTime();
+        assertThat(ends.ends(consumer, tp, System.currentTimeMillis())).contains(new InputLag.Ends(0, 0));
+        slowest = Math.max(slowest, (System.nanoTime() - start) / 1_000_000);
+      }
+      return slowest;
+    }
+  }
+
   private static void send(KafkaProducer<byte[], byte[]> producer, String topic, int count) throws Exception {
     for (int i = 0; i < count; i++) {
       producer.send(new ProducerRecord<>(topic, 0, null, new byte[] {(byte) i})).get(30, TimeUnit.SECONDS);
