@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.impipe.edge.http.HttpError;
+import dev.impipe.edge.http.Request;
 import dev.impipe.edge.http.Response;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -28,6 +29,24 @@ class GroupCopyAnswerTest {
       assertThatThrownBy(() -> GenerationResync.copiedSeq("g", r))
           .isInstanceOfSatisfying(HttpError.class, e -> assertThat(e.status()).isEqualTo(503));
     }
+  }
+
+  @Test
+  void aCopySubReadIsForAGroupTimelineOfThePreviousGeneration() {
+    GenerationResync resync = new GenerationResync(null, null, null, 1);
+    assertThatThrownBy(() -> resync.copyOf(copyRequest("bob", "4", "0"), "bob"))
+        .isInstanceOfSatisfying(HttpError.class, e -> assertThat(e.status()).isEqualTo(400))
+        .hasMessage("query parameter 'copyOf' is for group timelines only");
+    assertThatThrownBy(() -> resync.copyOf(copyRequest("#g", "4", "1"), "#g"))
+        .isInstanceOfSatisfying(HttpError.class, e -> assertThat(e.status()).isEqualTo(409))
+        .hasMessage("this is inbox generation 1: it holds copies of generation 0, not 1");
+    assertThatThrownBy(() -> resync.copyOf(copyRequest("#g", "-2", "0"), "#g"))
+        .isInstanceOfSatisfying(HttpError.class, e -> assertThat(e.status()).isEqualTo(400));
+  }
+
+  private static Request copyRequest(String owner, String copyOf, String generation) {
+    return new Request("GET", "/v1/users/" + owner + "/inbox", Map.of("userId", owner),
+        Map.of("copyOf", copyOf, "generation", generation), Map.of(), new byte[0]);
   }
 
   private static Response json(int status, String body) {
