@@ -78,6 +78,11 @@ class GenerationGateTest {
         Map.of("g", OptionalLong.of(-1)), committed);
     assertThat(SyncCursor.decode((String) below.body().get("cursor")))
         .isEqualTo(SyncCursor.of(30, Map.of("h", 7L)).inGeneration(1));
+    // and the first record of the timeline (0) is a position like any other
+    GenerationGate.Answer first = GenerationGate.answer(given, 1, OptionalLong.of(30),
+        Map.of("g", OptionalLong.of(0)), committed);
+    assertThat(SyncCursor.decode((String) first.body().get("cursor")))
+        .isEqualTo(SyncCursor.of(30, Map.of("g", 0L, "h", 7L)).inGeneration(1));
   }
 
   @Test
