@@ -159,6 +159,24 @@ class CopyIndexTest {
     }
   }
 
+  @Test
+  void aLargeGroupPositionIsTranslatedThroughItsTimelinesIndexLikeAnInboxSeq() {
+    try (Store store = new Store(1)) {
+      // Given timeline #g's generation-0 records 40 and 44 copied to offsets 0 and 1 (bob's 10 to 2)
+      store.copied("#g", 40).copied("#g", 44).copied("bob", 10);
+
+      // Then a position on a copied record is that record's copy, one between two the copy of the one below it,
+      // one below every copied record -1
+      assertThat(GenerationGate.translate(store.copies(), "#g", 0, 44)).hasValue(1);
+      assertThat(GenerationGate.translate(store.copies(), "#g", 0, 42)).hasValue(0);
+      assertThat(GenerationGate.translate(store.copies(), "#g", 0, 39)).hasValue(-1);
+      // and one above every copied record is not known until every copied entry is applied
+      assertThat(GenerationGate.translate(store.copies(), "#g", 0, 50)).isEmpty();
+      store.written("bob");
+      assertThat(GenerationGate.translate(store.copies(), "#g", 0, 50)).hasValue(1);
+    }
+  }
+
   /** The inbox store of one generation on a test driver. */
   private final class Store implements AutoCloseable {
     final int generation;

@@ -14,6 +14,7 @@ import dev.impipe.edge.auth.TestTokens;
 import dev.impipe.edge.http.Json;
 import dev.impipe.fanout.FanoutComponent;
 import dev.impipe.inbox.InboxStoreComponent;
+import dev.impipe.inbox.PrevPosition;
 import dev.impipe.inbox.query.SyncCursor;
 import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.domain.Ids;
@@ -57,8 +58,9 @@ import org.junit.jupiter.api.io.TempDir;
  * alice's conversation list (a direct chat pinned and muted with unread, a small group she left, a large group read
  * from its timeline) is the same at generation 1 as it was at generation 0, although retention deleted the direct
  * chat's and the small group's entries from the inbox before the grow (the inbox store's state carried over, not
- * rebuilt from the retained inbox, which is replayed over it without counting anything twice), and a sync cursor of generation 0 is answered 409 with that cursor translated
- * in generation 1, after which her sync returns nothing she had already seen.
+ * rebuilt from the retained inbox, which is replayed over it without counting anything twice), and a sync cursor of
+ * generation 0 is answered 409 with that cursor translated in generation 1 (its large-group position too, although
+ * she committed an older one), after which her sync returns nothing she had already seen.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
 class InboxGrowStateIT {
@@ -91,6 +93,7 @@ class InboxGrowStateIT {
     // Given generation 0 with the fan-out and the inbox store
     JsonNode before;
     String oldCursor;
+    long syncedPosition;
     try (PipelineRuntime runtime = new PipelineRuntime(config.withHttpPort(0, tmp.resolve("g0")), env, topics);
         KafkaProducer<String, ChatMessage> messages = messages(it, topics);
         KafkaProducer<String, MembershipChange> members = members(it, topics)) {
@@ -126,11 +129,16 @@ class InboxGrowStateIT {
       assertThat(settings.statusCode()).as(settings.body()).isEqualTo(202);
       long settingsSeq = Json.MAPPER.readTree(settings.body()).get("seq").asLong();
       before = get(runtime, alice, "/v1/users/" + alice + "/conversations?minSeq=" + settingsSeq);
-      // and alice's phone synced everything and committed it
+      // and alice's phone synced everything, but committed its position in the large group's timeline only up to
+      // the record before the newest one it synced (a client ahead of its commit)
       JsonNode sync = get(runtime, alice, "/v1/users/" + alice + "/devices/phone/sync?minSeq=" + settingsSeq);
       oldCursor = sync.get("cursor").asText();
+      SyncCursor synced = SyncCursor.decode(oldCursor);
+      syncedPosition = synced.groups().get(large);
+      assertThat(syncedPosition).as("the phone's position in " + large).isPositive();
+      String behind = SyncCursor.of(synced.inbox(), Map.of(large, syncedPosition - 1)).encode();
       assertThat(request("PUT", runtime, alice, "/v1/users/" + alice + "/devices/phone/cursor",
-          "{\"cursor\":\"" + oldCursor + "\"}").statusCode()).isEqualTo(202);
+          "{\"cursor\":\"" + behind + "\"}").statusCode()).isEqualTo(202);
     }
     assertThat(before.get("conversations").get(0).get("pinned").asBoolean()).isTrue();
     assertThat(before.get("conversations").get(0).get("muted").asBoolean()).isTrue();
@@ -166,15 +174,12 @@ class InboxGrowStateIT {
       await().atMost(Duration.ofSeconds(30)).untilAsserted(
           () -> assertThat(get(runtime, alice, "/v1/users/" + alice + "/conversations")).isEqualTo(before));
 
-      // (the 409 answers with her inbox seq translated through the copy index, 503 until the store has applied the
-      // copy up to it, and with the large-group positions the store holds as applied so far: wait until the
-      // translated one has been applied from the cursor topic)
+      // (the 409 answers with her cursor translated through the copy index, 503 until the store has applied the
+      // copy up to it)
       await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
         HttpResponse<String> r = request("GET", runtime, alice, "/v1/users/" + alice + "/devices/phone/sync?after="
             + oldCursor, null);
         assertThat(r.statusCode()).as(r.body()).isEqualTo(409);
-        assertThat(SyncCursor.decode(Json.MAPPER.readTree(r.body()).get("cursor").asText()).groups())
-            .containsKey(large);
       });
 
       // And a sync after her generation-0 cursor is told to resync from that cursor, translated
@@ -186,15 +191,23 @@ class InboxGrowStateIT {
       assertThat(resync.generation()).isEqualTo(1);
       assertThat(body.get("error").asText()).isEqualTo("inbox generation 0 is gone; resync from "
           + body.get("cursor").asText());
-      // and committing the old cursor is refused the same way
-      assertThat(request("PUT", runtime, alice, "/v1/users/" + alice + "/devices/phone/cursor",
-          "{\"cursor\":\"" + oldCursor + "\"}").statusCode()).isEqualTo(409);
+      // whose large-group position is the copy of the one she sent, not of the older one she committed
+      assertThat(resync.groups()).containsEntry(large, copyOf(config, topics1, Ids.groupTimeline(large),
+          syncedPosition));
+      // and committing the old cursor is refused the same way, with the same cursor to resync from
+      HttpResponse<String> put = request("PUT", runtime, alice, "/v1/users/" + alice + "/devices/phone/cursor",
+          "{\"cursor\":\"" + oldCursor + "\"}");
+      assertThat(put.statusCode()).isEqualTo(409);
+      assertThat(Json.MAPPER.readTree(put.body()).get("cursor").asText()).isEqualTo(body.get("cursor").asText());
 
       // And from there her sync returns nothing she had seen, with a generation-1 cursor
       JsonNode after = get(runtime, alice, "/v1/users/" + alice + "/devices/phone/sync?after="
           + body.get("cursor").asText());
       assertThat(after.get("entries")).isEmpty();
       assertThat(SyncCursor.decode(after.get("cursor").asText()).generation()).isEqualTo(1);
+      // and once she commits it, so does her sync from the committed cursor
+      assertThat(request("PUT", runtime, alice, "/v1/users/" + alice + "/devices/phone/cursor",
+          "{\"cursor\":\"" + body.get("cursor").asText() + "\"}").statusCode()).isEqualTo(202);
       assertThat(get(runtime, alice, "/v1/users/" + alice + "/devices/phone/sync").get("entries")).isEmpty();
     }
   }
@@ -224,6 +237,31 @@ class InboxGrowStateIT {
     assertThat(left).as("alice's LEFT of " + group).isNotNegative();
     try (Admin admin = Admin.create(config.clientProperties())) {
       admin.deleteRecords(Map.of(tp, RecordsToDelete.beforeOffset(left + 1))).all().get(30, TimeUnit.SECONDS);
+    }
+  }
+
+  /** The offset in {@code topics}' inbox of the copy of {@code key}'s record at {@code prevSeq} of the previous one. */
+  private static long copyOf(ImConfig config, ImTopics topics, String key, long prevSeq) throws Exception {
+    Map<String, Object> props = new HashMap<>(config.clientProperties());
+    props.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    try (KafkaConsumer<String, InboxEntry> consumer = new KafkaConsumer<>(props, new StringDeserializer(),
+        topics.inbox().valueSerde().deserializer())) {
+      List<TopicPartition> partitions = consumer.partitionsFor(topics.inbox().name()).stream()
+          .map(p -> new TopicPartition(p.topic(), p.partition())).toList();
+      consumer.assign(partitions);
+      consumer.seekToBeginning(partitions);
+      Map<TopicPartition, Long> ends = consumer.endOffsets(partitions);
+      long found = -1;
+      while (partitions.stream().anyMatch(tp -> consumer.position(tp) < ends.get(tp))) {
+        for (ConsumerRecord<String, InboxEntry> r : consumer.poll(Duration.ofMillis(200))) {
+          if (key.equals(r.key()) && PrevPosition.readFrom(r.headers())
+              .filter(p -> p.generation() == 0 && p.seq() == prevSeq).isPresent()) {
+            found = r.offset();
+          }
+        }
+      }
+      assertThat(found).as("the copy of " + key + "@" + prevSeq).isNotNegative();
+      return found;
     }
   }
 

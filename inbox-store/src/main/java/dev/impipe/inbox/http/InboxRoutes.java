@@ -1,15 +1,11 @@
 package dev.impipe.inbox.http;
 
-import static dev.impipe.inbox.InboxStoreTopology.COPY_APPLIED_STORE;
-import static dev.impipe.inbox.InboxStoreTopology.COPY_INDEX_STORE;
 import static dev.impipe.inbox.InboxStoreTopology.CURSOR_STORE;
 import static dev.impipe.inbox.InboxStoreTopology.INBOX_STORE;
 import static dev.impipe.inbox.InboxStoreTopology.LARGE_GROUPS_STORE;
 
 import dev.impipe.avro.DeviceCursor;
 import dev.impipe.avro.InboxEntry;
-import dev.impipe.inbox.query.CopiedSeqs;
-import dev.impipe.inbox.query.GenerationGate;
 import dev.impipe.inbox.query.ReadIntervals;
 import dev.impipe.inbox.query.InteractiveQueryView;
 import dev.impipe.inbox.query.JsonSize;
@@ -66,7 +62,7 @@ public final class InboxRoutes {
   private final long maxResponseBytes;
   private final SyncRoute syncRoute;
   private final HistoryRoutes historyRoutes;
-  private final InboxEnds inboxEnds;
+  private final GenerationResync resyncs;
 
   /**
    * @param maxResponseBytes most bytes of entries in one page ({@code IM_SYNC_MAX_RESPONSE_BYTES})
@@ -75,7 +71,8 @@ public final class InboxRoutes {
    */
   public InboxRoutes(KafkaStreams streams, TopicNames topics, OwnerRouter router, HttpApi http,
       Producer<String, DeviceCursor> cursorProducer, long timeoutMs, long maxResponseBytes, Admin admin) {
-    this.inboxEnds = new InboxEnds(admin, streams, topics.inbox(), timeoutMs);
+    this.resyncs = new GenerationResync(streams, router, new InboxEnds(admin, streams, topics.inbox(), timeoutMs),
+        topics.generation());
     this.streams = streams;
     this.topics = topics;
     this.router = router;
@@ -98,7 +95,9 @@ public final class InboxRoutes {
   /**
    * {@code GET /v1/users/{userId}/inbox?after&limit&minSeq&within}: entries with seq > after, ascending. With
    * {@code within=from-to,from-...} (conversation seq ranges, used on group timelines {@code #groupId} by the merged
-   * sync of another instance) only entries whose conversation seq lies in a range.
+   * sync of another instance) only entries whose conversation seq lies in a range. With {@code copyOf&generation}
+   * (on a group timeline, by the resync of another instance): where a position of the previous generation was
+   * copied to, see {@link GenerationResync}.
    */
   CompletableFuture<Response> inbox(Request request) {
     String user = request.path("userId");
@@ -109,6 +108,9 @@ public final class InboxRoutes {
       }
     } else {
       requireSelf(request.caller(), user);
+    }
+    if (request.query("copyOf").isPresent()) {
+      return resyncs.copyOf(request, user);
     }
     long after = request.longQuery("after", Timelines.START, Timelines.START, Long.MAX_VALUE);
     int limit = limit(request);
@@ -140,7 +142,8 @@ public final class InboxRoutes {
   /**
    * {@code PUT /v1/users/{userId}/devices/{deviceId}/cursor} with {@code {"seq"}} (the inbox seq) or
    * {@code {"cursor"}} (the vector a merged sync returned; one of another inbox generation is answered 409 with the
-   * committed cursor to resync from, a bare seq is read in the serving generation). On the owner of the user's partition: a component above
+   * cursor to resync from, see {@link GenerationResync}; a bare seq is read in the serving generation). On the owner
+   * of the user's partition: a component above
    * what the user's inbox holds, or a position in a group the user does not read as a large group, is refused
    * (409); each component that moved forward is published to {@code im.device-cursors} (a group position under
    * device id {@code <deviceId>#<groupId>}), and the answer (202) waits until the store applied them, so a sync
@@ -156,9 +159,9 @@ public final class InboxRoutes {
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(router.budgetMs(request));
     // Set when this instance answered as the owner: its publish, to wait for before the 202 goes out.
     AtomicReference<CompletableFuture<Void>> applied = new AtomicReference<>();
-    return router.route("cursor-put", INBOX_STORE, user, request, partition -> {
+    return router.routeAsync("cursor-put", INBOX_STORE, user, request, partition -> {
       if (wanted.generation() != generation()) {
-        return resync(partition, user, device, wanted);
+        return resync(partition, user, device, wanted, request.caller());
       }
       StoreView<Long> cursors = cursorView(partition);
       checkWithinInbox(partition, user, wanted);
@@ -169,7 +172,7 @@ public final class InboxRoutes {
         }
       });
       applied.set(publish(user, forward).thenCompose(v -> awaitApplied(partition, user, forward, deadline)));
-      return Response.empty(202);
+      return CompletableFuture.completedFuture(Response.empty(202));
     }).thenCompose(response -> applied.get() == null ? CompletableFuture.completedFuture(response)
         : applied.get().thenApply(v -> response));
   }
@@ -314,20 +317,12 @@ public final class InboxRoutes {
   }
 
   /**
-   * The answer to {@code given}, a cursor of another inbox generation (see {@link GenerationGate#answer}): 409 with
-   * the cursor to resync from (the one sent, translated, when it is of the previous generation; else the device's
-   * committed one), or 503 with {@code Retry-After} while the copy has not been applied up to the cursor here.
+   * The answer to {@code given}, a cursor of another inbox generation, on the owner of {@code user}'s partition (see
+   * {@link GenerationResync}): 409 with the cursor to resync from, or 503 with {@code Retry-After} while a copy is
+   * not applied up to it.
    */
-  Response resync(int partition, String user, String device, SyncCursor given) {
-    GenerationGate.Answer answer = GenerationGate
-        .answer(given, generation(), user,
-            CopiedSeqs.interactive(streams, COPY_INDEX_STORE, COPY_APPLIED_STORE, partition,
-                () -> inboxEnds.copyApplied(partition)),
-            () -> GenerationGate.committed(cursorView(partition),
-                InteractiveQueryView.of(streams, LARGE_GROUPS_STORE, partition), user, device, generation()))
-        .orElseThrow();
-    Response response = Response.json(answer.status(), answer.body());
-    return answer.status() == 503 ? response.withHeader("Retry-After", OwnerRouter.RETRY_AFTER_SECONDS) : response;
+  CompletableFuture<Response> resync(int partition, String user, String device, SyncCursor given, Principal caller) {
+    return resyncs.answer(partition, user, device, given, caller);
   }
 
 }

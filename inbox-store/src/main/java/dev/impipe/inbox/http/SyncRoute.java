@@ -27,9 +27,9 @@ import org.apache.kafka.streams.KafkaStreams;
  * {@link MergedSync}); {@code cursor} is the vector to commit, {@code largeGroups} the user's large groups as read
  * ({@code groupId}, conversation seq {@code ranges}, {@code through}: the inbox seq of the newest membership
  * entry they reflect). {@code after} (a cursor a sync returned) starts after that vector instead of the committed
- * cursor (one of an inbox generation this instance does not serve: 409 with the device's committed cursor to
- * resync from, see {@link dev.impipe.inbox.query.GenerationGate}); {@code groupMinSeq=g:offset,...} waits until group {@code g}'s timeline has applied that offset (the
- * push gateway reads what its reader may have passed before it listened to the group).
+ * cursor (one of an inbox generation this instance does not serve: 409 with the cursor to resync from, see
+ * {@link GenerationResync}); {@code groupMinSeq=g:offset,...} waits until group {@code g}'s timeline has applied
+ * that offset (the push gateway reads what its reader may have passed before it listened to the group).
  *
  * <p>Asynchronous end to end: the user's own partition is read on a worker, then the group timelines are read
  * (each routed to its owner, each waiting without a thread for its {@code groupMinSeq}) and merged when all have
@@ -65,7 +65,7 @@ final class SyncRoute {
     }
     if (after != null && after.generation() != stores.generation()) {
       return router.routeAsync("sync", INBOX_STORE, user, request,
-          partition -> CompletableFuture.completedFuture(stores.resync(partition, user, device, after)));
+          partition -> stores.resync(partition, user, device, after, request.caller()));
     }
     Map<String, Long> groupMinSeqs = groupMinSeqs(request);
     RoutedGroupTimelines timelines = new RoutedGroupTimelines(router, stores::readTimeline, request.caller(),

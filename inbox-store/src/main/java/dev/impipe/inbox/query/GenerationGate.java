@@ -1,10 +1,14 @@
 package dev.impipe.inbox.query;
 
 import dev.impipe.inbox.internal.StoreKeys;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.TreeMap;
 import java.util.function.Supplier;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
@@ -17,9 +21,12 @@ import org.apache.kafka.streams.KeyValue;
  * seq at or below s (-1 if none), once the copy has passed s for the user (an entry above s is indexed, or every
  * copied entry of the partition is applied); before that the answer is 503, nothing guessed. For any other
  * generation (older than the previous one, or newer) no index applies: the answer is the device's committed cursor,
- * which {@code bin/im inbox grow} translated. Large-group positions are always the committed ones (their timelines'
- * copy index lives in the groups' partitions). A bare inbox seq carries no generation: it is read in the serving
- * one. Pure.
+ * which {@code bin/im inbox grow} translated. The large-group positions of a previous-generation cursor are
+ * translated the same way, each through the copy index of its timeline {@code #groupId} (another partition, read by
+ * the caller: {@link #answer(SyncCursor, int, OptionalLong, Map, SyncCursor)}); only those of groups the user still
+ * reads as large groups ({@link #groupsToTranslate}): a position in a group the user no longer reads is dropped (a
+ * commit of it would be refused). A group the cursor has no position in keeps the committed one. A bare inbox seq
+ * carries no generation: it is read in the serving one. Pure.
  */
 public final class GenerationGate {
 
@@ -43,14 +50,78 @@ public final class GenerationGate {
       return resync(given, generation, committed.get()).map(body -> new Answer(409, body));
     }
     OptionalLong seq = translate(copies, user, given.generation(), given.inbox());
-    if (seq.isEmpty()) {
-      Map<String, Object> body = new LinkedHashMap<>();
-      body.put("error", "the copy of inbox generation " + given.generation() + " is not applied here up to your seq "
-          + given.inbox() + " yet; retry");
-      return Optional.of(new Answer(503, body));
+    return Optional.of(answer(given, generation, seq, Map.of(), seq.isEmpty() ? null : committed.get()));
+  }
+
+  /**
+   * The answer for {@code given}, a cursor of generation {@code generation - 1}, once its parts are translated: 503
+   * while one of them is not (empty), else 409 with the translated inbox seq, the translated group positions (one
+   * translated to -1 is left out: the device has no position in that timeline here) and, for the user's other large
+   * groups, the committed positions.
+   *
+   * @param inbox {@link #translate} of the inbox seq
+   * @param groups {@link #translate} of each position of {@link #groupsToTranslate}, through the group's timeline
+   * @param committed the device's committed cursor in {@code generation} (only read for a 409)
+   */
+  public static Answer answer(SyncCursor given, int generation, OptionalLong inbox, Map<String, OptionalLong> groups,
+      SyncCursor committed) {
+    if (given.generation() != generation - 1) {
+      throw new IllegalArgumentException("a cursor of generation " + given.generation() + " is not of the one before "
+          + generation);
     }
-    SyncCursor resyncFrom = new SyncCursor(seq.getAsLong(), committed.get().groups(), generation);
-    return resync(given, generation, resyncFrom).map(body -> new Answer(409, body));
+    if (inbox.isEmpty()) {
+      return notApplied("inbox generation " + given.generation() + " is not applied here up to your seq "
+          + given.inbox());
+    }
+    Map<String, Long> positions = new TreeMap<>(committed.groups());
+    for (Map.Entry<String, OptionalLong> g : groups.entrySet()) {
+      if (g.getValue().isEmpty()) {
+        return notApplied("large group " + g.getKey() + "'s timeline of inbox generation " + given.generation()
+            + " is not applied here up to your position " + given.groups().get(g.getKey()));
+      }
+      long seq = g.getValue().getAsLong();
+      if (seq >= 0) {
+        positions.put(g.getKey(), seq);
+      } else {
+        positions.remove(g.getKey());
+      }
+    }
+    SyncCursor resyncFrom = new SyncCursor(inbox.getAsLong(), new TreeMap<>(positions), generation);
+    return new Answer(409, resync(given, generation, resyncFrom).orElseThrow());
+  }
+
+  private static Answer notApplied(String what) {
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("error", "the copy of " + what + " yet; retry");
+    return new Answer(503, body);
+  }
+
+  /**
+   * The large-group positions of {@code given} to translate through their timelines' copy index: those of groups in
+   * {@code readGroups} (the user's large groups), when {@code given} is of generation {@code generation - 1}; none
+   * otherwise.
+   */
+  public static Map<String, Long> groupsToTranslate(SyncCursor given, int generation,
+      Collection<String> readGroups) {
+    Map<String, Long> out = new TreeMap<>();
+    if (given.generation() == generation - 1) {
+      given.groups().forEach((group, position) -> {
+        if (readGroups.contains(group)) {
+          out.put(group, position);
+        }
+      });
+    }
+    return out;
+  }
+
+  /** The ids of {@code user}'s large groups (the groups whose timelines the user reads), in id order. */
+  public static List<String> largeGroups(StoreView<byte[]> largeGroups, String user) {
+    List<String> out = new ArrayList<>();
+    for (KeyValue<Bytes, byte[]> kv : largeGroups.range(StoreKeys.userGroupsFrom(user), StoreKeys.userGroupsTo(user),
+        false, Integer.MAX_VALUE)) {
+      out.add(StoreKeys.userGroupId(kv.key));
+    }
+    return out;
   }
 
   /**
@@ -100,9 +171,7 @@ public final class GenerationGate {
   public static SyncCursor committed(StoreView<Long> cursors, StoreView<byte[]> largeGroups, String user,
       String device, int generation) {
     Map<String, Long> groups = new LinkedHashMap<>();
-    for (KeyValue<Bytes, byte[]> kv : largeGroups.range(StoreKeys.userGroupsFrom(user), StoreKeys.userGroupsTo(user),
-        false, Integer.MAX_VALUE)) {
-      String group = StoreKeys.userGroupId(kv.key);
+    for (String group : largeGroups(largeGroups, user)) {
       long position = Timelines.groupPosition(cursors, user, device, group);
       if (position >= 0) {
         groups.put(group, position);
