@@ -2,9 +2,12 @@ package dev.impipe.ack.wheel;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.impipe.ack.AckTimeoutComponent;
+import dev.impipe.ack.AckTimeoutConfig;
 import dev.impipe.testkit.ItEnvironment;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -20,6 +23,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.streams.StreamsConfig;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -37,9 +41,7 @@ class StreamThreadConsumersIT {
     ItEnvironment.Endpoints env = ItEnvironment.get();
     String topic = ItEnvironment.unique("lag");
     TopicPartition tp = new TopicPartition(topic, 0);
-    try (Admin admin = Admin.create(Map.of("bootstrap.servers", env.bootstrapServers()))) {
-      admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
-    }
+    createTopic(env, topic);
     try (KafkaProducer<byte[], byte[]> producer = new KafkaProducer<>(Map.of(
         ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, env.bootstrapServers(),
         ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, true), new ByteArraySerializer(), new ByteArraySerializer());
@@ -80,12 +82,10 @@ class StreamThreadConsumersIT {
     ItEnvironment.Endpoints env = ItEnvironment.get();
     String topic = ItEnvironment.unique("idle");
     TopicPartition tp = new TopicPartition(topic, 0);
-    try (Admin admin = Admin.create(Map.of("bootstrap.servers", env.bootstrapServers()))) {
-      admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
-    }
+    createTopic(env, topic);
     // Given a caught-up consumer with Kafka's default fetch wait (500 ms), and one with the wheel app's
-    Object wheelWait = dev.impipe.ack.AckTimeoutComponent.overrides(dev.impipe.ack.AckTimeoutConfig.defaults())
-        .get(org.apache.kafka.streams.StreamsConfig.mainConsumerPrefix(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG));
+    Object wheelWait = AckTimeoutComponent.overrides(AckTimeoutConfig.defaults())
+        .get(StreamsConfig.mainConsumerPrefix(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG));
     // When each asks for the end offsets right after a poll that found nothing (its next fetch waits at the broker)
     long defaultMs = slowestEnds(env, tp, Map.of());
     long wheelMs = slowestEnds(env, tp, Map.of(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, wheelWait));
@@ -99,7 +99,7 @@ class StreamThreadConsumersIT {
 
   /** The longest of a few end-offset requests, each right after an empty poll of a caught-up consumer, in ms. */
   private static long slowestEnds(ItEnvironment.Endpoints env, TopicPartition tp, Map<String, Object> extra) {
-    Map<String, Object> props = new java.util.HashMap<>(Map.of(
+    Map<String, Object> props = new HashMap<>(Map.of(
         ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, env.bootstrapServers(),
         ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"));
     props.putAll(extra);
@@ -120,6 +120,12 @@ class StreamThreadConsumersIT {
         slowest = Math.max(slowest, (System.nanoTime() - start) / 1_000_000);
       }
       return slowest;
+    }
+  }
+
+  private static void createTopic(ItEnvironment.Endpoints env, String topic) throws Exception {
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", env.bootstrapServers()))) {
+      admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
     }
   }
 
