@@ -47,6 +47,11 @@ public final class AckTimeoutComponent implements PipelineComponent {
         // the request waits behind the consumer's fetch in flight: with the default fetch.max.wait.ms (500 ms) an idle
         // input made every round wait up to half a second, the stream thread with it (timeouts a tick late).
         StreamsConfig.mainConsumerPrefix(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG), (int) pollMs(config),
+        // A task reads its two inputs as they come, not interleaved by record time: the end-offset marks already hold
+        // a due slot back until both are processed past it (InputMarks). With Kafka's default (0) a task whose other
+        // input has nothing buffered waits for the next fetch, and Kafka Streams formats a log text (String.format)
+        // for that check on every record it processes.
+        StreamsConfig.MAX_TASK_IDLE_MS_CONFIG, StreamsConfig.MAX_TASK_IDLE_MS_DISABLED,
         // Lets the wheel ask its thread's consumer whether an input is read to its end (quiet) or lagging.
         StreamsConfig.DEFAULT_CLIENT_SUPPLIER_CONFIG, StreamThreadConsumers.class.getName());
   }
