@@ -103,7 +103,10 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
         + "bytes written), redirects followed, heap and RSS",
         List.of(new Setting("devices", "N", "WebSocket devices, one user each (10k" + COUNT + ")"),
             new Setting("duration", "SECONDS", "each measured phase (20; 8 at --scale small)"),
-            new Setting("warmup", "SECONDS", "warm-up before measuring (20; 0 at --scale small)"),
+            new Setting("warmup", "SECONDS", "one warm-up round at full speed before measuring (20; 0 at --scale "
+                + "small: none)"),
+            new Setting("warmup-rounds", "N", "warm-up rounds at most: the warm-up ends after a round in which the "
+                + "JIT compilers of every JVM (pipeline, broker, this one) used under 5% of its CPU (8)"),
             new Setting("pending", "N", "pushes sent and not yet delivered at most, at full speed (20k, scales)"),
             new Setting("stages", "0|1", "1: also split send -> device into legs (sentAt -> inbox entry committed, "
                 + "-> gateway reader polled it, -> frame queued on the socket, -> written) with each JVM's CPU per "
@@ -194,7 +197,7 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
     CommandLine cl = new CommandLine(root);
     SCENARIO_SPECS.forEach((name, scenario) -> {
       CommandSpec sub = CommandSpec.create().name(name).mixinStandardHelpOptions(true);
-      sub.usageMessage().description(scenario.description());
+      sub.usageMessage().description(literal(scenario.description()));
       for (Setting setting : COMMON) {
         sub.addOption(option(setting));
       }
@@ -214,7 +217,12 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
 
   private static OptionSpec option(Setting setting) {
     return OptionSpec.builder("--" + setting.name()).paramLabel(setting.label()).type(String.class)
-        .description(setting.description()).build();
+        .description(literal(setting.description())).build();
+  }
+
+  /** A text picocli prints as written: it formats descriptions, where "5%" would be a format specifier. */
+  static String literal(String text) {
+    return text.replace("%", "%%");
   }
 
   /** Parses {@code args} (the scenario first, then its options); env supplies broker defaults. */

@@ -66,6 +66,16 @@ class BenchOptionsTest {
   }
 
   @Test
+  void aPercentSignInAHelpTextIsPrintedAsWritten() {
+    ByteArrayOutputStream out = new ByteArrayOutputStream();
+    ByteArrayOutputStream err = new ByteArrayOutputStream();
+    BenchMain.run(new String[] {"push", "--help"}, Map.of(), new PrintStream(out, true, StandardCharsets.UTF_8),
+        new PrintStream(err, true, StandardCharsets.UTF_8));
+    assertThat(out.toString(StandardCharsets.UTF_8)).contains("5%").doesNotContain("%%", "%n");
+    assertThat(BenchOptions.literal("5% of 10%")).isEqualTo("5%% of 10%%");
+  }
+
+  @Test
   void mainReportsUsageErrorsWithStatus2AndListsTheScenarios() {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();

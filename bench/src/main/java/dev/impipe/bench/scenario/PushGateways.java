@@ -139,6 +139,11 @@ final class PushGateways implements AutoCloseable {
     return each(metric, labelPart).stream().mapToDouble(Double::doubleValue).sum();
   }
 
+  /** The instances' process ids, in order. */
+  List<Long> pids() {
+    return jvms.stream().map(j -> j.process.pid()).toList();
+  }
+
   /** Resident set sizes of the instances together, bytes. */
   long rss() {
     return jvms.stream().mapToLong(j -> PipelineJvm.rss(j.process.pid())).sum();

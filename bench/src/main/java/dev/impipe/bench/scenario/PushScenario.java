@@ -47,12 +47,17 @@ public final class PushScenario implements Scenario {
     int devices = (int) options.count("devices", 10_000, 500);
     long seconds = options.fixed("duration", options.small() ? 8 : 20);
     long warmup = options.fixed("warmup", options.small() ? 0 : 20);
+    long warmupRounds = Math.max(1, options.fixed("warmup-rounds", 8));
     // Pushes sent and not yet delivered during the full-speed phase: a backlog the pipeline can drain within the
     // final wait even when a small run shares the machine (20,000 at default scale).
     long maxPending = options.count("pending", 20_000, 1_000);
     result.setup("devices", devices + " WebSocket devices (one user each), every entry ACKed at once");
     result.setup("load", "direct messages between random devices to im.messages: "
-        + (warmup > 0 ? warmup + " s of warm-up at full speed (not measured, then one ACK timeout), " : "") + seconds
+        + (warmup > 0 ? "warm-up at full speed in rounds of " + warmup + " s until the JIT compilers of every JVM "
+            + "use under " + Math.round(FanoutDrain.JIT_QUIET * 100) + "% of its CPU in a round, at most "
+            + warmupRounds
+            + " rounds (not measured, then one ACK timeout), " : "")
+        + seconds
         + " s at full speed (at most " + maxPending + " pushes pending), then " + seconds
         + " s at half the pushes measured");
     // Register the message schema now (serializing does): under load the registry must not be on the clock of the
@@ -191,13 +196,26 @@ public final class PushScenario implements Scenario {
               () -> pushes.get() >= sent.get() * 2);
         }
         if (warmup > 0) {
-          // Warm-up, not measured: the same load, so that the JIT compilers of the three JVMs are done with the
-          // code paths of the load (in the first 20 s they took ~45 % of the machine, perf) before it is measured.
-          try (Progress p = Progress.start(log, result, "warm-up", "pushes", 0, pushes::get, () -> "", null)) {
-            sendBounded(warmup, maxPending, sent, pushes, () -> send(producer, topic, random, devices, errors));
-            BenchCluster.await("warm-up pushes delivered", Duration.ofSeconds(120),
-                () -> pushes.get() >= sent.get() * 2);
+          // Warm-up, not measured: the same load in rounds until the JIT compilers of every JVM on the load's path
+          // are done with its code (after one 20 s round they still took 25% of the pipeline's and 20% of the
+          // broker's CPU through the measured phases: ADR 0018).
+          JitShares jit = new JitShares(jvms(runtime, cluster));
+          List<String> rounds = new java.util.concurrent.CopyOnWriteArrayList<>();
+          try (Progress p = Progress.start(log, result, "warm-up", "pushes", 0, pushes::get,
+              () -> rounds.isEmpty() ? "" : "JIT " + rounds.get(rounds.size() - 1), null)) {
+            for (long round = 1; round <= warmupRounds; round++) {
+              sendBounded(warmup, maxPending, sent, pushes, () -> send(producer, topic, random, devices, errors));
+              BenchCluster.await("warm-up pushes delivered", Duration.ofSeconds(120),
+                  () -> pushes.get() >= sent.get() * 2);
+              List<Double> shares = jit.next();
+              rounds.add(jit.describe(shares));
+              if (JitShares.quiet(shares)) {
+                break;
+              }
+            }
           }
+          result.setup("warm-up rounds (JIT compilers' share of each JVM's CPU per round)", rounds.size() + ": "
+              + String.join("; ", rounds));
           BenchCluster.await("one ACK timeout after the warm-up", Duration.ofSeconds(60),
               deadline(Duration.ofSeconds(17)));
           warmupTimeouts = timeoutSeqs.get();
@@ -287,6 +305,16 @@ public final class PushScenario implements Scenario {
       result.figure("RSS (client JVM)", Support.mbValue(PipelineJvm.rss(ProcessHandle.current().pid())), "MB");
       clients.forEach(DeviceClient::close);
     }
+  }
+
+  /** The JVMs the load runs through: the pipeline's, the broker's if this run started it, this one. */
+  private static List<JitShares.Jvm> jvms(PushGateways runtime, BenchCluster cluster) {
+    List<JitShares.Jvm> jvms = new ArrayList<>();
+    runtime.pids().forEach(pid -> jvms.add(new JitShares.Jvm(runtime.size() == 1 ? "pipeline" : "pipeline " + pid,
+        pid)));
+    cluster.brokerPid().ifPresent(pid -> jvms.add(new JitShares.Jvm("broker", pid)));
+    jvms.add(new JitShares.Jvm("bench", ProcessHandle.current().pid()));
+    return jvms;
   }
 
   /** The gateways' reader bytes and the inbox bytes written, now. */
