@@ -18,8 +18,9 @@ import java.util.Map;
  *     (all its tasks together: one transaction); the rest follow in catch-up rounds
  * @param catchUpInterval how soon the next round runs while a backlog of overdue entries remains
  * @param streamThreads Kafka Streams threads of the app
- * @param inputGrace while the ACK input lags, a slot waits until ACKs up to its end have been read, but at most this
- *     long past its end (a stuck input cannot stop timeouts for ever)
+ * @param inputGrace while the ACK input lags, a slot waits until ACKs up to its end have been read; an input that
+ *     processes nothing for this long no longer holds it (a stuck input cannot stop timeouts for ever), one being
+ *     processed holds it however far behind (when the broker tells the end offsets: {@code InputMarks})
  * @param ackedRetention how long a device's record with nothing pending (its highest ACK) is kept after it was last
  *     ACKed: it only has to outlive a Delivery record written late (after its ACK), which takes seconds
  * @param maxPendingPerDevice most seqs one device may have waiting for their ACK; a Delivery that would go over is
@@ -70,7 +71,8 @@ public record AckTimeoutConfig(
   public static final Setting<Integer> STREAM_THREADS = Setting.integer(IM_ACK_STREAM_THREADS, 1, 1, 64,
       "Streams threads");
   public static final Setting<Duration> INPUT_GRACE = Setting.duration(IM_ACK_INPUT_GRACE, "60s", "0", "1d",
-      "while the ACK input lags, how long past its deadline a timeout may wait for the input to catch up");
+      "while the ACK input lags, how long a timeout waits for an input that processes nothing (one being processed "
+          + "holds it until read, however far behind)");
 
   public static final Setting<Integer> MAX_PENDING_PER_DEVICE = Setting.integer(IM_ACK_MAX_PENDING_PER_DEVICE, 5_000,
       1, 1_000_000, "most seqs one device may have waiting for their ACK; a Delivery beyond goes to im.rejected");

@@ -13,7 +13,8 @@ import java.util.OptionalLong;
  * <p>When the end offsets and the consumer's positions tell for both inputs whether records are unprocessed
  * ({@link InputLag}): every slot-boundary round notes the end offsets with its wall time (a mark), and the horizon is
  * the time of the newest mark both inputs have been processed up to (never more than the grace behind the wall
- * clock): every record written before it has been processed, however fresh or old the records look. Otherwise, by
+ * clock while an input behind a mark processes nothing; one being processed holds it however far behind): every
+ * record written before it has been processed, however fresh or old the records look. Otherwise, by
  * record times, for each input: the wall clock while the input is caught up (a record was read just now, and the
  * last record of every active input was read within the tolerance of being produced) or idle (no record of either
  * for the idle time); while one lags (a backlog), the smaller of the active inputs' newest record times (an input
@@ -82,7 +83,7 @@ final class InputMarks {
       while (!marks.isEmpty() && marks.peekFirst().processedBy(deliveries.offset, acks.offset)) {
         readUpTo = Math.max(readUpTo, marks.pollFirst().time());
       }
-      return Math.max(readUpTo, now - graceMs);
+      return stalled(now) ? Math.max(readUpTo, now - graceMs) : readUpTo;
     }
     boolean deliveriesHold = holdsBack(deliveriesState, deliveries, now);
     boolean acksHold = holdsBack(acksState, acks, now);
@@ -96,6 +97,23 @@ final class InputMarks {
     long watermark = Math.min(deliveriesHold ? deliveries.time : Long.MAX_VALUE,
         acksHold ? acks.time : Long.MAX_VALUE);
     return Math.max(watermark, now - graceMs);
+  }
+
+  /**
+   * Whether the grace applies to the marks: an input not processed up to the oldest mark has processed nothing for
+   * the grace (stuck), or every mark is reached (then the horizon is recent anyway). An input being processed holds
+   * due slots however far behind it is: firing them would time out seqs whose ACKs wait in its backlog, and under a
+   * sustained overload every such false timeout asks for a redelivery, more load (the push benchmark's warm-up:
+   * 19,220 timeouts for ACKed seqs once the wheel's lag passed the grace).
+   */
+  private boolean stalled(long now) {
+    Mark oldest = marks.peekFirst();
+    if (oldest == null) {
+      return true;
+    }
+    boolean deliveriesBehind = deliveries.offset + 1 < oldest.deliveriesEnd();
+    boolean acksBehind = acks.offset + 1 < oldest.acksEnd();
+    return deliveriesBehind && now - deliveries.wall >= graceMs || acksBehind && now - acks.wall >= graceMs;
   }
 
   /** Whether a noted mark is not reached yet: due slots wait for the inputs to be processed that far. */

@@ -75,12 +75,59 @@ class InputMarksTest {
     // a round at T0+100: the deliveries end at 10 (5 unprocessed, handed over), the ACKs at 3 (processed)
     marks.ends(T0 + 100, ends(10, 5), ends(3, 3));
     assertThat(marks.waiting()).isTrue();
-    assertThat(marks.horizon(T0 + 100)).isEqualTo(T0 + 100 - GRACE);
+    // no mark reached, the deliveries being processed: nothing is known to be read
+    assertThat(marks.horizon(T0 + 100)).isEqualTo(Long.MIN_VALUE);
 
     // processed up to offset 9: the mark of T0+100 is reached
     marks.deliveryRead(T0 + 150, T0 + 150, 9);
     assertThat(marks.horizon(T0 + 200)).isEqualTo(T0 + 100);
     assertThat(marks.waiting()).isFalse();
+  }
+
+  @Test
+  void anInputBeingProcessedHoldsTheHorizonHoweverFarBehindItIs() {
+    InputMarks marks = started();
+    marks.deliveryRead(T0, T0, 0);
+    marks.ackRead(T0, T0, 0);
+    // a round at T0+100: both inputs end at 1,000 (a backlog the wheel works through)
+    marks.ends(T0 + 100, ends(1_000, 100), ends(1_000, 100));
+    marks.ends(T0 + 2 * GRACE, ends(3_000, 500), ends(3_000, 500));
+
+    // processing goes on, slower than the input grows: 3 grace periods later, still short of the first mark
+    for (long t = T0 + 1_000, offset = 1; t <= T0 + 3 * GRACE; t += 1_000, offset += 30) {
+      marks.deliveryRead(t, t - 5_000, offset);
+      marks.ackRead(t, t - 5_000, offset);
+    }
+    // the marks older than the grace were dropped; what is left is not reached: nothing fires on the wall clock
+    assertThat(marks.horizon(T0 + 3 * GRACE)).isEqualTo(Long.MIN_VALUE);
+
+    // once processed up to the mark of T0 + 2 grace, everything written before it is read
+    marks.deliveryRead(T0 + 3 * GRACE + 1, T0, 2_999);
+    marks.ackRead(T0 + 3 * GRACE + 1, T0, 2_999);
+    assertThat(marks.horizon(T0 + 3 * GRACE + 2)).isGreaterThanOrEqualTo(T0 + 2 * GRACE);
+  }
+
+  @Test
+  void anInputThatProcessesNothingForTheGraceNoLongerHoldsDueSlots() {
+    InputMarks marks = started();
+    marks.deliveryRead(T0, T0, 4);
+    marks.ackRead(T0, T0, 2);
+    // the ACKs are processed to their end; the deliveries stop at offset 4 of 10
+    marks.ends(T0 + 100, ends(10, 5), ends(3, 3));
+
+    // just short of the grace since the deliveries' last record: held
+    assertThat(marks.horizon(T0 + GRACE - 1)).isEqualTo(Long.MIN_VALUE);
+    // a grace without progress: stuck, the horizon follows the wall clock a grace behind
+    assertThat(marks.horizon(T0 + GRACE)).isEqualTo(T0);
+    assertThat(marks.horizon(T0 + GRACE + 5_000)).isEqualTo(T0 + 5_000);
+
+    // the ACKs stuck behind a mark while the deliveries are processed: stuck too
+    InputMarks acksStuck = started();
+    acksStuck.deliveryRead(T0, T0, 4);
+    acksStuck.ackRead(T0, T0, 2);
+    acksStuck.ends(T0 + 100, ends(10, 5), ends(9, 3));
+    acksStuck.deliveryRead(T0 + GRACE, T0 + GRACE, 6);
+    assertThat(acksStuck.horizon(T0 + GRACE)).isEqualTo(T0);
   }
 
   @Test
