@@ -30,7 +30,7 @@ class AckTimeoutConfigTest {
     assertThat(config).isEqualTo(new AckTimeoutConfig(Duration.ofMillis(250), Duration.ofSeconds(30), 3, 500,
         Duration.ofMillis(5), 2, Duration.ofSeconds(60), Duration.ofMinutes(5), 100, true));
     assertThat(AckTimeoutConfig.defaults().maxPendingPerDevice()).isEqualTo(5_000);
-    assertThat(AckTimeoutConfig.defaults().storeCache()).isFalse();
+    assertThat(AckTimeoutConfig.defaults().storeCache()).isTrue();
     assertThat(AckTimeoutConfig.defaults().ackedRetention()).isEqualTo(Duration.ofMinutes(10));
   }
 
@@ -70,7 +70,7 @@ class AckTimeoutConfigTest {
     assertThat(fast.catchUpInterval()).isEqualTo(Duration.ofMillis(5));
     assertThat(slow.catchUpInterval()).isEqualTo(Duration.ofMillis(10));
     assertThat(slow).isEqualTo(new AckTimeoutConfig(Duration.ofSeconds(2), Duration.ofSeconds(30), 1, 10_000,
-        Duration.ofMillis(10), 1, config.inputGrace(), config.ackedRetention(), 5_000, false));
+        Duration.ofMillis(10), 1, config.inputGrace(), config.ackedRetention(), 5_000, true));
   }
 
   @Test
@@ -84,6 +84,7 @@ class AckTimeoutConfigTest {
     assertThat(d.withInputGrace(Duration.ofSeconds(3)).inputGrace()).isEqualTo(Duration.ofSeconds(3));
     assertThat(d.withMaxPendingPerDevice(9).maxPendingPerDevice()).isEqualTo(9);
     assertThat(d.withStoreCache(true).storeCache()).isTrue();
+    assertThat(d.withStoreCache(false).storeCache()).isFalse();
     assertThat(d.withAckedRetention(Duration.ofMinutes(1)).ackedRetention()).isEqualTo(Duration.ofMinutes(1));
   }
 }
