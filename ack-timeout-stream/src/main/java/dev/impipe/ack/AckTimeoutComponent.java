@@ -46,7 +46,7 @@ public final class AckTimeoutComponent implements PipelineComponent {
     Map<String, Object> overrides = new HashMap<>(common(config));
     if (config.storeCache()) {
       // Kafka Streams' default (10 MB for the app) holds a fraction of the devices a busy wheel touches between a
-      // push and its ACK; 64 MiB served most reads in `bench ackwheel --rate max` (ADR 0018).
+      // push and its ACK (`bench ackwheel --rate max`, ADR 0018).
       overrides.put(StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG, STORE_CACHE_BYTES);
     }
     return Map.copyOf(overrides);

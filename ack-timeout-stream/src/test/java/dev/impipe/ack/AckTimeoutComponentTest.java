@@ -46,12 +46,11 @@ class AckTimeoutComponentTest {
   }
 
   @Test
-  void theRecordCacheIsSizedForTheDevicesOfABusyWheelUnlessItIsOff() {
+  void theRecordCacheIsSizedForTheDevicesOfABusyWheelWhenItIsOn() {
     // Kafka Streams' default 10 MB held too few of the devices touched between a push and its ACK (ADR 0018)
     String cache = StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG;
-    assertThat(AckTimeoutComponent.overrides(AckTimeoutConfig.defaults()).get(cache))
-        .isEqualTo(AckTimeoutComponent.STORE_CACHE_BYTES).isEqualTo(64L << 20);
     assertThat(AckTimeoutComponent.overrides(AckTimeoutConfig.fromEnv(Map.of(AckTimeoutConfig.IM_ACK_STORE_CACHE,
-        "false")))).doesNotContainKey(cache);
+        "true"))).get(cache)).isEqualTo(AckTimeoutComponent.STORE_CACHE_BYTES).isEqualTo(64L << 20);
+    assertThat(AckTimeoutComponent.overrides(AckTimeoutConfig.defaults())).doesNotContainKey(cache);
   }
 }

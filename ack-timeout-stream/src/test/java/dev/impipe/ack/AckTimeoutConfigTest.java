@@ -30,7 +30,7 @@ class AckTimeoutConfigTest {
     assertThat(config).isEqualTo(new AckTimeoutConfig(Duration.ofMillis(250), Duration.ofSeconds(30), 3, 500,
         Duration.ofMillis(5), 2, Duration.ofSeconds(60), Duration.ofMinutes(5), 100, true));
     assertThat(AckTimeoutConfig.defaults().maxPendingPerDevice()).isEqualTo(5_000);
-    assertThat(AckTimeoutConfig.defaults().storeCache()).isTrue();
+    assertThat(AckTimeoutConfig.defaults().storeCache()).isFalse();
     assertThat(AckTimeoutConfig.defaults().ackedRetention()).isEqualTo(Duration.ofMinutes(10));
   }
 
@@ -70,7 +70,7 @@ class AckTimeoutConfigTest {
     assertThat(fast.catchUpInterval()).isEqualTo(Duration.ofMillis(5));
     assertThat(slow.catchUpInterval()).isEqualTo(Duration.ofMillis(10));
     assertThat(slow).isEqualTo(new AckTimeoutConfig(Duration.ofSeconds(2), Duration.ofSeconds(30), 1, 10_000,
-        Duration.ofMillis(10), 1, config.inputGrace(), config.ackedRetention(), 5_000, true));
+        Duration.ofMillis(10), 1, config.inputGrace(), config.ackedRetention(), 5_000, false));
   }
 
   @Test

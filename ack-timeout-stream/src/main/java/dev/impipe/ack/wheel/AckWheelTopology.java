@@ -23,7 +23,7 @@ import org.apache.kafka.streams.state.Stores;
 /**
  * The ACK-timeout topology: {@code im.deliveries} and {@code im.acks} (co-partitioned by user id) into one wheel
  * processor with two changelogged RocksDB stores (the device store behind the Streams record cache if
- * {@code IM_ACK_STORE_CACHE}, the default), out to {@code im.ack-timeouts}.
+ * {@code IM_ACK_STORE_CACHE}), out to {@code im.ack-timeouts}.
  */
 public final class AckWheelTopology {
 
