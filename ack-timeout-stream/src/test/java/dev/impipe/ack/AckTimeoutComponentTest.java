@@ -44,4 +44,13 @@ class AckTimeoutComponentTest {
     assertThat(AckTimeoutComponent.overrides(AckTimeoutConfig.defaults()).get(StreamsConfig.MAX_TASK_IDLE_MS_CONFIG))
         .isEqualTo(StreamsConfig.MAX_TASK_IDLE_MS_DISABLED);
   }
+
+  @Test
+  void theRecordCacheIsSizedForTheDevicesOfABusyWheelWhenItIsOn() {
+    // Kafka Streams' default 10 MB held too few of the devices touched between a push and its ACK (ADR 0019)
+    String cache = StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG;
+    assertThat(AckTimeoutComponent.overrides(AckTimeoutConfig.fromEnv(Map.of(AckTimeoutConfig.IM_ACK_STORE_CACHE,
+        "true"))).get(cache)).isEqualTo(AckTimeoutComponent.STORE_CACHE_BYTES).isEqualTo(64L << 20);
+    assertThat(AckTimeoutComponent.overrides(AckTimeoutConfig.defaults())).doesNotContainKey(cache);
+  }
 }

@@ -84,6 +84,7 @@ class AckTimeoutConfigTest {
     assertThat(d.withInputGrace(Duration.ofSeconds(3)).inputGrace()).isEqualTo(Duration.ofSeconds(3));
     assertThat(d.withMaxPendingPerDevice(9).maxPendingPerDevice()).isEqualTo(9);
     assertThat(d.withStoreCache(true).storeCache()).isTrue();
+    assertThat(d.withStoreCache(false).storeCache()).isFalse();
     assertThat(d.withAckedRetention(Duration.ofMinutes(1)).ackedRetention()).isEqualTo(Duration.ofMinutes(1));
   }
 }

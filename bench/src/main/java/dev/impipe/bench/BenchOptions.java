@@ -85,7 +85,11 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
             new Setting("never-acked", "FRACTION", "share of deliveries never ACKed (0.1)"),
             new Setting("tick", "DURATION", "the wheel's slot, e.g. 1s or 200ms (1s; 200ms at --scale small)"),
             new Setting("timeout", "DURATION", "the ACK timeout (10s; 2s at --scale small)"),
-            new Setting("users", "N", "users (100k" + COUNT + ")"))));
+            new Setting("users", "N", "users (100k" + COUNT + ")"),
+            new Setting("warmup-seconds", "SECONDS", "load of one warm-up round, same shape and rate on other users, "
+                + "not measured (5 with --rate max, else 10; 2 at --scale small)"),
+            new Setting("warmup-rounds", "N", "warm-up rounds at most: the warm-up ends after a round in which the "
+                + "JIT compilers took under 5% of the JVM's CPU (8; 1 at --scale small; 0: none)"))));
     m.put("delay", new ScenarioSpec("schedules spread over a window plus a burst due in the same millisecond: "
         + "scheduling rate, burst drain time, lateness, heap after GC",
         List.of(new Setting("spread", "N", "schedules due evenly over the window (200k" + COUNT + ")"),

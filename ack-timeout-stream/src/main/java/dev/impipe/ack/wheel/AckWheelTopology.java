@@ -22,8 +22,8 @@ import org.apache.kafka.streams.state.Stores;
 
 /**
  * The ACK-timeout topology: {@code im.deliveries} and {@code im.acks} (co-partitioned by user id) into one wheel
- * processor with two changelogged RocksDB stores (behind the Streams record cache if {@code IM_ACK_STORE_CACHE}),
- * out to {@code im.ack-timeouts}.
+ * processor with two changelogged RocksDB stores (the device store behind the Streams record cache if
+ * {@code IM_ACK_STORE_CACHE}), out to {@code im.ack-timeouts}.
  */
 public final class AckWheelTopology {
 
@@ -82,9 +82,12 @@ public final class AckWheelTopology {
     for (String store : new String[] {DEVICE_STORE, SLOT_STORE}) {
       StoreBuilder<KeyValueStore<Bytes, byte[]>> builder = Stores.keyValueStoreBuilder(
           StoreSuppliers.budgetedKeyValue(store), Serdes.Bytes(), Serdes.ByteArray());
-      // The cache absorbs a device's push and ACK (and its slot key's put and delete) within one commit: under
-      // exactly-once the changelog only has to be written by the commit, which flushes the cache first.
-      stores.add(config.storeCache() ? builder.withCachingEnabled() : builder.withCachingDisabled());
+      // The cache serves the device reads (one per push, ACK and expired device) from the heap instead of RocksDB's
+      // memtable skip lists, and folds a device's updates within one commit: under exactly-once the changelog only
+      // has to be written by the commit, which flushes the cache first. The slot keys are written once and deleted
+      // once, never read but by the scan: a cache would only add to their cost (ADR 0019).
+      boolean cached = config.storeCache() && store.equals(DEVICE_STORE);
+      stores.add(cached ? builder.withCachingEnabled() : builder.withCachingDisabled());
     }
     AckWheelProcessor.StoreNames names = new AckWheelProcessor.StoreNames(DEVICE_STORE, SLOT_STORE, TIMEOUTS_SINK,
         REJECTED_SINK, FINAL_HEADER);
