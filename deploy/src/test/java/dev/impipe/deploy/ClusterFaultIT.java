@@ -82,6 +82,8 @@ class ClusterFaultIT {
    */
   private static final int ACK_TIMEOUT_S = 8;
   private static final int BURST_DUE_S = 20;
+  private static final String CHILD_JVM_FLAGS = System.getProperty("im.fault.jvm-flags",
+      "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC");
 
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(3)).build();
   private final ByteArrayOutputStream clusterLog = new ByteArrayOutputStream();
@@ -95,7 +97,10 @@ class ClusterFaultIT {
     Map<String, String> env = TestTokens.env(Map.of(
         "IM_HTTP_PORT", Integer.toString(FreePorts.next()),
         "IM_CONVERSATION_PARTITIONS", "6", "IM_USER_PARTITIONS", "6",
-        "IM_INSTANCE_JAVA_OPTS", "-Xms64m -Xmx512m", "IM_BROKER_JAVA_OPTS", "-Xms64m -Xmx384m",
+        // C1 only and the serial collector (docs/operations/faults.md): the test is CPU-bound (five JVMs on two
+        // cores, every restart a cold JVM), so they skip C2's compilations, as PIT's minions do.
+        "IM_INSTANCE_JAVA_OPTS", "-Xms64m -Xmx512m " + CHILD_JVM_FLAGS,
+        "IM_BROKER_JAVA_OPTS", "-Xms64m -Xmx384m " + CHILD_JVM_FLAGS,
         // A killed instance's tasks move after the group's session timeout: 10 s instead of the default 45 s keeps
         // the test short (the brokers' group.min.session.timeout.ms is 6 s); docs/operations/faults.md.
         "KAFKA_SESSION_TIMEOUT_MS", "10000",

@@ -1,4 +1,4 @@
-package dev.impipe.push;
+package dev.impipe.cli.clients;
 
 import static org.awaitility.Awaitility.await;
 
@@ -7,6 +7,7 @@ import dev.impipe.fanout.FanoutComponent;
 import dev.impipe.inbox.InboxStoreComponent;
 import dev.impipe.ingest.IngestComponent;
 import dev.impipe.notify.NotifyComponent;
+import dev.impipe.push.PushGatewayComponent;
 import dev.impipe.edge.app.PipelineRuntime;
 import dev.impipe.edge.auth.TestTokens;
 import dev.impipe.runtime.config.ImConfig;

@@ -1,4 +1,4 @@
-package dev.impipe.push;
+package dev.impipe.cli.clients;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

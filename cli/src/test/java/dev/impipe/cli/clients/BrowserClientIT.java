@@ -1,4 +1,4 @@
-package dev.impipe.push;
+package dev.impipe.cli.clients;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -23,8 +23,10 @@ import org.junit.jupiter.api.Timeout;
 import org.openqa.selenium.By;
 import org.openqa.selenium.Dimension;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
 import org.openqa.selenium.chrome.ChromeDriver;
 import org.openqa.selenium.chrome.ChromeDriverService;
 import org.openqa.selenium.chrome.ChromeOptions;
@@ -110,9 +112,15 @@ class BrowserClientIT {
       bob.navigate().refresh();
 
       // Then the conversation is listed again and its history holds the message
-      await().atMost(Duration.ofSeconds(30))
-          .until(() -> !b.findElements(By.cssSelector("#conversations li[data-id='d:alice:bob']")).isEmpty());
-      bob.findElement(By.cssSelector("#conversations li[data-id='d:alice:bob']")).click();
+      // (the list may render again between finding the entry and clicking it: find and click until a click lands)
+      await().atMost(Duration.ofSeconds(30)).ignoreException(StaleElementReferenceException.class).until(() -> {
+        List<WebElement> entry = b.findElements(By.cssSelector("#conversations li[data-id='d:alice:bob']"));
+        if (entry.isEmpty()) {
+          return false;
+        }
+        entry.get(0).click();
+        return true;
+      });
       await().atMost(Duration.ofSeconds(30)).until(() -> messages(b).contains("hello bob, live"));
       assertThat(messages(bob)).containsOnlyOnce("hello bob, live");
       screenshot(bob, shots.resolve("browser-bob-after-reload.png"));
