@@ -144,6 +144,15 @@ final class PushGateways implements AutoCloseable {
     return jvms.stream().map(j -> j.process.pid()).toList();
   }
 
+  /** The JVMs a push's load runs through: the instances, the broker if this run started it, this one. */
+  List<JitShares.Jvm> jvmsWith(BenchCluster cluster) {
+    List<JitShares.Jvm> jvms = new ArrayList<>();
+    pids().forEach(pid -> jvms.add(new JitShares.Jvm(size() == 1 ? "pipeline" : "pipeline " + pid, pid)));
+    cluster.brokerPid().ifPresent(pid -> jvms.add(new JitShares.Jvm("broker", pid)));
+    jvms.add(new JitShares.Jvm("bench", ProcessHandle.current().pid()));
+    return jvms;
+  }
+
   /** Resident set sizes of the instances together, bytes. */
   long rss() {
     return jvms.stream().mapToLong(j -> PipelineJvm.rss(j.process.pid())).sum();

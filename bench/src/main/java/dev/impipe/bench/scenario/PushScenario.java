@@ -199,12 +199,13 @@ public final class PushScenario implements Scenario {
           // Warm-up, not measured: the same load in rounds until the JIT compilers of every JVM on the load's path
           // are done with its code (after one 20 s round they still took 25% of the pipeline's and 20% of the
           // broker's CPU through the measured phases: ADR 0018).
-          JitShares jit = new JitShares(jvms(runtime, cluster));
+          JitShares jit = new JitShares(runtime.jvmsWith(cluster));
           List<String> rounds = new java.util.concurrent.CopyOnWriteArrayList<>();
           try (Progress p = Progress.start(log, result, "warm-up", "pushes", 0, pushes::get,
               () -> rounds.isEmpty() ? "" : "JIT " + rounds.get(rounds.size() - 1), null)) {
             for (long round = 1; round <= warmupRounds; round++) {
-              sendBounded(warmup, maxPending, sent, pushes, () -> send(producer, topic, random, devices, errors));
+              Support.sendBounded(warmup, maxPending, sent, pushes,
+                  () -> send(producer, topic, random, devices, errors));
               BenchCluster.await("warm-up pushes delivered", Duration.ofSeconds(120),
                   () -> pushes.get() >= sent.get() * 2);
               List<Double> shares = jit.next();
@@ -235,7 +236,7 @@ public final class PushScenario implements Scenario {
                 () -> "messages sent " + sent.get() + ", devices open " + clients.stream().filter(DeviceClient::isOpen)
                     .count(),
                 "pushes delivered")) {
-          sendBounded(seconds, maxPending, sent, pushes, () -> send(producer, topic, random, devices, errors));
+          Support.sendBounded(seconds, maxPending, sent, pushes, () -> send(producer, topic, random, devices, errors));
         }
         fullRate = (pushes.get() - p0) / ((System.nanoTime() - t0) / 1e9);
         result.figure("pushes delivered, full speed", fullRate, "pushes/s", ">= 20,000", fullRate >= 20_000);
@@ -307,40 +308,9 @@ public final class PushScenario implements Scenario {
     }
   }
 
-  /** The JVMs the load runs through: the pipeline's, the broker's if this run started it, this one. */
-  private static List<JitShares.Jvm> jvms(PushGateways runtime, BenchCluster cluster) {
-    List<JitShares.Jvm> jvms = new ArrayList<>();
-    runtime.pids().forEach(pid -> jvms.add(new JitShares.Jvm(runtime.size() == 1 ? "pipeline" : "pipeline " + pid,
-        pid)));
-    cluster.brokerPid().ifPresent(pid -> jvms.add(new JitShares.Jvm("broker", pid)));
-    jvms.add(new JitShares.Jvm("bench", ProcessHandle.current().pid()));
-    return jvms;
-  }
-
   /** The gateways' reader bytes and the inbox bytes written, now. */
   private static ReadAmplification.Sample sample(PushGateways gateways, AtomicLong inboxBytes) {
     return new ReadAmplification.Sample(gateways.each("im_push_reader_bytes_total", ""), inboxBytes.get());
-  }
-
-  /**
-   * Sends for {@code seconds} as fast as {@code send} goes while at most {@code maxPending} of the pushes it caused
-   * (two per message) are not delivered yet; counts the messages sent in {@code sent}.
-   */
-  private static void sendBounded(long seconds, long maxPending, AtomicLong sent, AtomicLong pushes,
-      java.util.function.BooleanSupplier send) {
-    long s0 = sent.get();
-    long p0 = pushes.get();
-    long t0 = System.nanoTime();
-    while (System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(seconds)) {
-      if ((sent.get() - s0) * 2 - (pushes.get() - p0) > maxPending) {
-        // Wait without spinning: on two cores a spinning sender takes the CPU the pipeline needs.
-        java.util.concurrent.locks.LockSupport.parkNanos(200_000);
-        continue;
-      }
-      if (send.getAsBoolean()) {
-        sent.incrementAndGet();
-      }
-    }
   }
 
   /** True once {@code wait} has passed from now. */

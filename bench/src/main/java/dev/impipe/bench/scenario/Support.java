@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
 import org.apache.kafka.clients.producer.Callback;
@@ -184,5 +185,26 @@ final class Support {
 
   static double mbValue(long bytes) {
     return bytes / 1048576.0;
+  }
+
+  /**
+   * Sends for {@code seconds} as fast as {@code send} goes while at most {@code maxPending} of the pushes it caused
+   * (two per message) are not delivered yet; counts the messages sent in {@code sent}.
+   */
+  static void sendBounded(long seconds, long maxPending, AtomicLong sent, AtomicLong pushes,
+      java.util.function.BooleanSupplier send) {
+    long s0 = sent.get();
+    long p0 = pushes.get();
+    long t0 = System.nanoTime();
+    while (System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(seconds)) {
+      if ((sent.get() - s0) * 2 - (pushes.get() - p0) > maxPending) {
+        // Wait without spinning: on two cores a spinning sender takes the CPU the pipeline needs.
+        java.util.concurrent.locks.LockSupport.parkNanos(200_000);
+        continue;
+      }
+      if (send.getAsBoolean()) {
+        sent.incrementAndGet();
+      }
+    }
   }
 }
