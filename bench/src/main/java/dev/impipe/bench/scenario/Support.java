@@ -14,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 import org.apache.kafka.clients.producer.Callback;
 
 /** Small pieces the scenarios share. */
@@ -192,14 +193,14 @@ final class Support {
    * (two per message) are not delivered yet; counts the messages sent in {@code sent}.
    */
   static void sendBounded(long seconds, long maxPending, AtomicLong sent, AtomicLong pushes,
-      java.util.function.BooleanSupplier send) {
+      BooleanSupplier send) {
     long s0 = sent.get();
     long p0 = pushes.get();
     long t0 = System.nanoTime();
     while (System.nanoTime() - t0 < TimeUnit.SECONDS.toNanos(seconds)) {
       if ((sent.get() - s0) * 2 - (pushes.get() - p0) > maxPending) {
         // Wait without spinning: on two cores a spinning sender takes the CPU the pipeline needs.
-        java.util.concurrent.locks.LockSupport.parkNanos(200_000);
+        LockSupport.parkNanos(200_000);
         continue;
       }
       if (send.getAsBoolean()) {
