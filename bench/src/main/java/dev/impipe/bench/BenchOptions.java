@@ -115,6 +115,8 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
             new Setting("stages", "0|1", "1: also split send -> device into legs (sentAt -> inbox entry committed, "
                 + "-> gateway reader polled it, -> frame queued on the socket, -> written) with each JVM's CPU per "
                 + "second, per phase (0)"),
+            new Setting("catch-up", "0|1", "1: the half-rate phase starts only once every Streams app applied what "
+                + "it was behind on after the full-speed phase (0)"),
             new Setting("heap-mb", "N", "the pipeline JVM's largest heap, MB (1024)"),
             new Setting("gateways", "N", "all-in-one pipeline JVMs on the same broker, 1 to 8; above 1 each reads "
                 + "only its own inbox partitions (IM_PUSH_READ=owned), devices connect to a random one and follow "
