@@ -64,11 +64,20 @@ final class InputMarks {
 
   /**
    * A slot-boundary round at {@code now} learnt the inputs' ends (empty: not known): notes a mark if both tell, and
-   * drops the marks older than the grace (the grace bounds the horizon anyway).
+   * drops the marks older than the grace (the grace bounds the horizon anyway). A round in which one does not tell
+   * changes nothing while a noted mark is not reached yet.
    */
   void ends(long now, Optional<InputLag.Ends> deliveryEnds, Optional<InputLag.Ends> ackEnds) {
-    deliveriesState = deliveries.state(deliveryEnds);
-    acksState = acks.state(ackEnds);
+    OptionalLong deliveriesNow = deliveries.state(deliveryEnds);
+    OptionalLong acksNow = acks.state(ackEnds);
+    if ((deliveriesNow.isEmpty() || acksNow.isEmpty()) && marked() && !marks.isEmpty()) {
+      // A round that cannot tell (the end offsets not answered within their timeout under load, records waiting in
+      // the task) goes on waiting for the marks not reached yet: the record times' rule would let the grace fire
+      // slots whose ACKs wait in the backlog those marks know of.
+      return;
+    }
+    deliveriesState = deliveriesNow;
+    acksState = acksNow;
     if (marked()) {
       marks.addLast(new Mark(now, deliveryEnds.get().end(), ackEnds.get().end()));
     }

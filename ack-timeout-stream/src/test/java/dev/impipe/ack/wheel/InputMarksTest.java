@@ -146,6 +146,29 @@ class InputMarksTest {
   }
 
   @Test
+  void aRoundWithoutEndsGoesOnWaitingForTheMarksNotReachedYet() {
+    InputMarks marks = started();
+    marks.deliveryRead(T0, T0, 0);
+    marks.ackRead(T0, T0, 0);
+    // a mark at T0: 99 records of each input still to process
+    marks.ends(T0, ends(100, 1), ends(100, 1));
+
+    // processing goes on, more than a grace behind, and the rounds' end offsets are not answered
+    marks.deliveryRead(T0 + 3 * GRACE, T0 + 100, 50);
+    marks.ackRead(T0 + 3 * GRACE, T0 + 100, 50);
+    marks.ends(T0 + 3 * GRACE, Optional.empty(), Optional.empty());
+    marks.ends(T0 + 3 * GRACE + 250, ends(100, 100), Optional.empty());
+
+    // nothing fires on the record times, a grace behind: the ACKs written before T0 are not all read
+    assertThat(marks.horizon(T0 + 3 * GRACE + 300)).isLessThan(T0);
+    assertThat(marks.waiting()).isTrue();
+    // processed past the mark: everything written before T0 is read
+    marks.deliveryRead(T0 + 3 * GRACE + 400, T0 + 200, 99);
+    marks.ackRead(T0 + 3 * GRACE + 400, T0 + 200, 99);
+    assertThat(marks.horizon(T0 + 3 * GRACE + 400)).isGreaterThanOrEqualTo(T0);
+  }
+
+  @Test
   void endsThatDoNotTellForBothInputsLeaveItToTheRecordTimes() {
     InputMarks marks = started();
     marks.deliveryRead(T0, T0, 4);
