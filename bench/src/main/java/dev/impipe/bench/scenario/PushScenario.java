@@ -256,7 +256,7 @@ public final class PushScenario implements Scenario {
         }
         // How far behind the Streams apps are (the inbox store falls millions of records behind at full speed: the
         // full-speed rate is not one the whole pipeline sustains). --catch-up 1 waits for them before the half-rate
-        // phase: in runs of both kinds its p99 was the same (docs/performance.md), so by default it does not.
+        // phase: its half-rate p99 stayed within the same spread (docs/performance.md), so by default it does not.
         Map<String, Set<String>> inputs = streamsInputs(cluster);
         long behind = lag(cluster, inputs);
         result.figure("records the Streams apps had not applied when the full-speed pushes were delivered",
