@@ -14,8 +14,10 @@ import java.util.concurrent.atomic.AtomicLong;
 /**
  * The wheel's meters: pending seqs (gauge, summed over the tasks of this process; exact deltas from the count of
  * device records at the tasks' start), timeouts emitted (counter,
- * tagged {@code kind=final|retry}), seqs timed out, delivered seqs ignored after their ACK, and the lateness of each
- * timeout (emit time minus deadline) as a histogram.
+ * tagged {@code kind=final|retry}), seqs timed out, delivered seqs ignored after their ACK, the lateness of each
+ * timeout (emit time minus deadline) as a histogram, and the slot-boundary rounds that learnt no end offset of an input
+ * (the broker did not answer within {@code StreamThreadConsumers.END_OFFSET_TIMEOUT}, or the partition is not assigned
+ * yet), tagged {@code input=deliveries|acks}.
  */
 public final class AckWheelMetrics {
 
@@ -24,6 +26,7 @@ public final class AckWheelMetrics {
   public static final String TIMED_OUT_SEQS = "im.ack.timed.out.seqs";
   public static final String IGNORED_DELIVERIES = "im.ack.deliveries.ignored";
   public static final String LATENESS = "im.ack.timeout.lateness";
+  public static final String ENDS_UNKNOWN = "im.ack.input.ends.unknown";
 
   private final Map<String, AtomicLong> pendingByTask = new ConcurrentHashMap<>();
   private final Counter finalTimeouts;
@@ -31,6 +34,8 @@ public final class AckWheelMetrics {
   private final Counter timedOutSeqs;
   private final Counter ignoredDeliveries;
   private final Timer lateness;
+  private final Counter deliveryEndsUnknown;
+  private final Counter ackEndsUnknown;
 
   public AckWheelMetrics(MeterRegistry registry) {
     Gauge.builder(PENDING, pendingByTask, m -> m.values().stream().mapToLong(AtomicLong::get).sum())
@@ -50,6 +55,13 @@ public final class AckWheelMetrics {
         .minimumExpectedValue(Duration.ofMillis(1))
         .maximumExpectedValue(Duration.ofMinutes(10))
         .register(registry);
+    deliveryEndsUnknown = endsUnknown(registry, "deliveries");
+    ackEndsUnknown = endsUnknown(registry, "acks");
+  }
+
+  private static Counter endsUnknown(MeterRegistry registry, String input) {
+    return Counter.builder(ENDS_UNKNOWN).tag("input", input)
+        .description("Slot-boundary rounds that learnt no end offset of the input").register(registry);
   }
 
   /** Meters that go nowhere (tests, tools). */
@@ -70,6 +82,16 @@ public final class AckWheelMetrics {
     (isFinal ? finalTimeouts : retryTimeouts).increment();
     timedOutSeqs.increment(seqs);
     lateness.record(Math.max(0, latenessMs), TimeUnit.MILLISECONDS);
+  }
+
+  /** A slot-boundary round asked for the inputs' end offsets; {@code true}: that input's was not learnt. */
+  void endsAsked(boolean deliveriesUnknown, boolean acksUnknown) {
+    if (deliveriesUnknown) {
+      deliveryEndsUnknown.increment();
+    }
+    if (acksUnknown) {
+      ackEndsUnknown.increment();
+    }
   }
 
   void deliveryIgnored(long seqs) {

@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.common.utils.Bytes;
@@ -191,7 +192,10 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
    */
   long inputHorizon(long now, boolean ask) {
     if (ask) {
-      inputs.ends(now, inputLag.ends(deliveriesTopic, partition, now), inputLag.ends(acksTopic, partition, now));
+      Optional<InputLag.Ends> deliveryEnds = inputLag.ends(deliveriesTopic, partition, now);
+      Optional<InputLag.Ends> ackEnds = inputLag.ends(acksTopic, partition, now);
+      metrics.endsAsked(deliveryEnds.isEmpty(), ackEnds.isEmpty());
+      inputs.ends(now, deliveryEnds, ackEnds);
     }
     return inputs.horizon(now);
   }

@@ -170,6 +170,19 @@ class AckWheelProcessorTest {
   }
 
   @Test
+  void roundsThatLearnNoEndOffsetAreCountedPerInput() {
+    // The broker answers for the deliveries, not for the ACKs (its 2 s timeout passed)
+    start(1_000, (topic, partition, asOf) -> topic.equals("acks") ? Optional.empty() : ends);
+
+    round(T0 + 100);
+    round(T0 + 200);
+    processor.inputHorizon(T0 + 250, false); // a re-check between rounds asks nothing
+
+    assertThat(meters.get(AckWheelMetrics.ENDS_UNKNOWN).tag("input", "acks").counter().count()).isEqualTo(2);
+    assertThat(meters.get(AckWheelMetrics.ENDS_UNKNOWN).tag("input", "deliveries").counter().count()).isZero();
+  }
+
+  @Test
   void aTaskThatJustStartedWaitsForItsAckInputBeforeFiring() {
     // The broker cannot tell: record times decide, and the ACK input has not been read since the start
     start(1_000, InputLag.UNKNOWN);
