@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -84,14 +85,15 @@ public final class AckWheelMetrics {
     lateness.record(Math.max(0, latenessMs), TimeUnit.MILLISECONDS);
   }
 
-  /** A slot-boundary round asked for the inputs' end offsets; {@code true}: that input's was not learnt. */
-  void endsAsked(boolean deliveriesUnknown, boolean acksUnknown) {
-    if (deliveriesUnknown) {
-      deliveryEndsUnknown.increment();
-    }
-    if (acksUnknown) {
-      ackEndsUnknown.increment();
-    }
+  /** {@code lag}, counting each end offset it does not learn, per input ({@code deliveriesTopic}, or the ACKs). */
+  InputLag countingUnknownEnds(InputLag lag, String deliveriesTopic) {
+    return (topic, partition, asOf) -> {
+      Optional<InputLag.Ends> ends = lag.ends(topic, partition, asOf);
+      if (ends.isEmpty()) {
+        (topic.equals(deliveriesTopic) ? deliveryEndsUnknown : ackEndsUnknown).increment();
+      }
+      return ends;
+    };
   }
 
   void deliveryIgnored(long seqs) {

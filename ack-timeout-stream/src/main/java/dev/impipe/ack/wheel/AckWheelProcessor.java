@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.Set;
 import org.apache.avro.specific.SpecificRecord;
 import org.apache.kafka.common.utils.Bytes;
@@ -90,7 +89,7 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
         config.inputIdleMs());
     this.deliveriesTopic = deliveriesTopic;
     this.acksTopic = acksTopic;
-    this.inputLag = inputLag;
+    this.inputLag = metrics.countingUnknownEnds(inputLag, deliveriesTopic);
     this.ackedSweep = new AckedSweep(config.ackedRetention().toMillis(), ACKED_SCAN_PER_RUN);
     this.policy = new DeviceTimers.Policy(timeoutMs, config.maxAttempts(), slotMs);
   }
@@ -192,10 +191,7 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
    */
   long inputHorizon(long now, boolean ask) {
     if (ask) {
-      Optional<InputLag.Ends> deliveryEnds = inputLag.ends(deliveriesTopic, partition, now);
-      Optional<InputLag.Ends> ackEnds = inputLag.ends(acksTopic, partition, now);
-      metrics.endsAsked(deliveryEnds.isEmpty(), ackEnds.isEmpty());
-      inputs.ends(now, deliveryEnds, ackEnds);
+      inputs.ends(now, inputLag.ends(deliveriesTopic, partition, now), inputLag.ends(acksTopic, partition, now));
     }
     return inputs.horizon(now);
   }

@@ -1,7 +1,6 @@
 package dev.impipe.bench.scenario;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import dev.impipe.ack.AckTimeoutComponent;
 import dev.impipe.avro.Ack;
 import dev.impipe.avro.AckTimeout;
 import dev.impipe.avro.ChatMessage;
@@ -12,8 +11,6 @@ import dev.impipe.bench.BenchOptions;
 import dev.impipe.bench.report.LatencyRecorder;
 import dev.impipe.bench.report.Progress;
 import dev.impipe.bench.report.Result;
-import dev.impipe.fanout.FanoutTopology;
-import dev.impipe.inbox.InboxStoreTopology;
 import dev.impipe.push.client.DeviceClient;
 import dev.impipe.runtime.domain.Ids;
 import java.io.PrintStream;
@@ -24,7 +21,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -74,10 +70,7 @@ public final class PushScenario implements Scenario {
     }
     // --stages 1: send -> device split into legs, with each JVM's CPU (PushStages); off, the bench is as without.
     boolean stagesOn = options.fixed("stages", 0) > 0;
-    boolean catchUp = options.fixed("catch-up", 0) > 0;
-    String halfRateStart = catchUp ? "the full-speed pushes delivered and every Streams app (fan-out, inbox store, "
-        + "ACK wheel) caught up on its inputs (--catch-up 1)" : "the full-speed pushes delivered";
-    result.setup("before the half-rate phase (--catch-up)", halfRateStart);
+    boolean catchUp = StreamsBacklog.catchUp(options, result);
     int n = PushGateways.count(options);
     if (stagesOn && n > 1) {
       throw new IllegalArgumentException("--stages 1 splits the latency of one gateway JVM: not with --gateways " + n);
@@ -254,22 +247,8 @@ public final class PushScenario implements Scenario {
           BenchCluster.await("full-speed pushes delivered", Duration.ofSeconds(120),
               () -> pushes.get() >= sent.get() * 2);
         }
-        // How far behind the Streams apps are (the inbox store falls millions of records behind at full speed: the
-        // full-speed rate is not one the whole pipeline sustains). --catch-up 1 waits for them before the half-rate
-        // phase: its half-rate p99 stayed within the same spread (docs/performance.md), so by default it does not.
-        Map<String, Set<String>> inputs = streamsInputs(cluster);
-        long behind = lag(cluster, inputs);
-        result.figure("records the Streams apps had not applied when the full-speed pushes were delivered",
-            behind, "records");
-        if (catchUp) {
-          long c0 = System.nanoTime();
-          try (Progress p = Progress.start(log, result, "Streams apps catching up", "records", behind,
-              () -> behind - lagOrMax(cluster, inputs, behind), () -> "", null)) {
-            BenchCluster.await("every Streams app caught up", Duration.ofMinutes(10),
-                () -> lagOrMax(cluster, inputs, behind) == 0);
-          }
-          result.figure("time until they had (before the half-rate phase)", (System.nanoTime() - c0) / 1e9, "s");
-        }
+        // How far behind the Streams apps are; --catch-up 1 drains that before the half-rate phase (StreamsBacklog).
+        new StreamsBacklog(cluster).report(result, log, catchUp);
         phase[0] = 2;
         Support.Pacer pacer = new Support.Pacer(fullRate / 4); // each message is two pushes (recipient, sender)
         try (PushStages.Phase legs = stages == null ? null : stages.begin("half rate");
@@ -364,31 +343,5 @@ public final class PushScenario implements Scenario {
     return ChatMessage.newBuilder().setMessageId("m" + id).setClientMsgId("c" + id).setConversationId(conversation)
         .setConversationType(ConversationType.DIRECT).setType(MessageType.MESSAGE).setSenderId(from)
         .setRecipientId(to).setBody("hello " + id).setSentAt(Instant.now()).setAttributes(Map.of()).build();
-  }
-
-  /** The pipeline's Streams apps and the topics each reads (what they must have applied). */
-  private static Map<String, Set<String>> streamsInputs(BenchCluster cluster) {
-    var names = cluster.names();
-    return Map.of(FanoutTopology.APP_NAME, Set.of(names.messages()),
-        InboxStoreTopology.APP_NAME, Set.of(names.inbox(), names.deviceCursors(), names.history()),
-        AckTimeoutComponent.NAME, Set.of(names.deliveries(), names.acks()));
-  }
-
-  /** Records of their inputs the apps have not committed yet, summed. */
-  private static long lag(BenchCluster cluster, Map<String, Set<String>> inputs) throws Exception {
-    long lag = 0;
-    for (Map.Entry<String, Set<String>> app : inputs.entrySet()) {
-      lag += cluster.lag(app.getKey(), app.getValue());
-    }
-    return lag;
-  }
-
-  /** {@link #lag}, or {@code max} when the admin client could not tell (the wait goes on). */
-  private static long lagOrMax(BenchCluster cluster, Map<String, Set<String>> inputs, long max) {
-    try {
-      return lag(cluster, inputs);
-    } catch (Exception e) {
-      return max;
-    }
   }
 }
