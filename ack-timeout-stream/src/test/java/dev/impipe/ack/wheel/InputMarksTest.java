@@ -17,6 +17,15 @@ class InputMarksTest {
     return Optional.of(new InputLag.Ends(end, position));
   }
 
+  /** Both inputs read at offset 0 at T0, and a round at T0 that noted a mark at {@code end} for both. */
+  private static InputMarks markedAtT0(long end) {
+    InputMarks marks = started();
+    marks.deliveryRead(T0, T0, 0);
+    marks.ackRead(T0, T0, 0);
+    marks.ends(T0, ends(end, 1), ends(end, 1));
+    return marks;
+  }
+
   private static InputMarks started() {
     InputMarks marks = new InputMarks(GRACE, TOLERANCE, IDLE);
     marks.start(T0);
@@ -132,10 +141,7 @@ class InputMarksTest {
 
   @Test
   void marksOlderThanTheGraceAreDropped() {
-    InputMarks marks = started();
-    marks.deliveryRead(T0, T0, 0);
-    marks.ackRead(T0, T0, 0);
-    marks.ends(T0, ends(5, 1), ends(5, 1));
+    InputMarks marks = markedAtT0(5);
     assertThat(marks.waiting()).isTrue();
 
     marks.ends(T0 + GRACE + 1, ends(9, 1), ends(9, 1));
@@ -147,11 +153,8 @@ class InputMarksTest {
 
   @Test
   void aRoundWithoutEndsGoesOnWaitingForTheMarksNotReachedYet() {
-    InputMarks marks = started();
-    marks.deliveryRead(T0, T0, 0);
-    marks.ackRead(T0, T0, 0);
     // a mark at T0: 99 records of each input still to process
-    marks.ends(T0, ends(100, 1), ends(100, 1));
+    InputMarks marks = markedAtT0(100);
 
     // processing goes on, more than a grace behind, and the rounds' end offsets are not answered
     marks.deliveryRead(T0 + 3 * GRACE, T0 + 100, 50);
