@@ -11,6 +11,7 @@ import java.io.PrintStream;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * How far the push pipeline's Streams apps (fan-out, inbox store, ACK wheel) are behind their inputs: the end offsets
@@ -68,9 +69,14 @@ final class StreamsBacklog {
   /** Waits until the apps have committed all of the {@code behind} records and more; returns the seconds it took. */
   private double drain(PrintStream log, Result result, long behind) throws Exception {
     long t0 = System.nanoTime();
+    // The wait asks the broker; the progress line shows its last answer (no second round of admin requests).
+    AtomicLong left = new AtomicLong(behind);
     try (Progress p = Progress.start(log, result, "Streams apps catching up", "records", behind,
-        () -> behind - recordsOr(behind), () -> "", null)) {
-      BenchCluster.await("every Streams app caught up", Duration.ofMinutes(10), () -> recordsOr(behind) == 0);
+        () -> behind - left.get(), () -> "", null)) {
+      BenchCluster.await("every Streams app caught up", Duration.ofMinutes(10), () -> {
+        left.set(recordsOr(behind));
+        return left.get() == 0;
+      });
     }
     return (System.nanoTime() - t0) / 1e9;
   }
