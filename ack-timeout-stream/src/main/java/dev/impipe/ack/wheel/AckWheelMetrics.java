@@ -18,7 +18,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * tagged {@code kind=final|retry}), seqs timed out, delivered seqs ignored after their ACK, the lateness of each
  * timeout (emit time minus deadline) as a histogram, and the slot-boundary rounds that learnt no end offset of an input
  * (the broker did not answer within {@code StreamThreadConsumers.END_OFFSET_TIMEOUT}, or the partition is not assigned
- * yet), tagged {@code input=deliveries|acks}.
+ * yet), tagged {@code input=deliveries|acks}, and how long an input went without a record processed while its next
+ * one was already written (waits of a second or more, a histogram with fixed buckets: a wait near the input grace
+ * makes the wheel take a busy input for a stuck one).
  */
 public final class AckWheelMetrics {
 
@@ -28,6 +30,7 @@ public final class AckWheelMetrics {
   public static final String IGNORED_DELIVERIES = "im.ack.deliveries.ignored";
   public static final String LATENESS = "im.ack.timeout.lateness";
   public static final String ENDS_UNKNOWN = "im.ack.input.ends.unknown";
+  public static final String INPUT_WAIT = "im.ack.input.wait";
 
   private final Map<String, AtomicLong> pendingByTask = new ConcurrentHashMap<>();
   private final Counter finalTimeouts;
@@ -37,6 +40,7 @@ public final class AckWheelMetrics {
   private final Timer lateness;
   private final Counter deliveryEndsUnknown;
   private final Counter ackEndsUnknown;
+  private final Timer inputWait;
 
   public AckWheelMetrics(MeterRegistry registry) {
     Gauge.builder(PENDING, pendingByTask, m -> m.values().stream().mapToLong(AtomicLong::get).sum())
@@ -58,6 +62,11 @@ public final class AckWheelMetrics {
         .register(registry);
     deliveryEndsUnknown = endsUnknown(registry, "deliveries");
     ackEndsUnknown = endsUnknown(registry, "acks");
+    inputWait = Timer.builder(INPUT_WAIT)
+        .description("Time an input went without a record processed while its next record was already written")
+        .serviceLevelObjectives(Duration.ofSeconds(1), Duration.ofSeconds(5), Duration.ofSeconds(15),
+            Duration.ofSeconds(30), Duration.ofSeconds(60))
+        .register(registry);
   }
 
   private static Counter endsUnknown(MeterRegistry registry, String input) {
@@ -94,6 +103,11 @@ public final class AckWheelMetrics {
       }
       return ends;
     };
+  }
+
+  /** An input's records waited {@code ms} (a second or more) before one was processed. */
+  void inputWaited(long ms) {
+    inputWait.record(ms, TimeUnit.MILLISECONDS);
   }
 
   void deliveryIgnored(long seqs) {

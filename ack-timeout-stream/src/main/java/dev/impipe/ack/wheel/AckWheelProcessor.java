@@ -86,7 +86,7 @@ public final class AckWheelProcessor implements Processor<String, SpecificRecord
     this.slotMs = WheelRules.slotMs(config);
     this.timeoutMs = config.timeout().toMillis();
     this.inputs = new InputMarks(config.inputGrace().toMillis(), config.inputLagToleranceMs(),
-        config.inputIdleMs());
+        config.inputIdleMs(), metrics::inputWaited);
     this.deliveriesTopic = deliveriesTopic;
     this.acksTopic = acksTopic;
     this.inputLag = metrics.countingUnknownEnds(inputLag, deliveriesTopic);

@@ -3,6 +3,7 @@ package dev.impipe.ack.wheel;
 import java.util.ArrayDeque;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.function.LongConsumer;
 
 /**
  * Up to which time a task's two inputs (deliveries, ACKs) are known to have been read: the wheel expires a slot only
@@ -30,6 +31,8 @@ final class InputMarks {
   private final long graceMs;
   private final long toleranceMs;
   private final long idleMs;
+  /** Told each wait of a tolerance or more (see {@link #read}). */
+  private final LongConsumer waited;
   private final InputClock deliveries = new InputClock();
   private final InputClock acks = new InputClock();
   /** End offsets noted by the rounds, oldest first, until both inputs are processed up to them. */
@@ -40,10 +43,11 @@ final class InputMarks {
   private OptionalLong deliveriesState = OptionalLong.empty();
   private OptionalLong acksState = OptionalLong.empty();
 
-  InputMarks(long graceMs, long toleranceMs, long idleMs) {
+  InputMarks(long graceMs, long toleranceMs, long idleMs, LongConsumer waited) {
     this.graceMs = graceMs;
     this.toleranceMs = toleranceMs;
     this.idleMs = idleMs;
+    this.waited = waited;
   }
 
   /** The task starts at wall time {@code now}: neither input has been read. */
@@ -54,12 +58,26 @@ final class InputMarks {
 
   /** A delivery record of time {@code timestamp} at {@code offset} was processed at wall time {@code now}. */
   void deliveryRead(long now, long timestamp, long offset) {
-    deliveries.read(now, timestamp, offset);
+    read(deliveries, now, timestamp, offset);
   }
 
   /** An ACK record of time {@code timestamp} at {@code offset} was processed at wall time {@code now}. */
   void ackRead(long now, long timestamp, long offset) {
-    acks.read(now, timestamp, offset);
+    read(acks, now, timestamp, offset);
+  }
+
+  /**
+   * Notes a record read, and tells {@link #waited} how long the input went without one while this record was already
+   * written (it is older than the input's previous read, or than the task's start), when that was a tolerance or
+   * more: the time a busy stream thread left the input's records waiting. The marks' grace must stay well above it,
+   * or the grace takes a waiting input for a stuck one.
+   */
+  private void read(InputClock input, long now, long timestamp, long offset) {
+    long wait = now - input.wall;
+    if (timestamp <= input.wall && wait >= toleranceMs) {
+      waited.accept(wait);
+    }
+    input.read(now, timestamp, offset);
   }
 
   /**

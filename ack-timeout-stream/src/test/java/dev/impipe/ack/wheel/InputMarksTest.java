@@ -2,6 +2,8 @@ package dev.impipe.ack.wheel;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
@@ -27,9 +29,29 @@ class InputMarksTest {
   }
 
   private static InputMarks started() {
-    InputMarks marks = new InputMarks(GRACE, TOLERANCE, IDLE);
+    return started(new ArrayList<>());
+  }
+
+  private static InputMarks started(List<Long> waits) {
+    InputMarks marks = new InputMarks(GRACE, TOLERANCE, IDLE, waits::add);
     marks.start(T0);
     return marks;
+  }
+
+  @Test
+  void aWaitIsTheTimeAnInputWentWithoutARecordWhileItsNextOneWasWritten() {
+    List<Long> waits = new ArrayList<>();
+    InputMarks marks = started(waits);
+    // written before the start, read 3 s after it: the records waited 3 s
+    marks.ackRead(T0 + 3_000, T0 - 500, 0);
+    // written before that read, read 7 s after it: the input went 7 s without a record while this one waited
+    marks.ackRead(T0 + 10_000, T0 + 1_000, 1);
+    // written while the input was quiet, read 20 s after the last read: the input had nothing waiting
+    marks.deliveryRead(T0 + 20_000, T0 + 19_990, 0);
+    // waited less than the tolerance: not told
+    marks.deliveryRead(T0 + 20_000 + TOLERANCE - 1, T0 + 19_995, 1);
+
+    assertThat(waits).containsExactly(3_000L, 7_000L);
   }
 
   @Test

@@ -39,8 +39,19 @@ final class FalseTimeouts {
     received.put(device + "/" + seq, System.currentTimeMillis());
   }
 
-  /** The figures: timed-out seqs never received, with their Ack record before / after the deadline, or none. */
-  void report(Result result) {
+  /**
+   * The figures: timed-out seqs never received, with their Ack record before / after the deadline, or none; and how
+   * often the wheel's inputs waited long with records written ({@code im_ack_input_wait_seconds} of the pipeline
+   * since its start): a wait of the input grace (60 s) or more lets the wheel take the input for a stuck one.
+   */
+  void report(Result result, PushGateways pipeline) {
+    String waits = "im_ack_input_wait_seconds";
+    double all = pipeline.sum(waits + "_count", "");
+    result.figure("ACK-wheel input waits of 1 s or more (records written, none processed; whole run)", all, "waits");
+    result.figure("ACK-wheel input waits of 15 s or more", all - pipeline.sum(waits + "_bucket", "le=\"15.0\""),
+        "waits");
+    result.figure("ACK-wheel input waits of 60 s (the input grace) or more",
+        all - pipeline.sum(waits + "_bucket", "le=\"60.0\""), "waits");
     long notReceived = 0;
     long beforeDeadline = 0;
     long afterDeadline = 0;

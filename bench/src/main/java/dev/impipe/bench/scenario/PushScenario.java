@@ -299,7 +299,7 @@ public final class PushScenario implements Scenario {
       result.figure("AckTimeouts for ACKed pushes", measuredTimeouts, "seqs", "0", measuredTimeouts == 0);
       // Where each false timeout came from: when its device received (and at once ACKed) the seq, and when the
       // first Ack record covering it was written.
-      falseTimeouts.report(result);
+      falseTimeouts.report(result, runtime);
       result.figure("heap used (" + runtime.label() + ": gateway and Streams apps)", Support.mbValue((long) runtime.sum(
           "jvm_memory_used_bytes", "area=\"heap\"")), "MB");
       result.figure("RSS (" + runtime.label() + ": gateway, Streams apps)", Support.mbValue(runtime.rss()), "MB");
