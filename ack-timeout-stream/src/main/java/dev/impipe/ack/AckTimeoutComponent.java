@@ -18,6 +18,8 @@ public final class AckTimeoutComponent implements PipelineComponent {
   public static final String NAME = "ack-timeout";
   /** The record cache of the app (all its stream threads together) when {@code IM_ACK_STORE_CACHE} is on. */
   public static final long STORE_CACHE_BYTES = 64L << 20;
+  /** How much one fetch returns of one input partition (Kafka's default: 1 MiB). */
+  static final int MAX_PARTITION_FETCH_BYTES = 16 << 10;
 
   @Override
   public String name() {
@@ -60,6 +62,11 @@ public final class AckTimeoutComponent implements PipelineComponent {
         // the request waits behind the consumer's fetch in flight: with the default fetch.max.wait.ms (500 ms) an idle
         // input made every round wait up to half a second, the stream thread with it (timeouts a tick late).
         StreamsConfig.mainConsumerPrefix(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG), (int) pollMs(config),
+        // Records fetched for one partition are handed over only after those fetched before them for the others: with
+        // Kafka's 1 MiB per partition (tens of thousands of deliveries or ACKs) and 48 inputs behind, an input's records
+        // waited 60 s and more (`bench push`, im_ack_input_wait_seconds), the grace after which the marks take a
+        // waiting input for a stuck one and fire the slots its ACKs wait for; 64 KiB: up to 23 s; 16 KiB: under 15 s.
+        StreamsConfig.mainConsumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG), MAX_PARTITION_FETCH_BYTES,
         // A task reads its two inputs as they come, not interleaved by record time: the end-offset marks already hold
         // a due slot back until both are processed past it (InputMarks). With Kafka's default (0) a task whose other
         // input has nothing buffered waits for the next fetch, and Kafka Streams formats a log text (String.format)

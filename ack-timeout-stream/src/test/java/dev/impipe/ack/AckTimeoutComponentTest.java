@@ -46,6 +46,14 @@ class AckTimeoutComponentTest {
   }
 
   @Test
+  void oneFetchReturnsAFewHundredRecordsOfAnInputNotAMegabyte() {
+    // Kafka's 1 MiB per partition queued tens of thousands of records of each of 48 inputs ahead of the next: an
+    // input's records waited the 60 s grace and more (bench push, im_ack_input_wait_seconds)
+    assertThat(AckTimeoutComponent.overrides(AckTimeoutConfig.defaults())
+        .get(StreamsConfig.mainConsumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG))).isEqualTo(16 << 10);
+  }
+
+  @Test
   void theRecordCacheIsSizedForTheDevicesOfABusyWheelWhenItIsOn() {
     // Kafka Streams' default 10 MB held too few of the devices touched between a push and its ACK (ADR 0019)
     String cache = StreamsConfig.STATESTORE_CACHE_MAX_BYTES_CONFIG;
