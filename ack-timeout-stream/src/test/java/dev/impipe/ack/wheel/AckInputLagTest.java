@@ -49,6 +49,7 @@ class AckInputLagTest {
   private long acksPiped;
   private long deliveriesPiped;
   private OptionalLong lagOfDeliveries = OptionalLong.empty();
+  private final SimpleMeterRegistry meters = new SimpleMeterRegistry();
 
   @AfterEach
   void close() {
@@ -232,6 +233,21 @@ class AckInputLagTest {
     assertThat(timeouts.readValuesToList()).extracting(AckTimeout::getUserId).doesNotContain("alice");
   }
 
+  @Test
+  void howLongAnInputsWrittenRecordsWaitedForTheThreadIsMeasured() {
+    start(Duration.ofSeconds(60));
+    // Given an ACK read at 1 s, and one produced at 0.6 s that the stream thread reads only at 4 s (busy elsewhere)
+    advanceTo(1_000);
+    ack("bob", 1, 500);
+    advanceTo(4_000);
+    ack("bob", 2, 600);
+
+    // Then the ACK input waited 3 s: the figure that must stay well under the grace
+    io.micrometer.core.instrument.Timer waits = meters.get(AckWheelMetrics.INPUT_WAIT).timer();
+    assertThat(waits.count()).isEqualTo(1);
+    assertThat(waits.totalTime(java.util.concurrent.TimeUnit.MILLISECONDS)).isEqualTo(3_000);
+  }
+
   private void start(Duration grace) {
     AckTimeoutConfig config = AckTimeoutConfig.defaults().withTiming(Duration.ofSeconds(1), Duration.ofSeconds(10))
         .withInputGrace(grace);
@@ -244,7 +260,7 @@ class AckInputLagTest {
           : Optional.of(new InputLag.Ends(piped + waiting.getAsLong(), piped));
     };
     driver = new TopologyTestDriver(AckWheelTopology.build(topics, config,
-        new AckWheelMetrics(new SimpleMeterRegistry()), new PunctuationBudget(config.maxEntriesPerPunctuation(),
+        new AckWheelMetrics(meters), new PunctuationBudget(config.maxEntriesPerPunctuation(),
             AckWheelProcessor.MAX_MS_PER_WINDOW, PunctuationBudget.DEFAULT_WINDOW_MS),
         lag),
         StreamsTestConfig.forDriver("ack-lag-test", topics.names(), stateDir), T0);

@@ -42,16 +42,17 @@ class InputMarksTest {
   void aWaitIsTheTimeAnInputWentWithoutARecordWhileItsNextOneWasWritten() {
     List<Long> waits = new ArrayList<>();
     InputMarks marks = started(waits);
-    // written before the start, read 3 s after it: the records waited 3 s
-    marks.ackRead(T0 + 3_000, T0 - 500, 0);
+    // written when the task started, read 3 s after: the records waited 3 s
+    marks.ackRead(T0 + 3_000, T0, 0);
     // written before that read, read 7 s after it: the input went 7 s without a record while this one waited
     marks.ackRead(T0 + 10_000, T0 + 1_000, 1);
     // written while the input was quiet, read 20 s after the last read: the input had nothing waiting
     marks.deliveryRead(T0 + 20_000, T0 + 19_990, 0);
-    // waited less than the tolerance: not told
-    marks.deliveryRead(T0 + 20_000 + TOLERANCE - 1, T0 + 19_995, 1);
+    // waited exactly the tolerance: told; less than the tolerance: not told
+    marks.deliveryRead(T0 + 20_000 + TOLERANCE, T0 + 19_995, 1);
+    marks.deliveryRead(T0 + 20_000 + 2 * TOLERANCE - 1, T0 + 19_996, 2);
 
-    assertThat(waits).containsExactly(3_000L, 7_000L);
+    assertThat(waits).containsExactly(3_000L, 7_000L, TOLERANCE);
   }
 
   @Test
