@@ -19,7 +19,7 @@ public final class AckTimeoutComponent implements PipelineComponent {
   /** The record cache of the app (all its stream threads together) when {@code IM_ACK_STORE_CACHE} is on. */
   public static final long STORE_CACHE_BYTES = 64L << 20;
   /** How much one fetch returns of one input partition (Kafka's default: 1 MiB). */
-  static final int MAX_PARTITION_FETCH_BYTES = 32 << 10;
+  static final int MAX_PARTITION_FETCH_BYTES = 16 << 10;
 
   @Override
   public String name() {
@@ -65,8 +65,9 @@ public final class AckTimeoutComponent implements PipelineComponent {
         // Records fetched for one partition are handed over only after those fetched before them for the others: with
         // Kafka's 1 MiB per partition (tens of thousands of deliveries or ACKs) and 48 inputs behind, an input's records
         // waited 60 s and more (`bench push`, im_ack_input_wait_seconds), the grace after which the marks take a
-        // waiting input for a stuck one and fire the slots its ACKs wait for. 64 KiB: up to 23 s; 32 KiB: under 15 s;
-        // 16 KiB: under 15 s too, but its thread spent a third more CPU per record (`bench ackwheel --rate max`).
+        // waiting input for a stuck one and fire the slots its ACKs wait for. Waits of 15 s or more in one run at
+        // 64 KiB (46) and in one of two at 32 KiB (47); none in two runs at 16 KiB, which costs the wheel's thread a
+        // third more CPU per record at its full speed (`bench ackwheel --rate max`), a few hundredths of a core here.
         StreamsConfig.mainConsumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG), MAX_PARTITION_FETCH_BYTES,
         // A task reads its two inputs as they come, not interleaved by record time: the end-offset marks already hold
         // a due slot back until both are processed past it (InputMarks). With Kafka's default (0) a task whose other

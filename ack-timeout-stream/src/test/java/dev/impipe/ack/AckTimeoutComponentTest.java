@@ -50,7 +50,7 @@ class AckTimeoutComponentTest {
     // Kafka's 1 MiB per partition queued tens of thousands of records of each of 48 inputs ahead of the next: an
     // input's records waited the 60 s grace and more (bench push, im_ack_input_wait_seconds)
     assertThat(AckTimeoutComponent.overrides(AckTimeoutConfig.defaults())
-        .get(StreamsConfig.mainConsumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG))).isEqualTo(32 << 10);
+        .get(StreamsConfig.mainConsumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG))).isEqualTo(16 << 10);
   }
 
   @Test
