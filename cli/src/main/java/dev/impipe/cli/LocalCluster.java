@@ -174,7 +174,8 @@ public final class LocalCluster implements AutoCloseable, ClusterChild.Owner {
     }
 
     int httpBase = rawEnv.get(ImConfig.IM_HTTP_PORT) != null ? config.httpPort()
-        : Integer.parseInt(ports.getProperty("http.1", Integer.toString(FreePorts.preferred(config.httpPort()))));
+        : Integer.parseInt(ports.getProperty("http.1",
+            Integer.toString(FreePorts.preferredRun(config.httpPort(), instanceCount))));
     ports.setProperty("http.1", Integer.toString(httpBase));
     LocalLauncher.savePorts(root, ports);
     String standby = Integer.toString(standbyDefault(rawEnv, instanceCount));

@@ -95,7 +95,9 @@ class ClusterFaultIT {
   void startCluster() throws Exception {
     dir = TestTmpDir.newDir("im-cluster-it-");
     Map<String, String> env = TestTokens.env(Map.of(
-        "IM_HTTP_PORT", Integer.toString(FreePorts.next()),
+        // instance i listens on IM_HTTP_PORT + i - 1: both ports must be free (the one after a port the system
+        // picked was once taken, and instance 2 could not start)
+        "IM_HTTP_PORT", Integer.toString(FreePorts.preferredRun(0, 2)),
         "IM_CONVERSATION_PARTITIONS", "6", "IM_USER_PARTITIONS", "6",
         // C1 only and the serial collector (docs/operations/faults.md): the test is CPU-bound (five JVMs on two
         // cores, every restart a cold JVM), so they skip C2's compilations, as PIT's minions do.
