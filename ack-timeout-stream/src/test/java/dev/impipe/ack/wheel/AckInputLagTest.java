@@ -11,6 +11,7 @@ import dev.impipe.testkit.StreamsTestConfig;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
 import dev.impipe.schemas.registry.InMemorySchemaRegistry;
+import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -18,6 +19,7 @@ import java.time.Instant;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
@@ -243,9 +245,9 @@ class AckInputLagTest {
     ack("bob", 2, 600);
 
     // Then the ACK input waited 3 s: the figure that must stay well under the grace
-    io.micrometer.core.instrument.Timer waits = meters.get(AckWheelMetrics.INPUT_WAIT).timer();
+    Timer waits = meters.get(AckWheelMetrics.INPUT_WAIT).timer();
     assertThat(waits.count()).isEqualTo(1);
-    assertThat(waits.totalTime(java.util.concurrent.TimeUnit.MILLISECONDS)).isEqualTo(3_000);
+    assertThat(waits.totalTime(TimeUnit.MILLISECONDS)).isEqualTo(3_000);
   }
 
   private void start(Duration grace) {

@@ -50,6 +50,15 @@ public final class PromHistogram {
     return new PromHistogram(d);
   }
 
+  /**
+   * Observations at or below {@code bound}: exact when it is one of the histogram's bucket bounds, else those at or
+   * below the largest bound under it.
+   */
+  public double atOrBelow(double bound) {
+    Map.Entry<Double, Double> e = cumulative.floorEntry(bound);
+    return e == null ? 0 : e.getValue();
+  }
+
   /** Observations in total. */
   public double count() {
     return cumulative.isEmpty() ? 0 : cumulative.lastEntry().getValue();

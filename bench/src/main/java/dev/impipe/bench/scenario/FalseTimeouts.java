@@ -1,6 +1,7 @@
 package dev.impipe.bench.scenario;
 
 import dev.impipe.bench.report.LatencyRecorder;
+import dev.impipe.bench.report.PromHistogram;
 import dev.impipe.bench.report.Result;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -45,13 +46,12 @@ final class FalseTimeouts {
    * since its start): a wait of the input grace (60 s) or more lets the wheel take the input for a stuck one.
    */
   void report(Result result, PushGateways pipeline) {
-    String waits = "im_ack_input_wait_seconds";
-    double all = pipeline.sum(waits + "_count", "");
-    result.figure("ACK-wheel input waits of 1 s or more (records written, none processed; whole run)", all, "waits");
-    result.figure("ACK-wheel input waits of 15 s or more", all - pipeline.sum(waits + "_bucket", "le=\"15.0\""),
+    PromHistogram waits = PromHistogram.parse(pipeline.scrapeAll(), "im_ack_input_wait_seconds");
+    result.figure("ACK-wheel input waits of 1 s or more (records written, none processed; whole run)", waits.count(),
         "waits");
-    result.figure("ACK-wheel input waits of 60 s (the input grace) or more",
-        all - pipeline.sum(waits + "_bucket", "le=\"60.0\""), "waits");
+    result.figure("ACK-wheel input waits of 15 s or more", waits.count() - waits.atOrBelow(15), "waits");
+    result.figure("ACK-wheel input waits of 60 s (the input grace) or more", waits.count() - waits.atOrBelow(60),
+        "waits");
     long notReceived = 0;
     long beforeDeadline = 0;
     long afterDeadline = 0;

@@ -134,6 +134,11 @@ final class PushGateways implements AutoCloseable {
     return jvms.stream().map(j -> j.metric(metric, labelPart)).toList();
   }
 
+  /** The instances' {@code /metrics} texts, one after the other (one scrape each). */
+  String scrapeAll() {
+    return String.join("\n", jvms.stream().map(PipelineJvm::scrape).toList());
+  }
+
   /** {@code metric} summed over the instances. */
   double sum(String metric, String labelPart) {
     return each(metric, labelPart).stream().mapToDouble(Double::doubleValue).sum();

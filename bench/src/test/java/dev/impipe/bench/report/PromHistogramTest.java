@@ -53,6 +53,16 @@ class PromHistogramTest {
   }
 
   @Test
+  void givenABucketBound_thenTheObservationsAtOrBelowItAreItsCount() {
+    PromHistogram h = PromHistogram.parse(scrape(2, 5, 9, 10), "im_x_seconds");
+
+    assertThat(h.atOrBelow(0.1)).isEqualTo(5);
+    assertThat(h.atOrBelow(0.5)).isEqualTo(5);
+    assertThat(h.atOrBelow(0.001)).isZero();
+    assertThat(h.count() - h.atOrBelow(1.0)).isEqualTo(1);
+  }
+
+  @Test
   void givenNoObservations_thenPercentilesAreNaN() {
     assertThat(PromHistogram.parse("", "im_x_seconds").percentile(50)).isNaN();
   }
