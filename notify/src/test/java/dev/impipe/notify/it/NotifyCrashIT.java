@@ -89,7 +89,10 @@ class NotifyCrashIT {
 
     // The apps' logs stay in target/it-logs (the temporary dir goes with the JVM): what a failure is read from.
     Path logs = Files.createDirectories(Path.of("target", "it-logs"));
-    ChildPipeline child = ChildPipeline.start(NotifyComponent.class, vars, logs.resolve(prefix + "notify-1.log"));
+    // The children log Kafka Streams' own lifecycle (restores, state changes, task corruption) too.
+    Map<String, String> childVars = new HashMap<>(vars);
+    childVars.put("JAVA_TOOL_OPTIONS", "-Dorg.slf4j.simpleLogger.log.org.apache.kafka.streams=info");
+    ChildPipeline child = ChildPipeline.start(NotifyComponent.class, childVars, logs.resolve(prefix + "notify-1.log"));
     Map<String, Integer> sent = new HashMap<>();
     try {
       // Given: every user has one registered device, known to the decider before any message
@@ -127,14 +130,19 @@ class NotifyCrashIT {
         });
         child.kill();
         poll(consumer, seen, counts);
+        System.out.printf("%s killed after %d decisions%n", Instant.now(), seen.size());
         assertThat(seen).as("decided before the kill").hasSizeLessThan(USERS);
         // ... and started again on the same state dir
-        child = ChildPipeline.start(NotifyComponent.class, vars, logs.resolve(prefix + "notify-2.log"));
+        child = ChildPipeline.start(NotifyComponent.class, childVars, logs.resolve(prefix + "notify-2.log"));
         // (the restarted child wipes its EOS state and restores it first: about 60 s before it consumed again in two
         // clean-clone builds, against seconds alone, so the wait allows for a loaded machine)
+        Progress progress = new Progress(config, app, names);
         await().atMost(Duration.ofSeconds(240)).until(() -> {
           poll(consumer, seen, counts);
-          return sent.entrySet().stream().allMatch(e -> counts.getOrDefault(e.getKey(), 0) >= e.getValue());
+          long complete = sent.entrySet().stream().filter(e -> counts.getOrDefault(e.getKey(), 0) >= e.getValue())
+              .count();
+          progress.report(seen.size(), complete);
+          return complete == sent.size();
         });
         // Nothing more follows: a sentinel message, due after all of them, is decided once the rest was
         try (KafkaProducer<String, InboxEntry> p = producer(config, topics.inbox().valueSerde().serializer())) {
@@ -155,6 +163,40 @@ class NotifyCrashIT {
     } finally {
       child.close();
       webhook.stop(0);
+    }
+  }
+
+  /**
+   * Prints, every 10 s while the restarted app catches up, what a timeout is read from: the decisions seen, the users
+   * complete, and the app's lag on its inputs (is it consuming at all?).
+   */
+  private static final class Progress {
+    private final ImConfig config;
+    private final String app;
+    private final List<String> inputs;
+    private final long start = System.nanoTime();
+    private long next;
+
+    Progress(ImConfig config, String app, TopicNames names) {
+      this.config = config;
+      this.app = app;
+      this.inputs = List.of(names.inbox(), names.acks(), names.deviceCursors(), names.pushRegistrations());
+    }
+
+    void report(int decisions, long complete) {
+      long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
+      if (seconds < next) {
+        return;
+      }
+      next = seconds + 10;
+      String lag;
+      try (Admin admin = Admin.create(config.clientProperties())) {
+        lag = Long.toString(Drain.lag(admin, app, inputs));
+      } catch (Exception e) {
+        lag = "unknown (" + e + ")";
+      }
+      System.out.printf("%s after restart +%d s: %d decisions, %d users complete, input lag %s%n", Instant.now(),
+          seconds, decisions, complete, lag);
     }
   }
 
