@@ -29,6 +29,15 @@ class FreePortsTest {
   }
 
   @Test
+  void portsAreBelowTheRangeOutgoingConnectionsTakeTheirsFrom() {
+    int low = FreePorts.ephemeralLow();
+    for (int i = 0; i < 20; i++) {
+      assertThat(FreePorts.next()).isBetween(FreePorts.LOWEST, low - 1);
+      assertThat(FreePorts.preferredRun(0, 3)).isBetween(FreePorts.LOWEST, low - 3);
+    }
+  }
+
+  @Test
   void aFreePreferredRunIsKept() {
     int base = FreePorts.preferredRun(0, 2);
     assertThat(FreePorts.preferredRun(base, 2)).isEqualTo(base);
