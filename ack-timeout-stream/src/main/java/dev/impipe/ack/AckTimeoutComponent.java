@@ -2,7 +2,7 @@ package dev.impipe.ack;
 
 import dev.impipe.ack.wheel.AckWheelMetrics;
 import dev.impipe.ack.wheel.AckWheelTopology;
-import dev.impipe.ack.wheel.StreamThreadConsumers;
+import dev.impipe.runtime.streams.StreamThreadConsumers;
 import dev.impipe.runtime.app.ComponentContext;
 import dev.impipe.runtime.app.PipelineComponent;
 import dev.impipe.runtime.config.ConfigTable;

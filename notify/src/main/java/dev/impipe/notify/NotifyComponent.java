@@ -13,6 +13,7 @@ import dev.impipe.edge.app.ComponentContext;
 import dev.impipe.runtime.app.RequestProducers;
 import dev.impipe.edge.app.PipelineComponent;
 import dev.impipe.runtime.config.ConfigTable;
+import dev.impipe.runtime.streams.StreamThreadConsumers;
 import dev.impipe.edge.quota.RateQuota;
 import dev.impipe.runtime.topics.Topic;
 import java.time.Clock;
@@ -59,6 +60,8 @@ public final class NotifyComponent implements PipelineComponent {
     overrides.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, cfg.streamThreads());
     // Wall-clock punctuations run between polls: a short poll keeps decisions close to their due time.
     overrides.put(StreamsConfig.POLL_MS_CONFIG, 50L);
+    // Lets a decider ask its thread's consumer whether a start's backlog is fetched (InputHorizon).
+    overrides.put(StreamsConfig.DEFAULT_CLIENT_SUPPLIER_CONFIG, StreamThreadConsumers.class.getName());
     KafkaStreams streams = context.startStreams(NAME, NotifyTopology.build(context.topics(), cfg,
         ConversationsConfig.fromEnv(context.env()), new NotifyMetrics(context.metrics())), overrides);
 

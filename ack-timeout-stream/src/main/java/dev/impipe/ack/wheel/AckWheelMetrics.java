@@ -1,5 +1,6 @@
 package dev.impipe.ack.wheel;
 
+import dev.impipe.runtime.streams.InputLag;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;

@@ -1,5 +1,6 @@
 package dev.impipe.ack.wheel;
 
+import dev.impipe.runtime.streams.InputLag;
 import dev.impipe.ack.AckTimeoutConfig;
 import dev.impipe.ack.wheel.WheelCodec.SlotKey;
 import dev.impipe.avro.Ack;

@@ -1,5 +1,7 @@
 package dev.impipe.ack.wheel;
 
+import dev.impipe.runtime.streams.InputLag;
+import dev.impipe.runtime.streams.StreamThreadConsumers;
 import dev.impipe.ack.AckTimeoutConfig;
 import dev.impipe.avro.Ack;
 import dev.impipe.avro.AckTimeout;

@@ -1,5 +1,6 @@
 package dev.impipe.ack.wheel;
 
+import dev.impipe.runtime.streams.InputLag;
 import java.util.ArrayDeque;
 import java.util.Optional;
 import java.util.OptionalLong;

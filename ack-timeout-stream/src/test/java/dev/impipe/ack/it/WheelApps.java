@@ -51,7 +51,8 @@ final class WheelApps {
         .until(() -> streams.state() == KafkaStreams.State.RUNNING);
     // The wheel asks its thread's consumer for its inputs' lag: every stream thread's consumer must be found.
     streams.metadataForLocalThreads().forEach(t -> org.assertj.core.api.Assertions
-        .assertThat(dev.impipe.ack.wheel.StreamThreadConsumers.knows(t.threadName())).as(t.threadName()).isTrue());
+        .assertThat(dev.impipe.runtime.streams.StreamThreadConsumers.knows(t.threadName())).as(t.threadName())
+        .isTrue());
     return streams;
   }
 }

@@ -1,5 +1,6 @@
 package dev.impipe.ack.wheel;
 
+import dev.impipe.runtime.streams.InputLag;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.impipe.ack.AckTimeoutConfig;

@@ -1,5 +1,7 @@
 package dev.impipe.ack.wheel;
 
+import dev.impipe.runtime.streams.InputLag;
+import dev.impipe.runtime.streams.StreamThreadConsumers;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.impipe.ack.AckTimeoutComponent;

@@ -46,6 +46,7 @@ public final class NotifyProcessor implements Processor<String, Object, Object, 
   private final NotifyConfig cfg;
   private final NotifyMetrics metrics;
   private final PunctuationBudget budget;
+  private final BacklogProbe backlog;
   private final long afterMs;
   private final long coalesceMs;
 
@@ -59,10 +60,11 @@ public final class NotifyProcessor implements Processor<String, Object, Object, 
   private Cancellable catchUp;
   private InputHorizon horizon;
 
-  public NotifyProcessor(NotifyConfig cfg, NotifyMetrics metrics, PunctuationBudget budget) {
+  public NotifyProcessor(NotifyConfig cfg, NotifyMetrics metrics, PunctuationBudget budget, BacklogProbe backlog) {
     this.cfg = cfg;
     this.metrics = metrics;
     this.budget = budget;
+    this.backlog = backlog;
     this.afterMs = cfg.after().toMillis();
     this.coalesceMs = cfg.coalesce().toMillis();
   }
@@ -211,6 +213,9 @@ public final class NotifyProcessor implements Processor<String, Object, Object, 
 
   /** One punctuation: decides the due bursts the budget allows; a catch-up punctuator runs while some are left. */
   void punctuate(long now) {
+    if (horizon.awaitingBacklog(now) && backlog.fetched(context.taskId().partition(), horizon.startedAt())) {
+      horizon.backlogFetched(taskId, now);
+    }
     boolean more;
     try (PunctuationBudget.Lease lease = budget.lease(now)) {
       BurstIndex.DueBatch batch = bursts.takeDue(horizon.at(now), lease);

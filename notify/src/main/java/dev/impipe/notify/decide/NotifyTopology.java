@@ -6,11 +6,14 @@ import dev.impipe.inbox.conversations.ConversationMaterialiser;
 import dev.impipe.inbox.conversations.ConversationTopology;
 import dev.impipe.inbox.conversations.ConversationsConfig;
 import dev.impipe.notify.NotifyConfig;
+import dev.impipe.runtime.streams.InputLag;
 import dev.impipe.runtime.streams.PunctuationBudget;
 import dev.impipe.runtime.streams.StoreSuppliers;
 import dev.impipe.runtime.streams.StoredValues;
+import dev.impipe.runtime.streams.StreamThreadConsumers;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.Topic;
+import java.util.List;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.state.Stores;
@@ -64,13 +67,18 @@ public final class NotifyTopology {
       NotifyMetrics metrics) {
     // One budget for the deciders of all tasks of a stream thread: at most maxEntriesPerPunctuation decisions per
     // commit window (one transaction), whatever the number of tasks.
+    // The app sets StreamThreadConsumers as its client supplier (NotifyComponent), so the deciders learn when a
+    // start's backlog is fetched.
     return build(topics, cfg, conversations, metrics, new PunctuationBudget(cfg.maxEntriesPerPunctuation(),
-        MAX_MS_PER_WINDOW, PunctuationBudget.DEFAULT_WINDOW_MS));
+        MAX_MS_PER_WINDOW, PunctuationBudget.DEFAULT_WINDOW_MS), StreamThreadConsumers.LAG);
   }
 
-  /** With a given decision budget (tests). */
+  /**
+   * With a given decision budget and input lag source (tests: a TopologyTestDriver has no consumer to ask, and
+   * {@link InputLag#UNKNOWN} holds the idle rule for {@link InputHorizon#BACKLOG_WAIT_MS} after a start).
+   */
   static Topology build(ImTopics topics, NotifyConfig cfg, ConversationsConfig conversations, NotifyMetrics metrics,
-      PunctuationBudget budget) {
+      PunctuationBudget budget, InputLag inputLag) {
     Topology topology = new Topology();
     addSource(topology, INBOX_SOURCE, topics.inbox());
     addSource(topology, ACKS_SOURCE, topics.acks());
@@ -83,7 +91,10 @@ public final class NotifyTopology {
         CONVERSATIONS_STORE, CONVERSATION_TOTALS_STORE), conversations);
 
     Topic<String, Notification> notifications = topics.notifications();
-    topology.addProcessor(DECIDER, () -> new NotifyProcessor(cfg, metrics, budget),
+    List<String> inputs = List.of(topics.inbox().name(), topics.acks().name(), topics.deviceCursors().name(),
+        topics.pushRegistrations().name());
+    BacklogProbe backlog = new BacklogProbe(inputs, inputLag);
+    topology.addProcessor(DECIDER, () -> new NotifyProcessor(cfg, metrics, budget, backlog),
         INBOX_SOURCE, ACKS_SOURCE, CURSORS_SOURCE, REGISTRATIONS_SOURCE);
     topology.connectProcessorAndStateStores(DECIDER, CONVERSATIONS_STORE, CONVERSATION_TOTALS_STORE);
     topology.addStateStore(Stores.keyValueStoreBuilder(
@@ -99,11 +110,6 @@ public final class NotifyTopology {
     topology.addSink(REJECTED_SINK, topics.rejected().name(), topics.rejected().keySerde().serializer(),
         topics.rejected().valueSerde().serializer(), DECIDER);
     return topology;
-  }
-
-  /** The topology with meters that go nowhere. */
-  public static Topology build(ImTopics topics, NotifyConfig cfg, ConversationsConfig conversations) {
-    return build(topics, cfg, conversations, NotifyMetrics.discarding());
   }
 
   private static <V> void addSource(Topology topology, String name, Topic<String, V> topic) {

@@ -12,6 +12,7 @@ import dev.impipe.avro.PushRegistration;
 import dev.impipe.inbox.conversations.ConversationKeys;
 import dev.impipe.inbox.conversations.ConversationState;
 import dev.impipe.notify.NotifyConfig;
+import dev.impipe.runtime.streams.InputLag;
 import dev.impipe.runtime.streams.PunctuationBudget;
 import dev.impipe.runtime.topics.ImTopics;
 import dev.impipe.runtime.topics.TopicNames;
@@ -21,6 +22,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.utils.Bytes;
@@ -38,6 +40,11 @@ import org.junit.jupiter.api.Test;
  */
 class NotifyProcessorTest {
 
+  /** Every input fetched to its end: the idle rule applies from the start (the tests of the other rules). */
+  static final InputLag FETCHED = (topic, partition, asOf) -> Optional.of(new InputLag.Ends(0, 0));
+
+  private static final List<String> INPUTS = List.of("im.inbox", "im.acks", "im.device-cursors",
+      "im.push-registrations");
   private static final Instant T0 = Instant.EPOCH;
   private static final String DIRECT = "d:alice:bob";
 
@@ -51,6 +58,7 @@ class NotifyProcessorTest {
   /** Store calls to notify-received, by method name. */
   private final List<String> receivedCalls = new ArrayList<>();
   private NotifyProcessor processor;
+  private InputLag lag = FETCHED;
   private long offset;
 
   @AfterEach
@@ -121,6 +129,41 @@ class NotifyProcessorTest {
   }
 
   @Test
+  void afterAStartADueBurstWaitsForTheBacklogToBeFetchedNotJustForAnIdleSecond() {
+    // Given a restart whose backlog in im.acks is not fetched yet (a slow first fetch)
+    long[] acksFetched = {0};
+    lag = (topic, partition, asOf) -> Optional.of(topic.equals("im.acks") ? new InputLag.Ends(1, acksFetched[0])
+        : new InputLag.Ends(0, 0));
+    start(budget(100));
+    register("bob", "phone");
+    long seq = message("bob", DIRECT, 0, 1_000);
+
+    // When the burst is due (11 s) and nothing has come for far longer than the idle second
+    punctuate(30_000);
+
+    // Then it is not decided: the ACK that cancels it may be in the backlog, and it is
+    assertThat(notifications()).isEmpty();
+    acksFetched[0] = 1;
+    ack("bob", "bob", "phone", seq, 30_100);
+    punctuate(40_000);
+    assertThat(notifications()).isEmpty();
+    assertThat(metrics.pending()).isZero();
+  }
+
+  @Test
+  void whenTheBacklogCannotBeKnownTheIdleRuleWaitsAMinuteAfterTheStart() {
+    lag = InputLag.UNKNOWN;
+    start(budget(100));
+    register("bob", "phone");
+    message("bob", DIRECT, 0, 1_000);
+
+    punctuate(InputHorizon.BACKLOG_WAIT_MS - 1);
+    assertThat(notifications()).isEmpty();
+    punctuate(InputHorizon.BACKLOG_WAIT_MS);
+    assertThat(notifications()).hasSize(1);
+  }
+
+  @Test
   void aBurstEmptiedAfterItsCoalescingWindowEndedIsForgotten() {
     start(budget(100));
     register("bob", "phone");
@@ -184,7 +227,7 @@ class NotifyProcessorTest {
     context.addStateStore(conversations);
     context.addStateStore(bytesStore(NotifyTopology.CONVERSATION_TOTALS_STORE));
     context.setCurrentSystemTimeMs(0);
-    processor = new NotifyProcessor(NotifyConfig.defaults(), metrics, budget);
+    processor = new NotifyProcessor(NotifyConfig.defaults(), metrics, budget, new BacklogProbe(INPUTS, lag));
     processor.init(context);
   }
 

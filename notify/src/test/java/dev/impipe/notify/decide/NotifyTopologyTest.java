@@ -30,6 +30,7 @@ import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
+import dev.impipe.runtime.streams.PunctuationBudget;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
@@ -82,8 +83,10 @@ class NotifyTopologyTest {
   }
 
   private void start(NotifyConfig cfg, Properties props) {
-    driver = new TopologyTestDriver(NotifyTopology.build(topics, cfg, ConversationsConfig.defaults(), metrics), props,
-        clock);
+    driver = new TopologyTestDriver(NotifyTopology.build(topics, cfg, ConversationsConfig.defaults(), metrics,
+        new PunctuationBudget(cfg.maxEntriesPerPunctuation(), NotifyTopology.MAX_MS_PER_WINDOW,
+            PunctuationBudget.DEFAULT_WINDOW_MS),
+        NotifyProcessorTest.FETCHED), props, clock);
     inbox = driver.createInputTopic(topics.inbox().name(), topics.inbox().keySerde().serializer(),
         topics.inbox().valueSerde().serializer());
     acks = driver.createInputTopic(topics.acks().name(), topics.acks().keySerde().serializer(),

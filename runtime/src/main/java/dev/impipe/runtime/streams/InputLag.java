@@ -1,18 +1,19 @@
-package dev.impipe.ack.wheel;
+package dev.impipe.runtime.streams;
 
 import java.util.Optional;
 
 /**
- * How far one input partition of a task extends, as the broker and the stream thread's consumer know it. The wheel
- * uses it to tell an input that went quiet (everything processed) from one that is only not being read (records
+ * How far one input partition of a task extends, as the broker and the stream thread's consumer know it. The ACK
+ * wheel uses it to tell an input that went quiet (everything processed) from one that is only not being read (records
  * waiting at the broker), which record times alone cannot tell apart, and to know up to which wall time an input
  * has been read: once the task has processed up to an end offset asked at time {@code t}, every record written
- * before {@code t} has been processed.
+ * before {@code t} has been processed. The notification decider uses it to know when a task, after it started, has
+ * fetched the backlog that was waiting for it.
  */
 @FunctionalInterface
 public interface InputLag {
 
-  /** Not known: the wheel falls back to its time rules (tests on a TopologyTestDriver, no consumer registered). */
+  /** Not known: the caller falls back to its time rules (tests on a TopologyTestDriver, no consumer registered). */
   InputLag UNKNOWN = (topic, partition, asOf) -> Optional.empty();
 
   /**

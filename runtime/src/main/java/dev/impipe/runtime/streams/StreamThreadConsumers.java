@@ -1,4 +1,4 @@
-package dev.impipe.ack.wheel;
+package dev.impipe.runtime.streams;
 
 import java.lang.ref.WeakReference;
 import java.time.Duration;
@@ -16,16 +16,17 @@ import org.apache.kafka.streams.processor.internals.DefaultKafkaClientSupplier;
 /**
  * Kafka Streams' own client supplier that also remembers each stream thread's main consumer, so a processor running
  * on that thread can ask it for an input partition's lag ({@link #LAG}). Set as {@code default.client.supplier} of
- * the wheel app; the clients it creates are Kafka Streams' defaults, unchanged. A stream thread's name is its client
- * id, and its main consumer's client id is that plus {@value #CONSUMER_SUFFIX}.
+ * the ACK wheel's and the notification decider's apps; the clients it creates are Kafka Streams' defaults,
+ * unchanged. A stream thread's name is its client id, and its main consumer's client id is that plus
+ * {@value #CONSUMER_SUFFIX}.
  */
 public class StreamThreadConsumers extends DefaultKafkaClientSupplier {
 
   static final String CONSUMER_SUFFIX = "-consumer";
   private static final Map<String, ThreadConsumer> BY_THREAD = new ConcurrentHashMap<>();
 
-  /** How long the wheel's punctuation waits for the broker's end offsets before it falls back to its time rules. */
-  static final Duration END_OFFSET_TIMEOUT = Duration.ofSeconds(2);
+  /** How long a punctuation waits for the broker's end offsets before it falls back to its time rules. */
+  public static final Duration END_OFFSET_TIMEOUT = Duration.ofSeconds(2);
 
   /**
    * {@link InputLag} from the calling stream thread's consumer; empty when the thread has no registered consumer.
@@ -46,13 +47,13 @@ public class StreamThreadConsumers extends DefaultKafkaClientSupplier {
    * question about a time no later than the request: the wheels of all tasks of a stream thread punctuate with the
    * same wall-clock time, so a round costs one request per thread, not one per task and input.
    */
-  static final class EndOffsets {
+  public static final class EndOffsets {
     private final LongSupplier clock;
     /** Wall time just before the last request: every record written before it is below {@link #ends}. */
     private long fetchedAt = Long.MIN_VALUE;
     private Map<TopicPartition, Long> ends = Map.of();
 
-    EndOffsets(LongSupplier clock) {
+    public EndOffsets(LongSupplier clock) {
       this.clock = clock;
     }
 
@@ -63,7 +64,7 @@ public class StreamThreadConsumers extends DefaultKafkaClientSupplier {
      * many seconds while the broker holds newer records (the push benchmark: ACKs at the broker 13 s before their
      * deadline, the cached lag 0, the wheel firing).
      */
-    Optional<InputLag.Ends> ends(Consumer<?, ?> consumer, TopicPartition tp, long asOf) {
+    public Optional<InputLag.Ends> ends(Consumer<?, ?> consumer, TopicPartition tp, long asOf) {
       try {
         Long end = fetchedAt >= asOf ? ends.get(tp) : null;
         if (end == null) {
