@@ -56,7 +56,7 @@ public final class InboxStoreComponent implements PipelineComponent {
         cfg.queryTimeoutMs());
 
     OwnerRouter router = new OwnerRouter(streams, HostInfo.buildFromEndpoint(context.applicationServer()),
-        cfg.queryTimeoutMs(), cfg.maxWaitingPerUser(), context.http(), context.metrics());
+        cfg.queryTimeoutMs(), cfg.maxWaitingPerUser(), context.http(), context.metrics(), InboxStoreTopology.APP_NAME);
     // Reads the inbox's end offsets, once per partition, for a cursor of the previous generation (ADR 0014).
     Admin admin = context.closeOnShutdown(Admin.create(context.config().clientProperties()));
     new InboxRoutes(streams, context.topics().names(), router, context.http(), producer, cfg.queryTimeoutMs(),

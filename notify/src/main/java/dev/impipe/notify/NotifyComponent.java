@@ -78,7 +78,7 @@ public final class NotifyComponent implements PipelineComponent {
     KafkaProducer<String, PushRegistration> producer = RequestProducers.create(context, registrations,
         "notify-registrations", timeoutMs);
     OwnerRouter router = new OwnerRouter(streams, HostInfo.buildFromEndpoint(context.applicationServer()),
-        timeoutMs, routes.maxWaitingPerUser(), context.http(), context.metrics());
+        timeoutMs, routes.maxWaitingPerUser(), context.http(), context.metrics(), NAME);
     new PushRoutes(new PushRoutes.Wiring(streams, NotifyTopology.REGISTRATIONS_STORE, registrations.name(), router,
         producer, lowerCase(providers.enabled()), providers.vapidPublicKey(), cfg::endpointAllowed,
         new RateQuota(routes.changes(), routes.maxTrackedUsers()), timeoutMs, Clock.systemUTC()))

@@ -87,17 +87,19 @@ public final class OwnerRouter {
    *     self-forward then costs one hop and stops there)
    * @param maxWaitingPerUser requests of one user that may wait here at once; one more is answered 429
    * @param http the server whose workers, timers, client and cluster key the router uses
+   * @param app the component whose store it serves ({@code inbox-store}, {@code notify}): the {@code app} label of
+   *     its waiting gauge, so each router of a process has its own
    */
   public OwnerRouter(KafkaStreams streams, HostInfo self, long timeoutMs, int maxWaitingPerUser, HttpApi http,
-      MeterRegistry metrics) {
+      MeterRegistry metrics, String app) {
     this.streams = streams;
     this.self = self;
     this.timeoutMs = timeoutMs;
     this.http = http;
     this.metrics = metrics;
     this.waiting = new WaitingLimiter(maxWaitingPerUser);
-    Gauge.builder("im.inbox.pending", pending, AtomicLong::get)
-        .description("Inbox store requests waiting (minSeq, rebalance) for an answer").register(metrics);
+    Gauge.builder("im.inbox.pending", pending, AtomicLong::get).tag("app", app)
+        .description("Store requests waiting (minSeq, rebalance) for an answer").register(metrics);
   }
 
   /** The time a request may take here: the configured timeout, or what a forwarding instance left it. */
