@@ -138,8 +138,7 @@ class NotifyCrashIT {
         assertThat(seen).as("decided before the kill").hasSizeLessThan(USERS);
         // ... and started again on the same state dir
         child = ChildPipeline.start(NotifyComponent.class, childVars, logs.resolve(prefix + "notify-2.log"));
-        // (the restarted child wipes its EOS state and restores it first: about 60 s before it consumed again in two
-        // clean-clone builds, against seconds alone, so the wait allows for a loaded machine)
+        // (the restarted child wipes its EOS state and restores it first; the wait allows for a loaded machine)
         Progress progress = new Progress(config, app, names);
         await().atMost(Duration.ofSeconds(240)).until(() -> {
           poll(consumer, seen, counts);
