@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.producer.KafkaProducer;
+import dev.impipe.runtime.streams.StreamThreadConsumers;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.state.HostInfo;
@@ -45,6 +46,9 @@ public final class InboxStoreComponent implements PipelineComponent {
     // Changelog records carry the store position, so minSeq (IQv2 position bounds) also holds after a store was
     // restored from its changelog on another instance.
     overrides.put(StreamsConfig.InternalConfig.IQ_CONSISTENCY_OFFSET_VECTOR_ENABLED, true);
+    // Lets the conversation list ask its thread's consumer for the committed offsets it replays up to after a
+    // restart (ListCheckpoints).
+    overrides.put(StreamsConfig.DEFAULT_CLIENT_SUPPLIER_CONFIG, StreamThreadConsumers.class.getName());
     ConversationsConfig conversations = ConversationsConfig.fromEnv(context.env());
     // The list order kept in memory per task: written by the topology's processors, read by the list route.
     ConversationOrders orders = new ConversationOrders(conversations.orderCacheUsers());

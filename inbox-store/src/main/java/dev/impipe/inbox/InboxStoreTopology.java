@@ -141,7 +141,7 @@ public final class InboxStoreTopology {
         inbox.name());
     // First child of the inbox source (see ConversationTopology#addTo); absent when the list is disabled.
     if (conversations.enabled()) {
-      ConversationTopology.addTo(topology, INBOX_SOURCE, conversations, orders);
+      ConversationTopology.addTo(topology, INBOX_SOURCE, inbox, conversations, orders);
     }
     TimelineMaterialiser.Spec<InboxEntry> inboxSpec = TimelineMaterialiser.Spec.<InboxEntry>builder()
         .entryStore(INBOX_STORE).timeIndexStore(INBOX_TIME_INDEX_STORE).countStore(INBOX_COUNT_STORE)

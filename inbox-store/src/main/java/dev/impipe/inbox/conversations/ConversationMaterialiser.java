@@ -3,21 +3,23 @@ package dev.impipe.inbox.conversations;
 import dev.impipe.avro.InboxEntry;
 import dev.impipe.avro.InboxEntryType;
 import dev.impipe.runtime.domain.Ids;
+import dev.impipe.runtime.streams.WriteBackStore;
+import java.util.List;
 import java.util.Optional;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
-import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
  * Keeps the conversation list of every user of its partition from their inbox entries (the shell around
- * {@link ConversationRules}): per entry one state read and write (the unread index lives in the state; the list
- * order and the badge total are computed from the states, see {@link ConversationList}). The store is cached
- * ({@link ConversationTopology}): repeated updates of one key within a commit are one write. Nothing here expires
- * with the inbox: a quiet conversation stays listed. With a totals store (notify's copy, which needs a user's badge
- * per notification without reading their list) it also keeps the user's {@link ConversationTotals} there, written
- * when the badge changes.
+ * {@link ConversationRules}): per entry one state read and change in memory (the unread index lives in the state;
+ * the list order and the badge total are computed from the states, see {@link ConversationList}). The stores are
+ * written back at checkpoints ({@link ListCheckpoints}): changed states reach RocksDB and the changelog once per
+ * interval, and a task that starts applies the inbox entries after its checkpoint again in {@link #init}. Nothing
+ * here expires with the inbox: a quiet conversation stays listed. With a totals store (notify's copy, which needs a
+ * user's badge per notification without reading their list) it also keeps the user's {@link ConversationTotals}
+ * there, changed when the badge changes.
  *
  * <p>It also keeps its task's in-memory list order ({@link ConversationOrderCache}, not a store) for users whose list
  * was requested here: created empty in {@link #init}, dropped in {@link #close}; a state write of such a user moves
@@ -39,34 +41,52 @@ public final class ConversationMaterialiser implements Processor<String, InboxEn
     public Stores(String states) {
       this(states, null);
     }
+
+    /** The checkpoints of the states (and totals): {@link ListCheckpoints}. */
+    public String checkpoints() {
+      return states + "-checkpoints";
+    }
   }
 
   private final Stores names;
+  private final ConversationsConfig cfg;
   private final int unreadTracked;
   private final ConversationOrders orders;
+  private final InboxReplay replay;
+  private ProcessorContext<Void, Void> context;
+  private ListCheckpoints checkpoints;
   private int partition;
   private ConversationOrderCache cache;
-  private KeyValueStore<Bytes, byte[]> states;
-  private KeyValueStore<Bytes, byte[]> totals;
+  private WriteBackStore<ConversationState> states;
+  private WriteBackStore<ConversationTotals> totals;
 
-  public ConversationMaterialiser(Stores names, int unreadTracked) {
-    this(names, unreadTracked, ConversationOrders.NONE);
-  }
-
-  /** With the instance's order caches: this task's is opened in {@link #init} and closed in {@link #close}. */
-  public ConversationMaterialiser(Stores names, int unreadTracked, ConversationOrders orders) {
+  /**
+   * With the instance's order caches (this task's is opened in {@link #init} and closed in {@link #close}) and what
+   * reads the inbox again after a restart ({@link ListCheckpoints}).
+   */
+  ConversationMaterialiser(Stores names, ConversationsConfig cfg, ConversationOrders orders, InboxReplay replay) {
     this.names = names;
-    this.unreadTracked = unreadTracked;
+    this.cfg = cfg;
+    this.unreadTracked = cfg.unreadTracked();
     this.orders = orders;
+    this.replay = replay;
   }
 
   @Override
   public void init(ProcessorContext<Void, Void> context) {
-    states = context.getStateStore(names.states());
-    totals = names.totals() == null ? null : context.getStateStore(names.totals());
+    this.context = context;
+    states = WriteBackStore.of(context.getStateStore(names.states()));
+    totals = names.totals() == null ? null : WriteBackStore.of(context.getStateStore(names.totals()));
+    checkpoints = new ListCheckpoints(context.getStateStore(names.checkpoints()),
+        totals == null ? List.of(states) : List.of(states, totals), cfg.checkpointIntervalMs(),
+        cfg.checkpointMaxPending());
+    checkpoints.started(context.currentSystemTimeMs());
     // A task initialised again (migrated back, or revived after an EOS rollback) gets a new, empty cache.
     partition = context.taskId().partition();
     cache = orders.open(partition);
+    // The stores hold the states as of their last checkpoint: apply what came after it, up to the committed input.
+    checkpoints.replay(replay, context.appConfigs(), context.applicationId() + "-" + names.states() + "-replay-"
+        + context.taskId(), (offset, user, entry) -> apply(user, entry));
   }
 
   @Override
@@ -77,8 +97,12 @@ public final class ConversationMaterialiser implements Processor<String, InboxEn
 
   @Override
   public void process(Record<String, InboxEntry> record) {
-    InboxEntry e = record.value();
-    String user = record.key();
+    apply(record.key(), record.value());
+    context.recordMetadata().ifPresent(m -> checkpoints.applied(m.topic(), m.partition(), m.offset(),
+        context.currentSystemTimeMs()));
+  }
+
+  private void apply(String user, InboxEntry e) {
     if (e == null || user == null || !user.equals(e.getUserId()) || e.getType() == null
         || e.getConversationId() == null || e.getTimestamp() == null) {
       return;
@@ -89,8 +113,7 @@ public final class ConversationMaterialiser implements Processor<String, InboxEn
     }
     String conversation = e.getConversationId();
     Bytes key = ConversationKeys.state(user, conversation);
-    byte[] stored = states.get(key);
-    ConversationState before = stored == null ? null : ConversationState.decode(stored);
+    ConversationState before = states.value(key);
     Optional<ConversationRules.Step> step = ConversationRules.apply(before, e, user);
     if (step.isEmpty()) {
       return;
@@ -99,7 +122,7 @@ public final class ConversationMaterialiser implements Processor<String, InboxEn
     if (after.equals(before)) {
       return; // a replay, or an entry that changes nothing: no write
     }
-    states.put(key, after.encode());
+    states.write(key, after);
     ConversationOrder order = cache == null ? null : cache.cached(user);
     if (order != null) {
       order.move(new ConversationOrder.Position(ConversationKeys.order(user, after, conversation), conversation,
@@ -108,14 +131,9 @@ public final class ConversationMaterialiser implements Processor<String, InboxEn
     if (totals != null && (ConversationRules.badge(after) != ConversationRules.badge(before)
         || ConversationRules.cappedInBadge(after) != ConversationRules.cappedInBadge(before))) {
       Bytes totalKey = ConversationKeys.total(user);
-      byte[] raw = totals.get(totalKey);
-      ConversationTotals next = (raw == null ? ConversationTotals.ZERO : ConversationTotals.decode(raw))
-          .plus(before, after);
-      if (next.isZero()) {
-        totals.delete(totalKey);
-      } else {
-        totals.put(totalKey, next.encode());
-      }
+      ConversationTotals total = totals.value(totalKey);
+      ConversationTotals next = (total == null ? ConversationTotals.ZERO : total).plus(before, after);
+      totals.write(totalKey, next.isZero() ? null : next);
     }
   }
 
@@ -128,9 +146,8 @@ public final class ConversationMaterialiser implements Processor<String, InboxEn
       return;
     }
     Bytes key = ConversationKeys.state(timeline, e.getConversationId());
-    byte[] stored = states.get(key);
-    ConversationState before = stored == null ? null : ConversationState.decode(stored);
+    ConversationState before = states.value(key);
     ConversationRules.apply(before, e, timeline).map(step -> step.state().withIndex(UnreadIndex.EMPTY))
-        .filter(after -> !after.equals(before)).ifPresent(after -> states.put(key, after.encode()));
+        .filter(after -> !after.equals(before)).ifPresent(after -> states.write(key, after));
   }
 }

@@ -1,6 +1,10 @@
 package dev.impipe.inbox.conversations;
 
+import dev.impipe.avro.InboxEntry;
 import dev.impipe.runtime.streams.StoreSuppliers;
+import dev.impipe.runtime.streams.WriteBackStore;
+import dev.impipe.runtime.streams.WriteBackStoreBuilder;
+import dev.impipe.runtime.topics.Topic;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.state.Stores;
@@ -19,43 +23,48 @@ public final class ConversationTopology {
    */
   public static final String STATES_STORE = "conversation-states";
 
+  private static final WriteBackStore.Codec<ConversationState> STATE_CODEC =
+      new WriteBackStore.Codec<>(ConversationState::encode, ConversationState::decode);
+  private static final WriteBackStore.Codec<ConversationTotals> TOTALS_CODEC =
+      new WriteBackStore.Codec<>(ConversationTotals::encode, ConversationTotals::decode);
+
   private ConversationTopology() {}
 
   /**
-   * Adds the processor under {@code inboxSource}. Call it before the other children of the source are added:
-   * children run in the order added, so when the inbox store has applied an offset (what {@code minSeq} checks)
-   * the list has applied it too.
+   * A write-back store ({@link WriteBackStore}) over a cached, logged one: the processor's changes of a key between
+   * two write-backs reach the record cache, RocksDB and the changelog once, encoded once.
    */
-  public static void addTo(Topology topology, String inboxSource, ConversationsConfig cfg) {
-    addTo(topology, inboxSource, cfg, ConversationOrders.NONE);
-  }
-
-  /** As {@link #addTo(Topology, String, ConversationsConfig)}, the processor keeping {@code orders} (list pages). */
-  public static void addTo(Topology topology, String inboxSource, ConversationsConfig cfg,
-      ConversationOrders orders) {
-    addTo(topology, PROCESSOR, inboxSource, new ConversationMaterialiser.Stores(STATES_STORE), cfg, orders);
+  private static <V> WriteBackStoreBuilder<V> writeBack(String name, WriteBackStore.Codec<V> codec) {
+    return new WriteBackStoreBuilder<>(Stores.keyValueStoreBuilder(StoreSuppliers.keyValue(name), Serdes.Bytes(),
+        Serdes.ByteArray()).withCachingEnabled(), codec);
   }
 
   /**
-   * Adds a materialiser named {@code processor} under {@code inboxSource} with its stores, cached: repeated updates
-   * of a key within a commit (a busy conversation's state, a user's totals) reach RocksDB and the changelog once.
-   * The inbox store's list has no totals store: its badge is summed from the states a page reads (ADR 0012).
+   * Adds the processor under {@code inboxSource} (reading {@code inbox}) with {@link #STATES_STORE}, keeping
+   * {@code orders} (list pages). Call it before the other children of the source are added: children run in the
+   * order added, so when the inbox store has applied an offset (what {@code minSeq} checks) the list has applied it
+   * too. The inbox store's list has no totals store: its badge is summed from the states a page reads (ADR 0012).
    */
-  public static void addTo(Topology topology, String processor, String inboxSource,
-      ConversationMaterialiser.Stores stores, ConversationsConfig cfg) {
-    addTo(topology, processor, inboxSource, stores, cfg, ConversationOrders.NONE);
+  public static void addTo(Topology topology, String inboxSource, Topic<String, InboxEntry> inbox,
+      ConversationsConfig cfg, ConversationOrders orders) {
+    addTo(topology, PROCESSOR, inboxSource, inbox, new ConversationMaterialiser.Stores(STATES_STORE), cfg, orders);
   }
 
-  private static void addTo(Topology topology, String processor, String inboxSource,
+  /**
+   * Adds a materialiser named {@code processor} under {@code inboxSource} with its stores: the states (and totals)
+   * written back at checkpoints ({@link ListCheckpoints}) over cached, logged stores, and the checkpoints (logged,
+   * uncached, in memory: written in the transaction of the write-back).
+   */
+  public static void addTo(Topology topology, String processor, String inboxSource, Topic<String, InboxEntry> inbox,
       ConversationMaterialiser.Stores stores, ConversationsConfig cfg, ConversationOrders orders) {
-    topology.addProcessor(processor, () -> new ConversationMaterialiser(stores, cfg.unreadTracked(), orders),
-        inboxSource);
-    for (String store : new String[] {stores.states(), stores.totals()}) {
-      if (store == null) {
-        continue;
-      }
-      topology.addStateStore(Stores.keyValueStoreBuilder(StoreSuppliers.keyValue(store), Serdes.Bytes(),
-          Serdes.ByteArray()).withCachingEnabled(), processor);
+    InboxReplay replay = new InboxReplay(inbox.keySerde().deserializer(), inbox.valueSerde().deserializer());
+    topology.addProcessor(processor, () -> new ConversationMaterialiser(stores, cfg, orders, replay), inboxSource);
+    topology.addStateStore(writeBack(stores.states(), STATE_CODEC), processor);
+    if (stores.totals() != null) {
+      topology.addStateStore(writeBack(stores.totals(), TOTALS_CODEC), processor);
     }
+    // One key per input partition: in memory (restored from its changelog), not one more RocksDB per task.
+    topology.addStateStore(Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore(stores.checkpoints()),
+        Serdes.String(), Serdes.Long()).withCachingDisabled(), processor);
   }
 }

@@ -3,6 +3,7 @@ package dev.impipe.inbox.conversations;
 import dev.impipe.runtime.config.ConfigTable;
 import dev.impipe.runtime.config.ConfigValues;
 import dev.impipe.runtime.config.Setting;
+import java.time.Duration;
 import java.util.Map;
 
 /**
@@ -16,9 +17,12 @@ import java.util.Map;
  * @param enabled false: the list's materialiser is not in the topology and its routes answer 404
  * @param orderCacheUsers users whose list order is kept in memory per inbox-store task (0: none, every page reads
  *     all the user's states)
+ * @param checkpointIntervalMs how often the list's changed states are written to its stores (0: at every commit);
+ *     after a restart the entries since are read again ({@link ListCheckpoints})
+ * @param checkpointMaxPending changed states per task that make a write-back at the next commit before the interval
  */
 public record ConversationsConfig(int unreadTracked, int defaultLimit, int maxLimit, int largeUnreadMax,
-    boolean enabled, int orderCacheUsers) {
+    boolean enabled, int orderCacheUsers, long checkpointIntervalMs, int checkpointMaxPending) {
 
   public static final Setting<Boolean> ENABLED = Setting.bool("IM_CONVERSATIONS_ENABLED", true, "keep the "
       + "conversation list; `false`: its materialiser is not in the inbox store's topology (no state, no work per "
@@ -43,13 +47,22 @@ public record ConversationsConfig(int unreadTracked, int defaultLimit, int maxLi
           + "a page then reads its own conversations, not all the user's; `0`: every page reads all the user's "
           + "conversations and sorts them");
 
+  public static final Setting<Duration> CHECKPOINT_INTERVAL = Setting.duration(
+      "IM_CONVERSATION_CHECKPOINT_INTERVAL", "30s", "0", "10m", "how often the list's changed states are written to "
+          + "its stores and changelog (a conversation's state once per interval, not once per message); after a crash "
+          + "or a move the inbox entries since are read again (`0`: at every commit of the inbox store)");
+  public static final Setting<Integer> CHECKPOINT_MAX_PENDING = Setting.integer(
+      "IM_CONVERSATION_CHECKPOINT_MAX_PENDING", 20_000, 1, 10_000_000, "changed states per inbox-store task kept in "
+          + "memory (a few hundred bytes each): when this many wait, they are written at the next commit, before the "
+          + "interval is up");
+
   public static final ConfigTable TABLE =
       ConfigTable.of("conversations", ENABLED, UNREAD_TRACKED, PAGE_DEFAULT, PAGE_MAX,
-          LARGE_UNREAD_MAX, ORDER_CACHE_USERS);
+          LARGE_UNREAD_MAX, ORDER_CACHE_USERS, CHECKPOINT_INTERVAL, CHECKPOINT_MAX_PENDING);
 
   public ConversationsConfig {
     if (unreadTracked < 1 || defaultLimit < 1 || maxLimit < defaultLimit || largeUnreadMax < 1
-        || orderCacheUsers < 0) {
+        || orderCacheUsers < 0 || checkpointIntervalMs < 0 || checkpointMaxPending < 1) {
       throw new IllegalArgumentException("tracked and page sizes must be positive, the maximum at least the default, "
           + "the order cache not negative");
     }
@@ -64,6 +77,7 @@ public record ConversationsConfig(int unreadTracked, int defaultLimit, int maxLi
     ConfigValues values = TABLE.read(environment);
     int max = values.get(PAGE_MAX);
     return new ConversationsConfig(values.get(UNREAD_TRACKED), Math.min(values.get(PAGE_DEFAULT), max), max,
-        values.get(LARGE_UNREAD_MAX), values.get(ENABLED), values.get(ORDER_CACHE_USERS));
+        values.get(LARGE_UNREAD_MAX), values.get(ENABLED), values.get(ORDER_CACHE_USERS),
+        values.get(CHECKPOINT_INTERVAL).toMillis(), values.get(CHECKPOINT_MAX_PENDING));
   }
 }

@@ -46,8 +46,8 @@ class ConversationMaterialiserTest {
     Topology topology = new Topology();
     topology.addSource("inbox", topics.inbox().keySerde().deserializer(), topics.inbox().valueSerde().deserializer(),
         topics.inbox().name());
-    ConversationTopology.addTo(topology, ConversationTopology.PROCESSOR, "inbox",
-        new ConversationMaterialiser.Stores(ConversationTopology.STATES_STORE, TOTALS), cfg);
+    ConversationTopology.addTo(topology, ConversationTopology.PROCESSOR, "inbox", topics.inbox(),
+        new ConversationMaterialiser.Stores(ConversationTopology.STATES_STORE, TOTALS), cfg, ConversationOrders.NONE);
     driver = new TopologyTestDriver(topology, StreamsTestConfig.forDriver("conversations", topics.names(), stateDir),
         T);
     inbox = driver.createInputTopic(topics.inbox().name(), topics.inbox().keySerde().serializer(),
@@ -140,15 +140,20 @@ class ConversationMaterialiserTest {
 
   @Test
   void invalidSettingsAreRefusedAtStartUp() {
-    assertThatThrownBy(() -> new ConversationsConfig(0, 50, 500, 100, true, 0)).isInstanceOf(
+    assertThatThrownBy(() -> new ConversationsConfig(0, 50, 500, 100, true, 0, 0, 1)).isInstanceOf(
         IllegalArgumentException.class);
-    assertThatThrownBy(() -> new ConversationsConfig(1, 50, 10, 100, true, 0))
+    assertThatThrownBy(() -> new ConversationsConfig(1, 50, 10, 100, true, 0, 0, 1))
         .isInstanceOf(IllegalArgumentException.class);
-    assertThatThrownBy(() -> new ConversationsConfig(1, 50, 500, 0, true, 0)).isInstanceOf(
+    assertThatThrownBy(() -> new ConversationsConfig(1, 50, 500, 0, true, 0, 0, 1)).isInstanceOf(
         IllegalArgumentException.class);
-    assertThatThrownBy(() -> new ConversationsConfig(1, 50, 500, 100, true, -1)).isInstanceOf(
+    assertThatThrownBy(() -> new ConversationsConfig(1, 50, 500, 100, true, -1, 0, 1)).isInstanceOf(
         IllegalArgumentException.class);
-    assertThat(ConversationsConfig.defaults()).isEqualTo(new ConversationsConfig(100, 50, 500, 100, true, 10_000));
+    assertThatThrownBy(() -> new ConversationsConfig(1, 50, 500, 100, true, 0, -1, 1)).isInstanceOf(
+        IllegalArgumentException.class);
+    assertThatThrownBy(() -> new ConversationsConfig(1, 50, 500, 100, true, 0, 0, 0)).isInstanceOf(
+        IllegalArgumentException.class);
+    assertThat(ConversationsConfig.defaults()).isEqualTo(new ConversationsConfig(100, 50, 500, 100, true, 10_000,
+        30_000, 20_000));
     assertThat(ConversationsConfig.fromEnv(Map.of("IM_CONVERSATIONS_PAGE_DEFAULT", "900")).defaultLimit())
         .isEqualTo(500);
   }

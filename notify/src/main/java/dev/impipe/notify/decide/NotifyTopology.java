@@ -3,6 +3,7 @@ package dev.impipe.notify.decide;
 import dev.impipe.avro.Notification;
 import dev.impipe.avro.PushRegistration;
 import dev.impipe.inbox.conversations.ConversationMaterialiser;
+import dev.impipe.inbox.conversations.ConversationOrders;
 import dev.impipe.inbox.conversations.ConversationTopology;
 import dev.impipe.inbox.conversations.ConversationsConfig;
 import dev.impipe.notify.NotifyConfig;
@@ -87,8 +88,9 @@ public final class NotifyTopology {
 
     // First child of the inbox source: when the decider sees an entry, the list has applied it (children run in
     // the order added), so muted and the badge are those after the entry.
-    ConversationTopology.addTo(topology, CONVERSATIONS_PROCESSOR, INBOX_SOURCE, new ConversationMaterialiser.Stores(
-        CONVERSATIONS_STORE, CONVERSATION_TOTALS_STORE), conversations);
+    ConversationTopology.addTo(topology, CONVERSATIONS_PROCESSOR, INBOX_SOURCE, topics.inbox(),
+        new ConversationMaterialiser.Stores(CONVERSATIONS_STORE, CONVERSATION_TOTALS_STORE), conversations,
+        ConversationOrders.NONE);
 
     Topic<String, Notification> notifications = topics.notifications();
     List<String> inputs = List.of(topics.inbox().name(), topics.acks().name(), topics.deviceCursors().name(),

@@ -10,14 +10,15 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.streams.processor.internals.DefaultKafkaClientSupplier;
 
 /**
  * Kafka Streams' own client supplier that also remembers each stream thread's main consumer, so a processor running
- * on that thread can ask it for an input partition's lag ({@link #LAG}). Set as {@code default.client.supplier} of
- * the ACK wheel's and the notification decider's apps; the clients it creates are Kafka Streams' defaults,
- * unchanged. A stream thread's name is its client id, and its main consumer's client id is that plus
+ * on that thread can ask it for an input partition's lag ({@link #LAG}) or committed offset ({@link #committed}).
+ * Set as {@code default.client.supplier} of the ACK wheel's, the notification decider's and the inbox store's apps;
+ * the clients it creates are Kafka Streams' defaults, unchanged. A stream thread's name is its client id, and its main consumer's client id is that plus
  * {@value #CONSUMER_SUFFIX}.
  */
 public class StreamThreadConsumers extends DefaultKafkaClientSupplier {
@@ -84,6 +85,25 @@ public class StreamThreadConsumers extends DefaultKafkaClientSupplier {
         return Optional.empty();
       }
     }
+  }
+
+  /**
+   * The committed offset of {@code tp} (the offset the task's input resumes from; empty: none committed yet), asked
+   * of the calling stream thread's consumer. Only from the stream thread that owns the consumer (a processor's
+   * {@code init} or punctuation).
+   *
+   * @throws IllegalStateException when the calling thread has no registered consumer (this class is not the app's
+   *     client supplier)
+   */
+  public static Optional<Long> committed(TopicPartition tp, Duration timeout) {
+    ThreadConsumer thread = BY_THREAD.get(Thread.currentThread().getName());
+    Consumer<byte[], byte[]> consumer = thread == null ? null : thread.consumer.get();
+    if (consumer == null) {
+      throw new IllegalStateException("no stream-thread consumer registered for thread "
+          + Thread.currentThread().getName() + " (default.client.supplier is not StreamThreadConsumers)");
+    }
+    OffsetAndMetadata committed = consumer.committed(Set.of(tp), timeout).get(tp);
+    return committed == null ? Optional.empty() : Optional.of(committed.offset());
   }
 
   /** Whether the stream thread called {@code threadName} has its main consumer registered here. */
