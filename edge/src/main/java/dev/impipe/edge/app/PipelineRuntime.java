@@ -15,6 +15,7 @@ import dev.impipe.runtime.config.ImConfig;
 import dev.impipe.runtime.config.RegistrySettings;
 import dev.impipe.runtime.config.Setting;
 import dev.impipe.runtime.streams.MemtableBudget;
+import dev.impipe.runtime.streams.WriteBackStore;
 import dev.impipe.runtime.topics.ImTopics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
@@ -201,12 +202,19 @@ public final class PipelineRuntime implements ComponentContext, AutoCloseable {
     app.setUncaughtExceptionHandler(StreamThreadReplacement.fromEnv(name, env));
     KafkaStreamsMetrics binder = new KafkaStreamsMetrics(app);
     binder.bindTo(metrics);
+    String applicationId = props.getProperty(StreamsConfig.APPLICATION_ID_CONFIG);
     closeOnShutdown(() -> {
-      // Leave the group on a clean stop, so a restart (or another instance) takes the partitions over at once
-      // instead of after the session timeout.
-      app.close(org.apache.kafka.streams.CloseOptions
-          .groupMembershipOperation(org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
-          .withTimeout(Duration.ofSeconds(30)));
+      // A clean stop leaves every store complete: the last commit writes what write-back stores hold in memory.
+      WriteBackStore.closing(applicationId);
+      try {
+        // Leave the group on a clean stop, so a restart (or another instance) takes the partitions over at once
+        // instead of after the session timeout.
+        app.close(org.apache.kafka.streams.CloseOptions
+            .groupMembershipOperation(org.apache.kafka.streams.CloseOptions.GroupMembershipOperation.LEAVE_GROUP)
+            .withTimeout(Duration.ofSeconds(30)));
+      } finally {
+        WriteBackStore.closed(applicationId);
+      }
       binder.close();
     });
     app.start();

@@ -91,9 +91,15 @@ final class ListCheckpoints {
   /**
    * Applies again, through {@code sink}, the entries after each checkpoint of this task up to its committed offset
    * (read by {@code replay}). Called from the processor's {@code init}, on the stream thread, before the task
-   * processes a record. Without a stream-thread consumer to ask (a test driver), nothing is replayed.
+   * processes a record. Not when the stores still hold changes in memory (Kafka Streams suspended the task, which
+   * closes its processors but not its stores, after a commit, and resumed it). Without a stream-thread consumer to ask
+   * (a test driver), nothing is replayed.
    */
   void replay(InboxReplay replay, Map<String, Object> appConfigs, String clientId, InboxReplay.Sink sink) {
+    if (stores.get(0).pending() > 0) {
+      // A task resumed after a suspension keeps its open stores: their changes in memory are its committed input.
+      return;
+    }
     Map<TopicPartition, Long> checkpoints = new HashMap<>();
     try (KeyValueIterator<String, Long> it = store.all()) {
       while (it.hasNext()) {

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.function.Function;
 import org.apache.kafka.common.TopicPartition;
@@ -14,6 +15,7 @@ import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.processor.StateStore;
+import org.apache.kafka.streams.processor.StateStoreContext;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.internals.WrappedStateStore;
@@ -53,6 +55,8 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   }
 
   private static final Object DELETED = new Object();
+  /** Apps closing cleanly: their write-back stores write every change at each commit, the last one included. */
+  private static final Set<String> CLOSING = ConcurrentHashMap.newKeySet();
 
   private final Codec<V> codec;
   /**
@@ -68,6 +72,7 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   private boolean everyCommit = true;
   private boolean armed = true;
   private Runnable onWriteBack = () -> {};
+  private String applicationId;
 
   public WriteBackStore(KeyValueStore<Bytes, byte[]> below, Codec<V> codec) {
     super(below);
@@ -89,6 +94,26 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
       return (WriteBackStore<V>) found;
     }
     throw new IllegalArgumentException("store " + store.name() + " has no write-back layer");
+  }
+
+  /**
+   * Called before {@code applicationId} is closed cleanly: from then on its write-back stores write their changes at
+   * every commit, so the last commit of each task leaves the stores (and their changelogs) complete. Until
+   * {@link #closed}.
+   */
+  public static void closing(String applicationId) {
+    CLOSING.add(applicationId);
+  }
+
+  /** After {@code applicationId} was closed (see {@link #closing}). */
+  public static void closed(String applicationId) {
+    CLOSING.remove(applicationId);
+  }
+
+  @Override
+  public void init(StateStoreContext context, StateStore root) {
+    applicationId = context.applicationId();
+    super.init(context, root);
   }
 
   /** The current value of {@code key}, or null. Stream thread. */
@@ -158,7 +183,7 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   }
 
   private void writeBackIfArmed() {
-    if (armed) {
+    if (armed || (applicationId != null && CLOSING.contains(applicationId))) {
       writeBack();
       onWriteBack.run();
       armed = everyCommit;
