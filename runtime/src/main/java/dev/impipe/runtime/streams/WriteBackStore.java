@@ -54,7 +54,7 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
     }
   }
 
-  private static final Object DELETED = new Object();
+  static final Object DELETED = new Object();
   /** Apps closing cleanly: their write-back stores write every change at each commit, the last one included. */
   private static final Set<String> CLOSING = ConcurrentHashMap.newKeySet();
 
@@ -287,7 +287,7 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
     Bytes end = afterPrefix(from.get());
     NavigableMap<Bytes, Object> changes = end == null ? changed.tailMap(from, true)
         : changed.subMap(from, true, end, false);
-    return new MergedIterator(changes, wrapped().prefixScan(prefix, prefixKeySerializer), false);
+    return new WriteBackIterator(changes, wrapped().prefixScan(prefix, prefixKeySerializer), false, this::bytes);
   }
 
   @Override
@@ -319,69 +319,6 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
       changes = changes.headMap(to, true);
     }
     KeyValueIterator<Bytes, byte[]> below = reverse ? wrapped().reverseRange(from, to) : wrapped().range(from, to);
-    return new MergedIterator(reverse ? changes.descendingMap() : changes, below, reverse);
-  }
-
-  /** The changes over the store below, in key order (reversed when asked), deleted keys left out. */
-  private final class MergedIterator implements KeyValueIterator<Bytes, byte[]> {
-    private final java.util.Iterator<Map.Entry<Bytes, Object>> changes;
-    private final KeyValueIterator<Bytes, byte[]> below;
-    private final boolean reverse;
-    private Map.Entry<Bytes, Object> change;
-    private KeyValue<Bytes, byte[]> next;
-
-    MergedIterator(NavigableMap<Bytes, Object> changes, KeyValueIterator<Bytes, byte[]> below, boolean reverse) {
-      this.changes = changes.entrySet().iterator();
-      this.below = below;
-      this.reverse = reverse;
-      this.change = this.changes.hasNext() ? this.changes.next() : null;
-    }
-
-    @Override
-    public boolean hasNext() {
-      while (next == null && (change != null || below.hasNext())) {
-        Bytes belowKey = below.hasNext() ? below.peekNextKey() : null;
-        int order = change == null ? 1 : belowKey == null ? -1 : change.getKey().compareTo(belowKey);
-        if (reverse && change != null && belowKey != null) {
-          order = -order;
-        }
-        if (order <= 0) {
-          if (order == 0) {
-            below.next(); // the change replaces it
-          }
-          Map.Entry<Bytes, Object> c = change;
-          change = changes.hasNext() ? changes.next() : null;
-          if (c.getValue() != DELETED) {
-            next = KeyValue.pair(c.getKey(), bytes(c.getValue()));
-          }
-        } else {
-          next = below.next();
-        }
-      }
-      return next != null;
-    }
-
-    @Override
-    public KeyValue<Bytes, byte[]> next() {
-      if (!hasNext()) {
-        throw new java.util.NoSuchElementException();
-      }
-      KeyValue<Bytes, byte[]> out = next;
-      next = null;
-      return out;
-    }
-
-    @Override
-    public Bytes peekNextKey() {
-      if (!hasNext()) {
-        throw new java.util.NoSuchElementException();
-      }
-      return next.key;
-    }
-
-    @Override
-    public void close() {
-      below.close();
-    }
+    return new WriteBackIterator(reverse ? changes.descendingMap() : changes, below, reverse, this::bytes);
   }
 }
