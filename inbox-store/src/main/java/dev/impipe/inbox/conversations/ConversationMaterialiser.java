@@ -50,7 +50,6 @@ public final class ConversationMaterialiser implements Processor<String, InboxEn
 
   private final Stores names;
   private final ConversationsConfig cfg;
-  private final int unreadTracked;
   private final ConversationOrders orders;
   private final InboxReplay replay;
   private ProcessorContext<Void, Void> context;
@@ -67,7 +66,6 @@ public final class ConversationMaterialiser implements Processor<String, InboxEn
   ConversationMaterialiser(Stores names, ConversationsConfig cfg, ConversationOrders orders, InboxReplay replay) {
     this.names = names;
     this.cfg = cfg;
-    this.unreadTracked = cfg.unreadTracked();
     this.orders = orders;
     this.replay = replay;
   }
@@ -79,8 +77,7 @@ public final class ConversationMaterialiser implements Processor<String, InboxEn
     totals = names.totals() == null ? null : WriteBackStore.of(context.getStateStore(names.totals()));
     checkpoints = new ListCheckpoints(context.getStateStore(names.checkpoints()),
         totals == null ? List.of(states) : List.of(states, totals), cfg.checkpointIntervalMs(),
-        cfg.checkpointMaxPending());
-    checkpoints.started(context.currentSystemTimeMs());
+        cfg.checkpointMaxPending(), context.currentSystemTimeMs());
     // A task initialised again (migrated back, or revived after an EOS rollback) gets a new, empty cache.
     partition = context.taskId().partition();
     cache = orders.open(partition);
@@ -118,7 +115,7 @@ public final class ConversationMaterialiser implements Processor<String, InboxEn
     if (step.isEmpty()) {
       return;
     }
-    ConversationState after = ConversationRules.unread(step.get(), unreadTracked);
+    ConversationState after = ConversationRules.unread(step.get(), cfg.unreadTracked());
     if (after.equals(before)) {
       return; // a replay, or an entry that changes nothing: no write
     }

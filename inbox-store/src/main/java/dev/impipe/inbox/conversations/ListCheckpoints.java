@@ -47,10 +47,13 @@ final class ListCheckpoints {
    * @param store the checkpoints (uncached: a put is in the transaction of the write-back that makes it)
    * @param stores the list's write-back stores: armed together, so they are written at the same commit
    * @param intervalMs 0: every commit
+   * @param startedMs when the task started (the interval counts from it)
    */
   ListCheckpoints(KeyValueStore<String, Long> store, List<WriteBackStore<?>> stores, long intervalMs,
-      int maxPending) {
+      int maxPending, long startedMs) {
     this.store = store;
+    this.nowMs = startedMs;
+    this.lastWriteBackMs = startedMs;
     this.stores = stores;
     this.intervalMs = intervalMs;
     this.maxPending = maxPending;
@@ -130,12 +133,6 @@ final class ListCheckpoints {
       LOG.info("Conversation list: replayed {} entries of {} after its checkpoint ({} to {}) in {} ms", n, tp, from,
           committed.get(), (System.nanoTime() - started) / 1_000_000);
     }
-  }
-
-  /** Remembers the start time (the interval counts from it). */
-  void started(long now) {
-    nowMs = now;
-    lastWriteBackMs = now;
   }
 
   static String key(TopicPartition tp) {

@@ -1,6 +1,5 @@
 package dev.impipe.runtime.streams;
 
-import java.util.Arrays;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -10,7 +9,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.function.Function;
-import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
@@ -61,16 +59,16 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   private final Codec<V> codec;
   /**
    * Changed values (or {@link #DELETED}) by key, in key order: written by the stream thread, read by queries. Keys
-   * compare with {@link Arrays#compareUnsigned(byte[], byte[])} (the order of {@link Bytes#compareTo}, vectorised).
+   * compare with {@link OrderedKey#compare} (the order of {@link Bytes#compareTo}, vectorised).
    */
   private final ConcurrentSkipListMap<Bytes, Object> changed = new ConcurrentSkipListMap<>(
-      (a, b) -> Arrays.compareUnsigned(a.get(), b.get()));
+      (a, b) -> OrderedKey.compare(a.get(), b.get()));
   /** The same entries for the stream thread's own lookups: a hash lookup, not a walk down the skip list. */
   private final Map<Bytes, Object> own = new HashMap<>();
   /** Keys written below at the last commit, removed from {@link #changed} at the next one. Stream thread only. */
   private Set<Bytes> writtenBelow = new HashSet<>();
   private boolean everyCommit = true;
-  private boolean armed = true;
+  private boolean armed;
   private Runnable onWriteBack = () -> {};
   private String applicationId;
 
@@ -150,7 +148,6 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
    * at a commit after {@link #arm()}.
    */
   public void writeBackEveryCommit(boolean everyCommit) {
-    armed = everyCommit;
     this.everyCommit = everyCommit;
   }
 
@@ -164,7 +161,10 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
     onWriteBack = hook;
   }
 
-  /** Kafka Streams flushes every store's cache before each commit of its transaction. */
+  /**
+   * Kafka Streams flushes every store's cache before each commit of its transaction (its {@code commit} comes after
+   * the transaction: nothing is written there).
+   */
   @Override
   public void flushCache() {
     // What the last commit wrote below has been there for a commit interval: readers find it there now.
@@ -176,17 +176,11 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
     super.flushCache();
   }
 
-  @Override
-  public void commit(Map<TopicPartition, Long> changelogOffsets) {
-    writeBackIfArmed();
-    super.commit(changelogOffsets);
-  }
-
   private void writeBackIfArmed() {
-    if (armed || (applicationId != null && CLOSING.contains(applicationId))) {
+    if (everyCommit || armed || (applicationId != null && CLOSING.contains(applicationId))) {
       writeBack();
       onWriteBack.run();
-      armed = everyCommit;
+      armed = false;
     }
   }
 
@@ -284,7 +278,7 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   public <S extends Serializer<P>, P> KeyValueIterator<Bytes, byte[]> prefixScan(P prefix, S prefixKeySerializer) {
     Bytes from = Bytes.wrap(prefixKeySerializer.serialize(null, prefix));
     // The store below's prefix scan, and the changes whose keys start with the prefix.
-    Bytes end = afterPrefix(from.get());
+    Bytes end = OrderedKey.prefixEnd(from);
     NavigableMap<Bytes, Object> changes = end == null ? changed.tailMap(from, true)
         : changed.subMap(from, true, end, false);
     return new WriteBackIterator(changes, wrapped().prefixScan(prefix, prefixKeySerializer), false, this::bytes);
@@ -293,18 +287,6 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   @Override
   public long approximateNumEntries() {
     return wrapped().approximateNumEntries();
-  }
-
-  /** The first key after every key starting with {@code prefix}, or null when there is none (all bytes 0xff). */
-  static Bytes afterPrefix(byte[] prefix) {
-    byte[] end = prefix.clone();
-    for (int i = end.length - 1; i >= 0; i--) {
-      if (end[i] != (byte) 0xff) {
-        end[i]++;
-        return Bytes.wrap(java.util.Arrays.copyOf(end, i + 1));
-      }
-    }
-    return null;
   }
 
   private KeyValueIterator<Bytes, byte[]> merged(Bytes from, Bytes to, boolean reverse) {

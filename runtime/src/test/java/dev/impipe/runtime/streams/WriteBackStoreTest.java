@@ -125,13 +125,6 @@ class WriteBackStoreTest {
     assertThat(store.pending()).isZero();
   }
 
-  @Test
-  void theKeyAfterAPrefix() {
-    assertThat(WriteBackStore.afterPrefix(new byte[] {1, (byte) 0xff}).get()).containsExactly(2);
-    assertThat(WriteBackStore.afterPrefix(new byte[] {(byte) 0xff, (byte) 0xff})).isNull();
-    assertThat(WriteBackStore.afterPrefix(new byte[] {1, 2}).get()).containsExactly(1, 3);
-  }
-
   private static Bytes key(String k) {
     return Bytes.wrap(bytes(k));
   }
