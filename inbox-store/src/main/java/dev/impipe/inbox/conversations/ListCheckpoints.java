@@ -99,7 +99,7 @@ final class ListCheckpoints {
    * (a test driver), nothing is replayed.
    */
   void replay(InboxReplay replay, Map<String, Object> appConfigs, String clientId, InboxReplay.Sink sink) {
-    if (stores.get(0).pending() > 0) {
+    if (stores.get(0).held() > 0) {
       // A task resumed after a suspension keeps its open stores: their changes in memory are its committed input.
       return;
     }
