@@ -1,8 +1,12 @@
 package dev.impipe.runtime.streams;
 
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.TreeMap;
@@ -23,20 +27,30 @@ final class HeldValues {
   static final Comparator<Bytes> ORDER = (a, b) -> OrderedKey.compare(a.get(), b.get());
   private static final Bytes ONE_GROUP = Bytes.wrap(new byte[0]);
 
+  /**
+   * How many buckets the keys fall into ({@link #bucketOf}): a write-back can write one bucket at a time. Part of the
+   * stored checkpoints' meaning: never changed.
+   */
+  static final int BUCKETS = 32;
+
   /** A held key's value (or {@link WriteBackStore#DELETED}): changed in place by the stream thread. */
   static final class Slot {
     final Bytes group;
+    final int bucket;
     volatile Object value;
     /** Changed since it was last written below. Stream thread only. */
     boolean dirty;
 
     Slot(Bytes group, Object value) {
       this.group = group;
+      this.bucket = bucketOf(group);
       this.value = value;
     }
   }
 
   private final ConcurrentHashMap<Bytes, Slot> slots = new ConcurrentHashMap<>();
+  /** The same slots by bucket, for write-backs. Stream thread only. */
+  private final List<Map<Bytes, Slot>> buckets = new ArrayList<>(BUCKETS);
   private final ConcurrentHashMap<Bytes, ConcurrentSkipListMap<Bytes, Slot>> groups = new ConcurrentHashMap<>();
   private final ToIntFunction<byte[]> groupLength;
 
@@ -46,6 +60,18 @@ final class HeldValues {
    */
   HeldValues(ToIntFunction<byte[]> groupLength) {
     this.groupLength = groupLength;
+    for (int b = 0; b < BUCKETS; b++) {
+      buckets.add(new HashMap<>());
+    }
+  }
+
+  /**
+   * The bucket of a key whose group prefix (e.g. a user's first string field) is {@code group}: stable across
+   * processes and versions (the bytes' {@link Arrays#hashCode(byte[])}), so that a stored checkpoint of a bucket
+   * names the same keys after a restart. Keys without a group are in bucket 0.
+   */
+  static int bucketOf(Bytes group) {
+    return group.get().length == 0 ? 0 : Math.floorMod(Arrays.hashCode(group.get()), BUCKETS);
   }
 
   Slot get(Bytes key) {
@@ -56,6 +82,7 @@ final class HeldValues {
   Slot add(Bytes key, Object value) {
     Slot slot = new Slot(group(key.get()), value);
     slots.put(key, slot);
+    buckets.get(slot.bucket).put(key, slot);
     groups.computeIfAbsent(slot.group, g -> new ConcurrentSkipListMap<>(ORDER)).put(key, slot);
     return slot;
   }
@@ -64,6 +91,7 @@ final class HeldValues {
   Slot remove(Bytes key) {
     Slot slot = slots.remove(key);
     if (slot != null) {
+      buckets.get(slot.bucket).remove(key);
       unlist(key, slot);
     }
     return slot;
@@ -83,20 +111,41 @@ final class HeldValues {
     return slots.size();
   }
 
-  /** The held slots, for a write-back: {@link #letGo} a key while iterating. Stream thread. */
-  Iterable<Map.Entry<Bytes, Slot>> entries() {
-    return slots.entrySet();
-  }
+  /**
+   * The held slots of bucket {@code b}, for a write-back: removing one through the iterator lets its key go. Stream
+   * thread.
+   */
+  Iterator<Map.Entry<Bytes, Slot>> bucket(int b) {
+    Iterator<Map.Entry<Bytes, Slot>> it = buckets.get(b).entrySet().iterator();
+    return new Iterator<>() {
+      private Map.Entry<Bytes, Slot> last;
 
-  /** Lets go of the key of {@code entry}, which {@link #entries} is at. Stream thread. */
-  void letGo(Map.Entry<Bytes, Slot> entry) {
-    slots.remove(entry.getKey(), entry.getValue());
-    unlist(entry.getKey(), entry.getValue());
+      @Override
+      public boolean hasNext() {
+        return it.hasNext();
+      }
+
+      @Override
+      public Map.Entry<Bytes, Slot> next() {
+        last = it.next();
+        return last;
+      }
+
+      @Override
+      public void remove() {
+        it.remove();
+        slots.remove(last.getKey(), last.getValue());
+        unlist(last.getKey(), last.getValue());
+      }
+    };
   }
 
   void clear() {
     slots.clear();
     groups.clear();
+    for (Map<Bytes, Slot> b : buckets) {
+      b.clear();
+    }
   }
 
   /**

@@ -5,8 +5,9 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.Iterator;
 import java.util.function.Function;
-import java.util.function.ToIntFunction;
+import java.util.function.LongConsumer;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
@@ -40,17 +41,13 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
       KeyValueStore<Bytes, byte[]> {
 
   /** How values are stored below. */
-  public record Codec<V>(Function<V, byte[]> encoder, Function<byte[], V> decoder) {
-    byte[] encode(V value) {
-      return encoder.apply(value);
-    }
-
-    V decode(byte[] stored) {
-      return decoder.apply(stored);
-    }
-  }
+  public record Codec<V>(Function<V, byte[]> encoder, Function<byte[], V> decoder) {}
 
   static final Object DELETED = new Object();
+  /** How many buckets the keys fall into (a write-back writes some or all). */
+  public static final int BUCKETS = HeldValues.BUCKETS;
+  /** Every bucket (see {@link #onWriteBack}). */
+  public static final long ALL = (1L << BUCKETS) - 1;
   /** Apps closing cleanly: their write-back stores write every change at each commit, the last one included. */
   private static final Set<String> CLOSING = ConcurrentHashMap.newKeySet();
 
@@ -63,13 +60,14 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   /** How many held values changed since the last write-back. */
   private int dirty;
   private boolean everyCommit = true;
-  private boolean armed;
-  private Runnable onWriteBack = () -> {};
+  /** Buckets to write at the next commit, a bit each. */
+  private long armed;
+  private LongConsumer onWriteBack = buckets -> {};
   private String applicationId;
 
   /** Over {@code below}, its keys of any layout. */
   public WriteBackStore(KeyValueStore<Bytes, byte[]> below, Codec<V> codec) {
-    this(below, codec, null);
+    this(below, codec, false);
   }
 
   /**
@@ -78,13 +76,9 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
    * among its first value's keys only, and a range read within one first value reads only those.
    */
   public WriteBackStore(KeyValueStore<Bytes, byte[]> below, Codec<V> codec, boolean byFirstString) {
-    this(below, codec, byFirstString ? OrderedKey::firstStringLength : null);
-  }
-
-  private WriteBackStore(KeyValueStore<Bytes, byte[]> below, Codec<V> codec, ToIntFunction<byte[]> groupLength) {
     super(below);
     this.codec = codec;
-    this.held = new HeldValues(groupLength);
+    this.held = new HeldValues(byFirstString ? OrderedKey::firstStringLength : null);
   }
 
   /**
@@ -133,7 +127,7 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
       return v == DELETED ? null : (V) v;
     }
     byte[] stored = wrapped().get(key);
-    return stored == null ? null : codec.decode(stored);
+    return stored == null ? null : codec.decoder().apply(stored);
   }
 
   /** Sets {@code key} to {@code value} (null: deletes it), written below at the next write-back. Stream thread. */
@@ -175,20 +169,37 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
 
   /**
    * Sets when the changes are written below: {@code everyCommit} true (the default), at every commit; false, only
-   * at a commit after {@link #arm()}.
+   * at a commit after {@link #arm()} or {@link #arm(int)}.
    */
   public void writeBackEveryCommit(boolean everyCommit) {
     this.everyCommit = everyCommit;
   }
 
-  /** Writes the changes below at the next commit. Stream thread. */
+  /** Writes every change below at the next commit. Stream thread. */
   public void arm() {
-    armed = true;
+    armed = ALL;
   }
 
-  /** Run after each write-back, in its transaction (a processor writes its checkpoint there). Stream thread. */
-  public void onWriteBack(Runnable hook) {
+  /**
+   * Writes the changes of the keys in {@code bucket} (0 to {@link #BUCKETS} - 1) below at the next commit; the
+   * bucket of a key is {@link #bucketOf} its group (a store whose keys start with a string, see the constructor;
+   * all keys of a store without are in bucket 0). Stream thread.
+   */
+  public void arm(int bucket) {
+    armed |= 1L << bucket;
+  }
+
+  /**
+   * Run after each write-back, in its transaction, with the buckets written (bit {@code b} set: bucket {@code b};
+   * {@link #ALL}: every key). A processor writes its checkpoints there. Stream thread.
+   */
+  public void onWriteBack(LongConsumer hook) {
     onWriteBack = hook;
+  }
+
+  /** The bucket of the keys starting with {@code group} (a store's first string field, see {@link OrderedKey}). */
+  public static int bucketOf(Bytes group) {
+    return HeldValues.bucketOf(group);
   }
 
   /**
@@ -197,10 +208,15 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
    */
   @Override
   public void flushCache() {
-    if (everyCommit || armed || (applicationId != null && CLOSING.contains(applicationId))) {
-      writeBack();
-      onWriteBack.run();
-      armed = false;
+    long buckets = everyCommit || (applicationId != null && CLOSING.contains(applicationId)) ? ALL : armed;
+    if (buckets != 0) {
+      for (int b = 0; b < BUCKETS; b++) {
+        if ((buckets & (1L << b)) != 0) {
+          writeBack(b);
+        }
+      }
+      onWriteBack.accept(buckets);
+      armed = 0;
     }
     super.flushCache();
   }
@@ -214,34 +230,37 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   }
 
   /**
-   * Writes the changed values below. A value written at the write-back before and not changed since has been below
-   * for at least a commit: a range read that began before that write (and takes less than a commit interval) finds
-   * it there now, so it is let go; the values written now are held until the next write-back, so that such a read
-   * finds them in one of the two, and the processor finds a value it changes again in memory.
+   * Writes the changed values of a bucket below. A value written at the bucket's write-back before and not changed
+   * since has been below for at least a commit: a range read that began before that write (and takes less than a
+   * commit interval) finds it there now, so it is let go; the values written now are held until the bucket's next
+   * write-back, so that such a read finds them in one of the two, and the processor finds a value it changes again
+   * in memory.
    */
   @SuppressWarnings("unchecked")
-  private void writeBack() {
+  private void writeBack(int bucket) {
     KeyValueStore<Bytes, byte[]> below = wrapped();
-    for (Map.Entry<Bytes, HeldValues.Slot> e : held.entries()) {
+    for (Iterator<Map.Entry<Bytes, HeldValues.Slot>> it = held.bucket(bucket); it.hasNext();) {
+      Map.Entry<Bytes, HeldValues.Slot> e = it.next();
       HeldValues.Slot c = e.getValue();
       if (!c.dirty) {
-        held.letGo(e);
-      } else if (c.value == DELETED) {
-        below.delete(e.getKey());
-        c.dirty = false;
-      } else {
-        below.put(e.getKey(), codec.encode((V) c.value));
-        c.dirty = false;
+        it.remove();
+        continue;
       }
+      if (c.value == DELETED) {
+        below.delete(e.getKey());
+      } else {
+        below.put(e.getKey(), codec.encoder().apply((V) c.value));
+      }
+      c.dirty = false;
+      dirty--;
     }
-    dirty = 0;
   }
 
   private byte[] bytes(HeldValues.Slot c) {
     Object v = c.value;
     @SuppressWarnings("unchecked")
     V value = (V) v;
-    return v == DELETED ? null : codec.encode(value);
+    return v == DELETED ? null : codec.encoder().apply(value);
   }
 
   // The byte-level store, for queries and for writers that bypass the write-back layer.

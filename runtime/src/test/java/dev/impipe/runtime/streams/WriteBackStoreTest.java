@@ -186,6 +186,40 @@ class WriteBackStoreTest {
         .containsExactly("bob/c1=A", "bob/c2=B", "bob/c3=C");
   }
 
+  @Test
+  void anArmedBucketWritesOnlyItsUsersChangesAndLetsGoOnlyItsUnchangedOnes() {
+    KeyValueStore<Bytes, byte[]> under = Stores.inMemoryKeyValueStore("buckets").get();
+    WriteBackStore<String> grouped = new WriteBackStore<>(under, TEXT, true);
+    grouped.writeBackEveryCommit(false);
+    String other = "u1";
+    int bucket = WriteBackStore.bucketOf(OrderedKey.key().string("u0").bytes());
+    while (WriteBackStore.bucketOf(OrderedKey.key().string(other).bytes()) == bucket) {
+      other = other + "x";
+    }
+    List<Long> written = new ArrayList<>();
+    grouped.onWriteBack(written::add);
+    grouped.write(userKey("u0", "c"), "a");
+    grouped.write(userKey(other, "c"), "b");
+
+    grouped.arm(bucket);
+    grouped.flushCache();
+    assertThat(written).containsExactly(1L << bucket);
+    assertThat(text(under.get(userKey("u0", "c")))).isEqualTo("a");
+    assertThat(under.get(userKey(other, "c"))).as("another bucket: still waiting").isNull();
+    assertThat(grouped.pending()).isEqualTo(1);
+
+    grouped.arm(bucket);
+    grouped.flushCache();
+    assertThat(grouped.held()).as("u0's unchanged state let go at its bucket's next turn").isEqualTo(1);
+    assertThat(text(grouped.get(userKey(other, "c")))).isEqualTo("b");
+
+    grouped.arm();
+    grouped.flushCache();
+    assertThat(written).last().isEqualTo(WriteBackStore.ALL);
+    assertThat(text(under.get(userKey(other, "c")))).isEqualTo("b");
+    assertThat(grouped.pending()).isZero();
+  }
+
   private static Bytes userKey(String user, String conversation) {
     return OrderedKey.key().string(user).string(conversation).bytes();
   }
