@@ -1,5 +1,6 @@
 package dev.impipe.inbox.conversations;
 
+import dev.impipe.avro.InboxEntry;
 import dev.impipe.runtime.streams.StreamThreadConsumers;
 import dev.impipe.runtime.streams.WriteBackStore;
 import java.time.Duration;
@@ -135,7 +136,7 @@ final class ListCheckpoints {
       // A task resumed after a suspension keeps its open stores: their changes in memory are its committed input.
       return;
     }
-    Map<TopicPartition, long[]> checkpoints = checkpoints();
+    Map<TopicPartition, long[]> checkpoints = checkpoints(store);
     if (checkpoints.isEmpty()) {
       return;
     }
@@ -153,32 +154,40 @@ final class ListCheckpoints {
         continue;
       }
       long started = System.nanoTime();
-      long[] replayed = {0};
-      InboxReplay.Sink after = afterCheckpoints(byBucket, (offset, user, entry) -> {
-        sink.apply(offset, user, entry);
-        replayed[0]++;
-      });
+      AfterCheckpoints after = new AfterCheckpoints(byBucket, sink);
       long n = replay.replay(appConfigs, clientId, tp, from, committed.get(), (offset, user, entry) -> {
         after.apply(offset, user, entry);
         applied(tp, offset, nowMs);
       });
-      LOG.info("Conversation list: replayed {} entries of {} after its checkpoints ({} to {}; {} read)", replayed[0],
-          tp, from, committed.get(), n);
+      LOG.info("Conversation list: replayed {} entries of {} after its checkpoints ({} to {}; {} read)",
+          after.applied(), tp, from, committed.get(), n);
       LOG.debug("Conversation list: replay of {} took {} ms", tp, (System.nanoTime() - started) / 1_000_000);
     }
   }
 
-  /** {@code sink} for the entries after their user's bucket's checkpoint in {@code byBucket}; the rest are dropped. */
-  static InboxReplay.Sink afterCheckpoints(long[] byBucket, InboxReplay.Sink sink) {
-    return (offset, user, entry) -> {
+  /** Hands {@code sink} the entries after their user's bucket's checkpoint in {@code byBucket}; drops the rest. */
+  static final class AfterCheckpoints implements InboxReplay.Sink {
+    private final long[] byBucket;
+    private final InboxReplay.Sink sink;
+    private long applied;
+
+    AfterCheckpoints(long[] byBucket, InboxReplay.Sink sink) {
+      this.byBucket = byBucket;
+      this.sink = sink;
+    }
+
+    @Override
+    public void apply(long offset, String user, InboxEntry entry) {
       if (user != null && offset > byBucket[bucket(user)]) {
         sink.apply(offset, user, entry);
+        applied++;
       }
-    };
-  }
+    }
 
-  private Map<TopicPartition, long[]> checkpoints() {
-    return checkpoints(store);
+    /** How many entries it handed on. */
+    long applied() {
+      return applied;
+    }
   }
 
   /**
@@ -196,26 +205,21 @@ final class ListCheckpoints {
         if (kv.key.indexOf('/') == slash) {
           whole.put(partition(kv.key), kv.value);
         } else {
-          long[] byBucket = own.computeIfAbsent(partition(kv.key.substring(0, slash)), t -> filled(-1));
+          long[] byBucket = own.computeIfAbsent(partition(kv.key.substring(0, slash)),
+              t -> new long[WriteBackStore.BUCKETS]);
           byBucket[Integer.parseInt(kv.key.substring(slash + 1))] = kv.value;
         }
       }
     }
     Map<TopicPartition, long[]> checkpoints = new HashMap<>();
     for (Map.Entry<TopicPartition, Long> w : whole.entrySet()) {
-      long[] byBucket = own.getOrDefault(w.getKey(), filled(-1));
+      long[] byBucket = own.getOrDefault(w.getKey(), new long[WriteBackStore.BUCKETS]);
       for (int b = 0; b < byBucket.length; b++) {
         byBucket[b] = Math.max(byBucket[b], w.getValue());
       }
       checkpoints.put(w.getKey(), byBucket);
     }
     return checkpoints;
-  }
-
-  private static long[] filled(long value) {
-    long[] a = new long[WriteBackStore.BUCKETS];
-    Arrays.fill(a, value);
-    return a;
   }
 
   static String key(TopicPartition tp, int bucket) {

@@ -37,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ListCheckpointsTest {
 
   private static final String REGISTRY = "mock://list-checkpoints-test";
+  private static final String CAROL = "carol";
   private static final Instant T = Instant.parse("2026-11-28T10:00:00Z");
 
   @TempDir
@@ -70,35 +71,37 @@ class ListCheckpointsTest {
   void changesReachTheStoreOnceAnIntervalWhenTheirBucketsTurnComesWithTheCheckpointOfTheLastEntryTheyHold() {
     // 32 buckets, one written every second in turn
     start(Map.of("IM_CONVERSATION_CHECKPOINT_INTERVAL", "32s"));
-    int bucket = ListCheckpoints.bucket("alice");
+    // carol's states are in bucket 17: the turns of buckets 0 to 16 come first
+    int bucket = ListCheckpoints.bucket(CAROL);
+    assertThat(bucket).isEqualTo(17);
     // The first entry after the start is written at once, every bucket (a task's states without a checkpoint are
     // those of its committed input)
-    inbox.pipeInput("alice", message("d:alice:bob", 1, "bob"));
-    assertThat(below("alice", "d:alice:bob").unread()).isEqualTo(1);
+    inbox.pipeInput(CAROL, message(CAROL, "d:carol:bob", 1, "bob"));
+    assertThat(below(CAROL, "d:carol:bob").unread()).isEqualTo(1);
     assertThat(checkpoint(bucket)).isEqualTo(0L);
     assertThat(checkpoint((bucket + 1) % WriteBackStore.BUCKETS)).isEqualTo(0L);
 
     // Within the interval the changes stay in memory: read back at once, not yet below
-    inbox.pipeInput("alice", message("d:alice:bob", 2, "bob"));
-    inbox.pipeInput("alice", message("d:alice:carol", 1, "carol"));
-    assertThat(current("alice", "d:alice:bob").unread()).isEqualTo(2);
-    assertThat(below("alice", "d:alice:bob").unread()).isEqualTo(1);
-    assertThat(below("alice", "d:alice:carol")).isNull();
+    inbox.pipeInput(CAROL, message(CAROL, "d:carol:bob", 2, "bob"));
+    inbox.pipeInput(CAROL, message(CAROL, "d:carol:erin", 1, "erin"));
+    assertThat(current(CAROL, "d:carol:bob").unread()).isEqualTo(2);
+    assertThat(below(CAROL, "d:carol:bob").unread()).isEqualTo(1);
+    assertThat(below(CAROL, "d:carol:erin")).isNull();
 
-    // Each second the next bucket is written; alice's states when hers comes, with the checkpoint of the last entry
+    // Each second the next bucket is written; carol's states when hers comes, with the checkpoint of the last entry
     long offset = 2;
     for (int turn = 0; turn < bucket; turn++) {
       driver.advanceWallClockTime(Duration.ofSeconds(1));
-      inbox.pipeInput("alice", message("d:alice:dan", turn + 1, "dan"));
+      inbox.pipeInput(CAROL, message(CAROL, "d:carol:dan", turn + 1, "dan"));
       offset++;
-      assertThat(below("alice", "d:alice:carol")).as("bucket %d written, not alice's", turn).isNull();
+      assertThat(below(CAROL, "d:carol:erin")).as("bucket %d written, not carol's", turn).isNull();
       assertThat(checkpoint(turn)).isEqualTo(offset);
     }
     driver.advanceWallClockTime(Duration.ofSeconds(1));
-    inbox.pipeInput("alice", message("d:alice:bob", 3, "bob"));
+    inbox.pipeInput(CAROL, message(CAROL, "d:carol:bob", 3, "bob"));
     offset++;
-    assertThat(below("alice", "d:alice:bob").unread()).isEqualTo(3);
-    assertThat(below("alice", "d:alice:carol").unread()).isEqualTo(1);
+    assertThat(below(CAROL, "d:carol:bob").unread()).isEqualTo(3);
+    assertThat(below(CAROL, "d:carol:erin").unread()).isEqualTo(1);
     assertThat(checkpoint(bucket)).isEqualTo(offset);
     if (bucket + 1 < WriteBackStore.BUCKETS) {
       assertThat(checkpoint(bucket + 1)).as("the next bucket's turn is to come").isEqualTo(0L);
@@ -147,7 +150,7 @@ class ListCheckpointsTest {
     while (ListCheckpoints.bucket(bob) == ListCheckpoints.bucket("alice")) {
       bob = bob + "b";
     }
-    // Every bucket written at offset 5 (or by a build without buckets), alice's bucket again at 9; bob's own, 4, is older
+    // Every bucket written at offset 5 (or by a build without buckets), alice's again at 9; bob's own, 4, is older
     store.put(ListCheckpoints.key(tp), 5L);
     store.put(ListCheckpoints.key(tp, ListCheckpoints.bucket("alice")), 9L);
     store.put(ListCheckpoints.key(tp, ListCheckpoints.bucket(bob)), 4L);
@@ -156,14 +159,15 @@ class ListCheckpointsTest {
     assertThat(byBucket[ListCheckpoints.bucket("alice")]).isEqualTo(9L);
     assertThat(byBucket[ListCheckpoints.bucket(bob)]).as("the greater of its own and the partition's").isEqualTo(5L);
     List<String> applied = new ArrayList<>();
-    InboxReplay.Sink sink = ListCheckpoints.afterCheckpoints(byBucket, (offset, user, entry) -> applied.add(user
-        + "@" + offset));
+    ListCheckpoints.AfterCheckpoints sink = new ListCheckpoints.AfterCheckpoints(byBucket,
+        (offset, user, entry) -> applied.add(user + "@" + offset));
     for (long offset = 6; offset <= 10; offset++) {
       sink.apply(offset, "alice", null);
       sink.apply(offset, bob, null);
       sink.apply(offset, null, null);
     }
     assertThat(applied).containsExactly(bob + "@6", bob + "@7", bob + "@8", bob + "@9", "alice@10", bob + "@10");
+    assertThat(sink.applied()).isEqualTo(6);
   }
 
   private ConversationState current(String user, String conversation) {
@@ -195,7 +199,11 @@ class ListCheckpointsTest {
   }
 
   private static InboxEntry message(String conversation, long seq, String sender) {
-    return InboxEntry.newBuilder().setUserId("alice").setType(InboxEntryType.MESSAGE).setConversationId(conversation)
+    return message("alice", conversation, seq, sender);
+  }
+
+  private static InboxEntry message(String user, String conversation, long seq, String sender) {
+    return InboxEntry.newBuilder().setUserId(user).setType(InboxEntryType.MESSAGE).setConversationId(conversation)
         .setConversationSeq(seq).setMessageId(conversation + "/m" + seq).setSenderId(sender).setBody("body " + seq)
         .setTimestamp(T.plusSeconds(seq)).build();
   }
