@@ -72,7 +72,7 @@ final class ListCheckpoints {
 
   /** The bucket of {@code user}'s states. */
   static int bucket(String user) {
-    return WriteBackStore.bucketOf(ConversationKeys.statesFrom(user));
+    return WriteBackStore.groupBucket(ConversationKeys.statesFrom(user));
   }
 
   /** After the entry at {@code offset} of {@code topic}'s {@code partition} was applied (or skipped), at {@code now}. */

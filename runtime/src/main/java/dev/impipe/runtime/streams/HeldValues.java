@@ -28,7 +28,7 @@ final class HeldValues {
   private static final Bytes ONE_GROUP = Bytes.wrap(new byte[0]);
 
   /**
-   * How many buckets the keys fall into ({@link #bucketOf}): a write-back can write one bucket at a time. Part of the
+   * How many buckets the keys fall into ({@link #groupBucket}): a write-back can write one bucket at a time. Part of the
    * stored checkpoints' meaning: never changed.
    */
   static final int BUCKETS = 32;
@@ -43,7 +43,7 @@ final class HeldValues {
 
     Slot(Bytes group, Object value) {
       this.group = group;
-      this.bucket = bucketOf(group);
+      this.bucket = groupBucket(group);
       this.value = value;
     }
   }
@@ -70,7 +70,7 @@ final class HeldValues {
    * processes and versions (the bytes' {@link Arrays#hashCode(byte[])}), so that a stored checkpoint of a bucket
    * names the same keys after a restart. Keys without a group are in bucket 0.
    */
-  static int bucketOf(Bytes group) {
+  static int groupBucket(Bytes group) {
     return group.get().length == 0 ? 0 : Math.floorMod(Arrays.hashCode(group.get()), BUCKETS);
   }
 

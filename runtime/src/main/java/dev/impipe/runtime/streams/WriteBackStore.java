@@ -182,7 +182,7 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
 
   /**
    * Writes the changes of the keys in {@code bucket} (0 to {@link #BUCKETS} - 1) below at the next commit; the
-   * bucket of a key is {@link #bucketOf} its group (a store whose keys start with a string, see the constructor;
+   * bucket of a key is {@link #groupBucket} its group (a store whose keys start with a string, see the constructor;
    * all keys of a store without are in bucket 0). Stream thread.
    */
   public void arm(int bucket) {
@@ -198,8 +198,8 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   }
 
   /** The bucket of the keys starting with {@code group} (a store's first string field, see {@link OrderedKey}). */
-  public static int bucketOf(Bytes group) {
-    return HeldValues.bucketOf(group);
+  public static int groupBucket(Bytes group) {
+    return HeldValues.groupBucket(group);
   }
 
   /**

@@ -192,8 +192,8 @@ class WriteBackStoreTest {
     WriteBackStore<String> grouped = new WriteBackStore<>(under, TEXT, true);
     grouped.writeBackEveryCommit(false);
     String other = "u1";
-    int bucket = WriteBackStore.bucketOf(OrderedKey.key().string("u0").bytes());
-    while (WriteBackStore.bucketOf(OrderedKey.key().string(other).bytes()) == bucket) {
+    int bucket = WriteBackStore.groupBucket(OrderedKey.key().string("u0").bytes());
+    while (WriteBackStore.groupBucket(OrderedKey.key().string(other).bytes()) == bucket) {
       other = other + "x";
     }
     List<Long> written = new ArrayList<>();
