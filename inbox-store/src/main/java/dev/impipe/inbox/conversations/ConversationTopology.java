@@ -31,12 +31,18 @@ public final class ConversationTopology {
   private ConversationTopology() {}
 
   /**
-   * A write-back store ({@link WriteBackStore}) over a cached, logged one: the processor's changes of a key between
-   * two write-backs reach the record cache, RocksDB and the changelog once, encoded once.
+   * A write-back store ({@link WriteBackStore}) over a logged one: the processor's changes of a key between two
+   * write-backs reach RocksDB and the changelog once, encoded once. Uncached: the write-back layer is the cache, and
+   * its write-back would only pass through the record cache on the way. Every key starts with the user: a user's
+   * changes are kept in key order apart from the others' (a page reads one user's). Most reads below are of states
+   * the store does not hold yet (a new conversation, or one not changed for an interval and let go): its memtables
+   * get a Bloom filter.
    */
   private static <V> WriteBackStoreBuilder<V> writeBack(String name, WriteBackStore.Codec<V> codec) {
-    return new WriteBackStoreBuilder<>(Stores.keyValueStoreBuilder(StoreSuppliers.keyValue(name), Serdes.Bytes(),
-        Serdes.ByteArray()).withCachingEnabled(), codec);
+    return new WriteBackStoreBuilder<>(
+        Stores.keyValueStoreBuilder(StoreSuppliers.missReadKeyValue(name), Serdes.Bytes(),
+            Serdes.ByteArray()).withCachingDisabled(),
+        codec, true);
   }
 
   /**
@@ -52,7 +58,7 @@ public final class ConversationTopology {
 
   /**
    * Adds a materialiser named {@code processor} under {@code inboxSource} with its stores: the states (and totals)
-   * written back at checkpoints ({@link ListCheckpoints}) over cached, logged stores, and the checkpoints (logged,
+   * written back at checkpoints ({@link ListCheckpoints}) over logged stores, and the checkpoints (logged,
    * uncached, in memory: written in the transaction of the write-back).
    */
   public static void addTo(Topology topology, String processor, String inboxSource, Topic<String, InboxEntry> inbox,

@@ -48,13 +48,14 @@ public record ConversationsConfig(int unreadTracked, int defaultLimit, int maxLi
           + "conversations and sorts them");
 
   public static final Setting<Duration> CHECKPOINT_INTERVAL = Setting.duration(
-      "IM_CONVERSATION_CHECKPOINT_INTERVAL", "30s", "0", "10m", "how often the list's changed states are written to "
-          + "its stores and changelog (a conversation's state once per interval, not once per message); after a crash "
-          + "or a move the inbox entries since are read again (`0`: at every commit of the inbox store)");
+      "IM_CONVERSATION_CHECKPOINT_INTERVAL", "30s", "0", "10m", "how often each changed state of the list is written "
+          + "to its stores and changelog (once per interval, not once per message; a 32nd of the users at a time, in "
+          + "turn); after a crash or a move the inbox entries since are read again (`0`: at every commit of the inbox "
+          + "store)");
   public static final Setting<Integer> CHECKPOINT_MAX_PENDING = Setting.integer(
       "IM_CONVERSATION_CHECKPOINT_MAX_PENDING", 20_000, 1, 10_000_000, "changed states per inbox-store task kept in "
-          + "memory (a few hundred bytes each): when this many wait, they are written at the next commit, before the "
-          + "interval is up");
+          + "memory (a few hundred bytes each): when this many wait, all are written at the next commit, before their "
+          + "turn");
 
   public static final ConfigTable TABLE =
       ConfigTable.of("conversations", ENABLED, UNREAD_TRACKED, PAGE_DEFAULT, PAGE_MAX,

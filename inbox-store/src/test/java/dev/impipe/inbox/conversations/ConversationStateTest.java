@@ -107,4 +107,18 @@ class ConversationStateTest {
     assertThat(s.withTimes(7, 8))
         .isEqualTo(new ConversationState(true, false, 1, 2, 5, 2, 4, LAST, false, false, 7, 8));
   }
+
+  @Test
+  void theBadgeAndItsCapAreReadFromTheStoredBytesAsFromTheState() {
+    for (boolean muted : new boolean[] {false, true}) {
+      for (long untracked : new long[] {0, 3}) {
+        ConversationState s = new ConversationState(true, false, 0, 3, 7, untracked, untracked > 0 ? 2 : -1, LAST,
+            muted, false, 100, 200);
+        byte[] stored = s.encode();
+        assertThat(ConversationState.storedBadge(stored)).as("muted %s", muted).isEqualTo(muted ? 0 : 7);
+        assertThat(ConversationState.storedCappedInBadge(stored)).as("muted %s, untracked %d", muted, untracked)
+            .isEqualTo(!muted && untracked > 0);
+      }
+    }
+  }
 }

@@ -12,13 +12,18 @@ import dev.impipe.testkit.StreamsTestConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.Topology;
+import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.processor.api.MockProcessorContext;
 import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ListCheckpointsTest {
 
   private static final String REGISTRY = "mock://list-checkpoints-test";
+  private static final String CAROL = "carol";
   private static final Instant T = Instant.parse("2026-11-28T10:00:00Z");
 
   @TempDir
@@ -62,28 +68,44 @@ class ListCheckpointsTest {
   }
 
   @Test
-  void changesReachTheStoreOnceAnIntervalWithTheCheckpointOfTheLastEntryTheyHold() {
-    start(Map.of("IM_CONVERSATION_CHECKPOINT_INTERVAL", "30s"));
-    // The first entry after the start is written at once (a task's states without a checkpoint are those of its
-    // committed input)
-    inbox.pipeInput("alice", message("d:alice:bob", 1, "bob"));
-    assertThat(below("alice", "d:alice:bob").unread()).isEqualTo(1);
-    assertThat(checkpoint()).isEqualTo(0L);
+  void changesReachTheStoreOnceAnIntervalWhenTheirBucketsTurnComesWithTheCheckpointOfTheLastEntryTheyHold() {
+    // 32 buckets, one written every second in turn
+    start(Map.of("IM_CONVERSATION_CHECKPOINT_INTERVAL", "32s"));
+    // carol's states are in bucket 17: the turns of buckets 0 to 16 come first
+    int bucket = ListCheckpoints.bucket(CAROL);
+    assertThat(bucket).isEqualTo(17);
+    // The first entry after the start is written at once, every bucket (a task's states without a checkpoint are
+    // those of its committed input)
+    inbox.pipeInput(CAROL, message(CAROL, "d:carol:bob", 1, "bob"));
+    assertThat(below(CAROL, "d:carol:bob").unread()).isEqualTo(1);
+    assertThat(checkpoint(bucket)).isEqualTo(0L);
+    assertThat(checkpoint((bucket + 1) % WriteBackStore.BUCKETS)).isEqualTo(0L);
 
     // Within the interval the changes stay in memory: read back at once, not yet below
-    inbox.pipeInput("alice", message("d:alice:bob", 2, "bob"));
-    inbox.pipeInput("alice", message("d:alice:carol", 1, "carol"));
-    assertThat(current("alice", "d:alice:bob").unread()).isEqualTo(2);
-    assertThat(below("alice", "d:alice:bob").unread()).isEqualTo(1);
-    assertThat(below("alice", "d:alice:carol")).isNull();
-    assertThat(checkpoint()).isEqualTo(0L);
+    inbox.pipeInput(CAROL, message(CAROL, "d:carol:bob", 2, "bob"));
+    inbox.pipeInput(CAROL, message(CAROL, "d:carol:erin", 1, "erin"));
+    assertThat(current(CAROL, "d:carol:bob").unread()).isEqualTo(2);
+    assertThat(below(CAROL, "d:carol:bob").unread()).isEqualTo(1);
+    assertThat(below(CAROL, "d:carol:erin")).isNull();
 
-    // Once the interval is up, the next commit writes them all, with the checkpoint of the last entry
-    driver.advanceWallClockTime(Duration.ofSeconds(30));
-    inbox.pipeInput("alice", message("d:alice:bob", 3, "bob"));
-    assertThat(below("alice", "d:alice:bob").unread()).isEqualTo(3);
-    assertThat(below("alice", "d:alice:carol").unread()).isEqualTo(1);
-    assertThat(checkpoint()).isEqualTo(3L);
+    // Each second the next bucket is written; carol's states when hers comes, with the checkpoint of the last entry
+    long offset = 2;
+    for (int turn = 0; turn < bucket; turn++) {
+      driver.advanceWallClockTime(Duration.ofSeconds(1));
+      inbox.pipeInput(CAROL, message(CAROL, "d:carol:dan", turn + 1, "dan"));
+      offset++;
+      assertThat(below(CAROL, "d:carol:erin")).as("bucket %d written, not carol's", turn).isNull();
+      assertThat(checkpoint(turn)).isEqualTo(offset);
+    }
+    driver.advanceWallClockTime(Duration.ofSeconds(1));
+    inbox.pipeInput(CAROL, message(CAROL, "d:carol:bob", 3, "bob"));
+    offset++;
+    assertThat(below(CAROL, "d:carol:bob").unread()).isEqualTo(3);
+    assertThat(below(CAROL, "d:carol:erin").unread()).isEqualTo(1);
+    assertThat(checkpoint(bucket)).isEqualTo(offset);
+    if (bucket + 1 < WriteBackStore.BUCKETS) {
+      assertThat(checkpoint(bucket + 1)).as("the next bucket's turn is to come").isEqualTo(0L);
+    }
   }
 
   @Test
@@ -112,9 +134,40 @@ class ListCheckpointsTest {
   }
 
   @Test
-  void aCheckpointKeyNamesItsPartition() {
+  void aCheckpointKeyNamesItsPartitionAndBucket() {
     TopicPartition tp = new TopicPartition("im.inbox.g2", 11);
     assertThat(ListCheckpoints.partition(ListCheckpoints.key(tp))).isEqualTo(tp);
+    assertThat(ListCheckpoints.key(tp, 7)).isEqualTo("im.inbox.g2/11/7");
+  }
+
+  @Test
+  void aReplayAppliesEachEntryAfterItsUsersBucketsCheckpointOnly() {
+    KeyValueStore<String, Long> store = Stores.keyValueStoreBuilder(Stores.inMemoryKeyValueStore("cp"),
+        Serdes.String(), Serdes.Long()).withLoggingDisabled().build();
+    store.init(new MockProcessorContext<>().getStateStoreContext(), store);
+    TopicPartition tp = new TopicPartition("im.inbox", 3);
+    String bob = "bob";
+    while (ListCheckpoints.bucket(bob) == ListCheckpoints.bucket("alice")) {
+      bob = bob + "b";
+    }
+    // Every bucket written at offset 5 (or by a build without buckets), alice's again at 9; bob's own, 4, is older
+    store.put(ListCheckpoints.key(tp), 5L);
+    store.put(ListCheckpoints.key(tp, ListCheckpoints.bucket("alice")), 9L);
+    store.put(ListCheckpoints.key(tp, ListCheckpoints.bucket(bob)), 4L);
+
+    long[] byBucket = ListCheckpoints.checkpoints(store).get(tp);
+    assertThat(byBucket[ListCheckpoints.bucket("alice")]).isEqualTo(9L);
+    assertThat(byBucket[ListCheckpoints.bucket(bob)]).as("the greater of its own and the partition's").isEqualTo(5L);
+    List<String> applied = new ArrayList<>();
+    ListCheckpoints.AfterCheckpoints sink = new ListCheckpoints.AfterCheckpoints(byBucket,
+        (offset, user, entry) -> applied.add(user + "@" + offset));
+    for (long offset = 6; offset <= 10; offset++) {
+      sink.apply(offset, "alice", null);
+      sink.apply(offset, bob, null);
+      sink.apply(offset, null, null);
+    }
+    assertThat(applied).containsExactly(bob + "@6", bob + "@7", bob + "@8", bob + "@9", "alice@10", bob + "@10");
+    assertThat(sink.applied()).isEqualTo(6);
   }
 
   private ConversationState current(String user, String conversation) {
@@ -131,13 +184,26 @@ class ListCheckpointsTest {
     return driver.getKeyValueStore(ConversationTopology.STATES_STORE);
   }
 
+  /** The checkpoint of alice's bucket. */
   private Long checkpoint() {
+    return checkpoint(ListCheckpoints.bucket("alice"));
+  }
+
+  /** A bucket's checkpoint: the greater of its own and the partition's (written when every bucket was). */
+  private Long checkpoint(int bucket) {
     KeyValueStore<String, Long> store = driver.getKeyValueStore(ConversationTopology.STATES_STORE + "-checkpoints");
-    return store.get(ListCheckpoints.key(new TopicPartition(topics.inbox().name(), 0)));
+    TopicPartition tp = new TopicPartition(topics.inbox().name(), 0);
+    Long whole = store.get(ListCheckpoints.key(tp));
+    Long own = store.get(ListCheckpoints.key(tp, bucket));
+    return whole == null ? own : own == null ? whole : Long.valueOf(Math.max(whole, own));
   }
 
   private static InboxEntry message(String conversation, long seq, String sender) {
-    return InboxEntry.newBuilder().setUserId("alice").setType(InboxEntryType.MESSAGE).setConversationId(conversation)
+    return message("alice", conversation, seq, sender);
+  }
+
+  private static InboxEntry message(String user, String conversation, long seq, String sender) {
+    return InboxEntry.newBuilder().setUserId(user).setType(InboxEntryType.MESSAGE).setConversationId(conversation)
         .setConversationSeq(seq).setMessageId(conversation + "/m" + seq).setSenderId(sender).setBody("body " + seq)
         .setTimestamp(T.plusSeconds(seq)).build();
   }

@@ -73,6 +73,22 @@ public final class OrderedKey {
     return end == null ? null : Bytes.wrap(end);
   }
 
+  /**
+   * The length of {@code key}'s first field when it is a string (its bytes up to and including the terminator): the
+   * prefix shared by every key with the same first value. -1 when the key holds no terminated string there.
+   */
+  public static int firstStringLength(byte[] key) {
+    for (int i = 0; i + 1 < key.length; i++) {
+      if (key[i] == ZERO) {
+        if (key[i + 1] == TERMINATOR) {
+          return i + 2;
+        }
+        i++; // an escaped zero
+      }
+    }
+    return -1;
+  }
+
   /** Byte order of two keys: unsigned lexicographic, shorter first on a common prefix (RocksDB's). */
   public static int compare(byte[] a, byte[] b) {
     return Arrays.compareUnsigned(a, b);

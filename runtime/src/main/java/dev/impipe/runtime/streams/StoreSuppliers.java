@@ -1,5 +1,8 @@
 package dev.impipe.runtime.streams;
 
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
 import java.time.Duration;
 import org.apache.kafka.streams.state.KeyValueBytesStoreSupplier;
 import org.apache.kafka.streams.state.Stores;
@@ -16,6 +19,8 @@ public final class StoreSuppliers {
 
   /** The system property choosing the store kind: {@code in-memory}, anything else (or unset) is RocksDB. */
   public static final String PROPERTY = "im.state-stores";
+
+  private static final Set<String> MISS_READ = ConcurrentHashMap.newKeySet();
 
   private StoreSuppliers() {}
 
@@ -37,6 +42,21 @@ public final class StoreSuppliers {
     return inMemory()
         ? Stores.inMemoryWindowStore(name, retention, windowSize, retainDuplicates)
         : Stores.persistentWindowStore(name, retention, windowSize, retainDuplicates);
+  }
+
+  /**
+   * A key-value store named {@code name} that is read mostly for keys it does not hold yet (a new user x
+   * conversation): its RocksDB memtables get a whole-key Bloom filter, so such a read skips the memtable's skip list
+   * (SST files have Kafka Streams' Bloom filter already). See {@link #missesOften}.
+   */
+  public static KeyValueBytesStoreSupplier missReadKeyValue(String name) {
+    MISS_READ.add(name);
+    return keyValue(name);
+  }
+
+  /** Whether the store named {@code storeName} was made with {@link #missReadKeyValue} (for the RocksDB config). */
+  public static boolean missesOften(String storeName) {
+    return MISS_READ.contains(storeName);
   }
 
   static boolean inMemory() {

@@ -11,18 +11,20 @@ import org.apache.kafka.streams.state.KeyValueIterator;
 
 /**
  * A {@link WriteBackStore}'s range read: its changes over the store below, in key order (reversed when asked), a
- * change replacing the stored value of its key, deleted keys ({@link WriteBackStore#DELETED}) left out.
+ * change replacing the stored value of its key, deleted keys (whose bytes are null) left out.
+ *
+ * @param <C> a change, made bytes by the function given
  */
-final class WriteBackIterator implements KeyValueIterator<Bytes, byte[]> {
-  private final Iterator<Map.Entry<Bytes, Object>> changes;
+final class WriteBackIterator<C> implements KeyValueIterator<Bytes, byte[]> {
+  private final Iterator<Map.Entry<Bytes, C>> changes;
   private final KeyValueIterator<Bytes, byte[]> below;
   private final boolean reverse;
-  private final Function<Object, byte[]> encode;
-  private Map.Entry<Bytes, Object> change;
+  private final Function<C, byte[]> encode;
+  private Map.Entry<Bytes, C> change;
   private KeyValue<Bytes, byte[]> next;
 
-  WriteBackIterator(NavigableMap<Bytes, Object> changes, KeyValueIterator<Bytes, byte[]> below, boolean reverse,
-      Function<Object, byte[]> encode) {
+  WriteBackIterator(NavigableMap<Bytes, C> changes, KeyValueIterator<Bytes, byte[]> below, boolean reverse,
+      Function<C, byte[]> encode) {
     this.changes = changes.entrySet().iterator();
     this.below = below;
     this.reverse = reverse;
@@ -42,10 +44,11 @@ final class WriteBackIterator implements KeyValueIterator<Bytes, byte[]> {
         if (order == 0) {
           below.next(); // the change replaces it
         }
-        Map.Entry<Bytes, Object> c = change;
+        Map.Entry<Bytes, C> c = change;
         change = changes.hasNext() ? changes.next() : null;
-        if (c.getValue() != WriteBackStore.DELETED) {
-          next = KeyValue.pair(c.getKey(), encode.apply(c.getValue()));
+        byte[] value = encode.apply(c.getValue());
+        if (value != null) {
+          next = KeyValue.pair(c.getKey(), value);
         }
       } else {
         next = below.next();

@@ -1,14 +1,13 @@
 package dev.impipe.runtime.streams;
 
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.Iterator;
 import java.util.function.Function;
+import java.util.function.LongConsumer;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
@@ -19,7 +18,7 @@ import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.internals.WrappedStateStore;
 
 /**
- * A write-back layer on top of a (cached, logged) key-value store: its processor reads and writes decoded values
+ * A write-back layer on top of a (logged) key-value store: its processor reads and writes decoded values
  * ({@link #value}, {@link #write}), and the values changed since the last write-back are encoded and written to the
  * store below at a commit the processor asked for ({@link #arm}): Kafka Streams flushes every store's cache
  * ({@link #flushCache}) before it commits the transaction, and an armed store writes its changes below there, then
@@ -31,9 +30,9 @@ import org.apache.kafka.streams.state.internals.WrappedStateStore;
  * the store below goes, see the conversation list's checkpoints). A task closed without a commit drops the changes.
  *
  * <p>Queries (interactive queries on other threads, through the {@code KeyValueStore} methods) see the changed values
- * as soon as they are written, merged over the store below in key order. A value written below stays in the change
- * map until the next commit, so that a range read that began before the write below (and takes less than a commit
- * interval) still finds it in one of the two.
+ * as soon as they are written, merged over the store below in key order. A value written below stays in memory
+ * until the next write-back, so that a range read that began before the write below (and takes less than a commit
+ * interval) still finds it in one of the two, and a value changed again by then costs no read below.
  *
  * @param <V> the decoded value (immutable: it is read by query threads while the stream thread goes on)
  */
@@ -42,39 +41,44 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
       KeyValueStore<Bytes, byte[]> {
 
   /** How values are stored below. */
-  public record Codec<V>(Function<V, byte[]> encoder, Function<byte[], V> decoder) {
-    byte[] encode(V value) {
-      return encoder.apply(value);
-    }
-
-    V decode(byte[] stored) {
-      return decoder.apply(stored);
-    }
-  }
+  public record Codec<V>(Function<V, byte[]> encoder, Function<byte[], V> decoder) {}
 
   static final Object DELETED = new Object();
+  /** How many buckets the keys fall into (a write-back writes some or all). */
+  public static final int BUCKETS = HeldValues.BUCKETS;
+  /** Every bucket (see {@link #onWriteBack}). */
+  public static final long ALL = (1L << BUCKETS) - 1;
   /** Apps closing cleanly: their write-back stores write every change at each commit, the last one included. */
   private static final Set<String> CLOSING = ConcurrentHashMap.newKeySet();
 
   private final Codec<V> codec;
   /**
-   * Changed values (or {@link #DELETED}) by key, in key order: written by the stream thread, read by queries. Keys
-   * compare with {@link OrderedKey#compare} (the order of {@link Bytes#compareTo}, vectorised).
+   * The values held in memory: those changed since the last write-back, and those written below at the last
+   * write-back; a held key changed again is changed in place.
    */
-  private final ConcurrentSkipListMap<Bytes, Object> changed = new ConcurrentSkipListMap<>(
-      (a, b) -> OrderedKey.compare(a.get(), b.get()));
-  /** The same entries for the stream thread's own lookups: a hash lookup, not a walk down the skip list. */
-  private final Map<Bytes, Object> own = new HashMap<>();
-  /** Keys written below at the last commit, removed from {@link #changed} at the next one. Stream thread only. */
-  private Set<Bytes> writtenBelow = new HashSet<>();
+  private final HeldValues held;
+  /** How many held values changed since the last write-back. */
+  private int dirty;
   private boolean everyCommit = true;
-  private boolean armed;
-  private Runnable onWriteBack = () -> {};
+  /** Buckets to write at the next commit, a bit each. */
+  private long armed;
+  private LongConsumer onWriteBack = buckets -> {};
   private String applicationId;
 
+  /** Over {@code below}, its keys of any layout. */
   public WriteBackStore(KeyValueStore<Bytes, byte[]> below, Codec<V> codec) {
+    this(below, codec, false);
+  }
+
+  /**
+   * Over {@code below}, whose keys start with a string field ({@link OrderedKey}) when {@code byFirstString}: the
+   * changes of one first value (e.g. a user's) are kept apart in key order, so that a new key costs an insertion
+   * among its first value's keys only, and a range read within one first value reads only those.
+   */
+  public WriteBackStore(KeyValueStore<Bytes, byte[]> below, Codec<V> codec, boolean byFirstString) {
     super(below);
     this.codec = codec;
+    this.held = new HeldValues(byFirstString ? OrderedKey::firstStringLength : null);
   }
 
   /**
@@ -117,48 +121,85 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   /** The current value of {@code key}, or null. Stream thread. */
   @SuppressWarnings("unchecked")
   public V value(Bytes key) {
-    Object c = own.get(key);
+    HeldValues.Slot c = held.get(key);
     if (c != null) {
-      return c == DELETED ? null : (V) c;
+      Object v = c.value;
+      return v == DELETED ? null : (V) v;
     }
     byte[] stored = wrapped().get(key);
-    return stored == null ? null : codec.decode(stored);
+    return stored == null ? null : codec.decoder().apply(stored);
   }
 
-  /** Sets {@code key} to {@code value} (null: deletes it), written below at the next commit. Stream thread. */
+  /** Sets {@code key} to {@code value} (null: deletes it), written below at the next write-back. Stream thread. */
   public void write(Bytes key, V value) {
     Object v = value == null ? DELETED : value;
-    own.put(key, v);
-    changed.put(key, v);
-    writtenBelow.remove(key);
+    HeldValues.Slot c = held.get(key);
+    if (c == null) {
+      c = held.add(key, v);
+    } else {
+      c.value = v;
+    }
+    if (!c.dirty) {
+      c.dirty = true;
+      dirty++;
+    }
   }
 
-  /** How many changed values wait for a write-back or were written below at the last commit. Stream thread. */
+  /** How many changed values wait for a write-back. Stream thread. */
   public int pending() {
-    return own.size(); // the skip list's own size() counts its entries one by one
+    return dirty;
+  }
+
+  /**
+   * How many values are held in memory: those waiting for a write-back and those written below at the last one.
+   * Stream thread.
+   */
+  public int held() {
+    return held.size();
   }
 
   private void forget(Bytes key) {
-    own.remove(key);
-    changed.remove(key);
+    HeldValues.Slot c = held.remove(key);
+    if (c != null) {
+      if (c.dirty) {
+        dirty--;
+      }
+    }
   }
 
   /**
    * Sets when the changes are written below: {@code everyCommit} true (the default), at every commit; false, only
-   * at a commit after {@link #arm()}.
+   * at a commit after {@link #arm()} or {@link #arm(int)}.
    */
   public void writeBackEveryCommit(boolean everyCommit) {
     this.everyCommit = everyCommit;
   }
 
-  /** Writes the changes below at the next commit. Stream thread. */
+  /** Writes every change below at the next commit. Stream thread. */
   public void arm() {
-    armed = true;
+    armed = ALL;
   }
 
-  /** Run after each write-back, in its transaction (a processor writes its checkpoint there). Stream thread. */
-  public void onWriteBack(Runnable hook) {
+  /**
+   * Writes the changes of the keys in {@code bucket} (0 to {@link #BUCKETS} - 1) below at the next commit; the
+   * bucket of a key is {@link #groupBucket} its group (a store whose keys start with a string, see the constructor;
+   * all keys of a store without are in bucket 0). Stream thread.
+   */
+  public void arm(int bucket) {
+    armed |= 1L << bucket;
+  }
+
+  /**
+   * Run after each write-back, in its transaction, with the buckets written (bit {@code b} set: bucket {@code b};
+   * {@link #ALL}: every key). A processor writes its checkpoints there. Stream thread.
+   */
+  public void onWriteBack(LongConsumer hook) {
     onWriteBack = hook;
+  }
+
+  /** The bucket of the keys starting with {@code group} (a store's first string field, see {@link OrderedKey}). */
+  public static int groupBucket(Bytes group) {
+    return HeldValues.groupBucket(group);
   }
 
   /**
@@ -167,65 +208,72 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
    */
   @Override
   public void flushCache() {
-    // What the last commit wrote below has been there for a commit interval: readers find it there now.
-    for (Bytes key : writtenBelow) {
-      forget(key);
+    long buckets = everyCommit || (applicationId != null && CLOSING.contains(applicationId)) ? ALL : armed;
+    if (buckets != 0) {
+      for (int b = 0; b < BUCKETS; b++) {
+        if ((buckets & (1L << b)) != 0) {
+          writeBack(b);
+        }
+      }
+      onWriteBack.accept(buckets);
+      armed = 0;
     }
-    writtenBelow = new HashSet<>();
-    writeBackIfArmed();
     super.flushCache();
-  }
-
-  private void writeBackIfArmed() {
-    if (everyCommit || armed || (applicationId != null && CLOSING.contains(applicationId))) {
-      writeBack();
-      onWriteBack.run();
-      armed = false;
-    }
   }
 
   @Override
   public void close() {
     // Closed without a commit: what was not written below is dropped with the input that made it.
-    changed.clear();
-    own.clear();
-    writtenBelow.clear();
+    held.clear();
+    dirty = 0;
     super.close();
   }
 
+  /**
+   * Writes the changed values of a bucket below. A value written at the bucket's write-back before and not changed
+   * since has been below for at least a commit: a range read that began before that write (and takes less than a
+   * commit interval) finds it there now, so it is let go; the values written now are held until the bucket's next
+   * write-back, so that such a read finds them in one of the two, and the processor finds a value it changes again
+   * in memory.
+   */
   @SuppressWarnings("unchecked")
-  private void writeBack() {
-    Set<Bytes> now = new HashSet<>();
+  private void writeBack(int bucket) {
     KeyValueStore<Bytes, byte[]> below = wrapped();
-    for (Map.Entry<Bytes, Object> e : own.entrySet()) {
-      if (e.getValue() == DELETED) {
+    for (Iterator<Map.Entry<Bytes, HeldValues.Slot>> it = held.bucket(bucket); it.hasNext();) {
+      Map.Entry<Bytes, HeldValues.Slot> e = it.next();
+      HeldValues.Slot c = e.getValue();
+      if (!c.dirty) {
+        it.remove();
+        continue;
+      }
+      if (c.value == DELETED) {
         below.delete(e.getKey());
       } else {
-        below.put(e.getKey(), codec.encode((V) e.getValue()));
+        below.put(e.getKey(), codec.encoder().apply((V) c.value));
       }
-      now.add(e.getKey());
+      c.dirty = false;
+      dirty--;
     }
-    writtenBelow = now;
   }
 
-  private byte[] bytes(Object c) {
+  private byte[] bytes(HeldValues.Slot c) {
+    Object v = c.value;
     @SuppressWarnings("unchecked")
-    V v = (V) c;
-    return c == DELETED ? null : codec.encode(v);
+    V value = (V) v;
+    return v == DELETED ? null : codec.encoder().apply(value);
   }
 
   // The byte-level store, for queries and for writers that bypass the write-back layer.
 
   @Override
   public byte[] get(Bytes key) {
-    Object c = changed.get(key);
+    HeldValues.Slot c = held.get(key);
     return c != null ? bytes(c) : wrapped().get(key);
   }
 
   @Override
   public void put(Bytes key, byte[] value) {
     forget(key);
-    writtenBelow.remove(key);
     wrapped().put(key, value);
   }
 
@@ -249,7 +297,6 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   public byte[] delete(Bytes key) {
     byte[] previous = get(key);
     forget(key);
-    writtenBelow.remove(key);
     wrapped().delete(key);
     return previous;
   }
@@ -279,9 +326,8 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
     Bytes from = Bytes.wrap(prefixKeySerializer.serialize(null, prefix));
     // The store below's prefix scan, and the changes whose keys start with the prefix.
     Bytes end = OrderedKey.prefixEnd(from);
-    NavigableMap<Bytes, Object> changes = end == null ? changed.tailMap(from, true)
-        : changed.subMap(from, true, end, false);
-    return new WriteBackIterator(changes, wrapped().prefixScan(prefix, prefixKeySerializer), false, this::bytes);
+    NavigableMap<Bytes, HeldValues.Slot> changes = held.range(from, end, false);
+    return new WriteBackIterator<>(changes, wrapped().prefixScan(prefix, prefixKeySerializer), false, this::bytes);
   }
 
   @Override
@@ -293,14 +339,8 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
     if (from != null && to != null && from.compareTo(to) > 0) {
       return wrapped().range(from, to); // Kafka Streams' own answer to an inverted range
     }
-    NavigableMap<Bytes, Object> changes = changed;
-    if (from != null) {
-      changes = changes.tailMap(from, true);
-    }
-    if (to != null) {
-      changes = changes.headMap(to, true);
-    }
+    NavigableMap<Bytes, HeldValues.Slot> changes = held.range(from, to, true);
     KeyValueIterator<Bytes, byte[]> below = reverse ? wrapped().reverseRange(from, to) : wrapped().range(from, to);
-    return new WriteBackIterator(reverse ? changes.descendingMap() : changes, below, reverse, this::bytes);
+    return new WriteBackIterator<>(reverse ? changes.descendingMap() : changes, below, reverse, this::bytes);
   }
 }

@@ -9,10 +9,21 @@ import org.apache.kafka.streams.state.StoreBuilder;
 public final class WriteBackStoreBuilder<V> implements StoreBuilder<WriteBackStore<V>> {
   private final StoreBuilder<KeyValueStore<Bytes, byte[]>> below;
   private final WriteBackStore.Codec<V> codec;
+  private final boolean byFirstString;
 
   public WriteBackStoreBuilder(StoreBuilder<KeyValueStore<Bytes, byte[]>> below, WriteBackStore.Codec<V> codec) {
+    this(below, codec, false);
+  }
+
+  /**
+   * @param byFirstString every key starts with a string field: see
+   *     {@link WriteBackStore#WriteBackStore(KeyValueStore, WriteBackStore.Codec, boolean)}
+   */
+  public WriteBackStoreBuilder(StoreBuilder<KeyValueStore<Bytes, byte[]>> below, WriteBackStore.Codec<V> codec,
+      boolean byFirstString) {
     this.below = below;
     this.codec = codec;
+    this.byFirstString = byFirstString;
   }
 
   @Override
@@ -41,7 +52,7 @@ public final class WriteBackStoreBuilder<V> implements StoreBuilder<WriteBackSto
 
   @Override
   public WriteBackStore<V> build() {
-    return new WriteBackStore<>(below.build(), codec);
+    return new WriteBackStore<>(below.build(), codec, byFirstString);
   }
 
   @Override

@@ -175,4 +175,14 @@ class OrderedKeyTest {
   private static boolean startsWith(byte[] key, byte[] prefix) {
     return key.length >= prefix.length && Arrays.equals(key, 0, prefix.length, prefix, 0, prefix.length);
   }
+
+  @Test
+  void theFirstStringsLengthIsItsEncodingWithTheTerminator() {
+    byte[] user = OrderedKey.key().string("a\0b").build();
+    assertThat(OrderedKey.firstStringLength(OrderedKey.key().string("a\0b").string("c").build()))
+        .isEqualTo(user.length);
+    assertThat(OrderedKey.firstStringLength(user)).isEqualTo(user.length);
+    assertThat(OrderedKey.firstStringLength(OrderedKey.key().int64(0).build())).isEqualTo(-1);
+    assertThat(OrderedKey.firstStringLength(new byte[0])).isEqualTo(-1);
+  }
 }

@@ -31,12 +31,14 @@ class WriteBackStoreTest {
     assertThat(text(store.get(key("k1")))).isEqualTo("b");
     assertThat(below.get(key("k1"))).isNull();
 
+    assertThat(store.pending()).isEqualTo(1);
     store.flushCache();
     assertThat(text(below.get(key("k1")))).isEqualTo("b");
-    assertThat(store.pending()).as("kept until the next commit, for range reads that began before").isEqualTo(1);
+    assertThat(store.pending()).isZero();
+    assertThat(store.held()).as("kept until the next write-back, for range reads that began before").isEqualTo(1);
 
     store.flushCache();
-    assertThat(store.pending()).isZero();
+    assertThat(store.held()).as("not changed since it was written below: let go").isZero();
     assertThat(store.value(key("k1"))).as("now read from below").isEqualTo("b");
   }
 
@@ -45,7 +47,7 @@ class WriteBackStoreTest {
     store.write(key("k"), "a");
     store.flushCache();
     store.commit(Map.of());
-    assertThat(store.pending()).as("a range read that began before the write below finds it here").isEqualTo(1);
+    assertThat(store.held()).as("a range read that began before the write below finds it here").isEqualTo(1);
   }
 
   @Test
@@ -60,6 +62,28 @@ class WriteBackStoreTest {
     store.write(key("k"), "b");
     store.flushCache();
     assertThat(text(below.get(key("k")))).as("disarmed again").isEqualTo("a");
+    assertThat(store.pending()).isEqualTo(1);
+  }
+
+  @Test
+  void aHeldKeyIsLetGoOnlyAtAWriteBackAfterOneThatFoundItUnchanged() {
+    store.writeBackEveryCommit(false);
+    store.write(key("busy"), "a");
+    store.write(key("quiet"), "q");
+    store.arm();
+    store.flushCache();
+    store.flushCache();
+    store.flushCache();
+    assertThat(store.held()).as("unarmed commits let nothing go").isEqualTo(2);
+
+    store.write(key("busy"), "b");
+    assertThat(store.pending()).as("changed in place, counted once").isEqualTo(1);
+    store.arm();
+    store.flushCache();
+    assertThat(store.held()).as("the quiet key was below since the write-back before").isEqualTo(1);
+    assertThat(store.value(key("quiet"))).isEqualTo("q");
+    assertThat(text(store.get(key("busy")))).isEqualTo("b");
+    assertThat(text(below.get(key("busy")))).isEqualTo("b");
   }
 
   @Test
@@ -70,7 +94,7 @@ class WriteBackStoreTest {
     store.flushCache();
     assertThat(text(below.get(key("k")))).isEqualTo("b");
     store.flushCache();
-    assertThat(store.pending()).isZero();
+    assertThat(store.held()).isZero();
     assertThat(store.value(key("k"))).isEqualTo("b");
   }
 
@@ -114,6 +138,7 @@ class WriteBackStoreTest {
     store.put(key("k"), bytes("z"));
     assertThat(store.value(key("k"))).isEqualTo("z");
     assertThat(store.pending()).isZero();
+    assertThat(store.held()).isZero();
     store.flushCache();
     assertThat(text(below.get(key("k")))).isEqualTo("z");
   }
@@ -123,6 +148,92 @@ class WriteBackStoreTest {
     store.write(key("k"), "a");
     store.close();
     assertThat(store.pending()).isZero();
+    assertThat(store.held()).isZero();
+  }
+
+  @Test
+  void keysGroupedByTheirFirstStringReadAlikeWithinAndAcrossGroups() {
+    KeyValueStore<Bytes, byte[]> under = Stores.inMemoryKeyValueStore("grouped").get();
+    WriteBackStore<String> grouped = new WriteBackStore<>(under, TEXT, true);
+    under.put(userKey("bob", "c1"), bytes("a"));
+    under.put(userKey("bob", "c3"), bytes("c"));
+    under.put(userKey("bobby", "c0"), bytes("z"));
+    grouped.write(userKey("bob", "c2"), "B");
+    grouped.write(userKey("bob", "c3"), "C");
+    grouped.write(userKey("al", "c9"), "X");
+    grouped.write(userKey("bobby", "c0"), null);
+    Bytes bob = OrderedKey.key().string("bob").bytes();
+
+    assertThat(readUsers(grouped.range(bob, OrderedKey.prefixEnd(bob)))).as("one user's, from their group")
+        .containsExactly("bob/c1=a", "bob/c2=B", "bob/c3=C");
+    assertThat(readUsers(grouped.reverseRange(bob, OrderedKey.prefixEnd(bob))))
+        .containsExactly("bob/c3=C", "bob/c2=B", "bob/c1=a");
+    assertThat(readUsers(grouped.range(userKey("bob", "c2"), OrderedKey.prefixEnd(bob)))).as("from a key within")
+        .containsExactly("bob/c2=B", "bob/c3=C");
+    assertThat(readUsers(grouped.range(OrderedKey.key().string("al").bytes(), OrderedKey.prefixEnd(bob))))
+        .as("across users").containsExactly("al/c9=X", "bob/c1=a", "bob/c2=B", "bob/c3=C");
+    assertThat(readUsers(grouped.all())).containsExactly("al/c9=X", "bob/c1=a", "bob/c2=B", "bob/c3=C");
+    assertThat(readUsers(grouped.prefixScan("bob", (topic, p) -> OrderedKey.key().string(p).build())))
+        .containsExactly("bob/c1=a", "bob/c2=B", "bob/c3=C");
+
+    grouped.flushCache();
+    grouped.flushCache();
+    assertThat(grouped.held()).isZero();
+    assertThat(readUsers(grouped.all())).as("the same from below")
+        .containsExactly("al/c9=X", "bob/c1=a", "bob/c2=B", "bob/c3=C");
+    grouped.write(userKey("bob", "c1"), "A");
+    assertThat(readUsers(grouped.range(bob, OrderedKey.prefixEnd(bob))))
+        .containsExactly("bob/c1=A", "bob/c2=B", "bob/c3=C");
+  }
+
+  @Test
+  void anArmedBucketWritesOnlyItsUsersChangesAndLetsGoOnlyItsUnchangedOnes() {
+    KeyValueStore<Bytes, byte[]> under = Stores.inMemoryKeyValueStore("buckets").get();
+    WriteBackStore<String> grouped = new WriteBackStore<>(under, TEXT, true);
+    grouped.writeBackEveryCommit(false);
+    String other = "u1";
+    int bucket = WriteBackStore.groupBucket(OrderedKey.key().string("u0").bytes());
+    while (WriteBackStore.groupBucket(OrderedKey.key().string(other).bytes()) == bucket) {
+      other = other + "x";
+    }
+    List<Long> written = new ArrayList<>();
+    grouped.onWriteBack(written::add);
+    grouped.write(userKey("u0", "c"), "a");
+    grouped.write(userKey(other, "c"), "b");
+
+    grouped.arm(bucket);
+    grouped.flushCache();
+    assertThat(written).containsExactly(1L << bucket);
+    assertThat(text(under.get(userKey("u0", "c")))).isEqualTo("a");
+    assertThat(under.get(userKey(other, "c"))).as("another bucket: still waiting").isNull();
+    assertThat(grouped.pending()).isEqualTo(1);
+
+    grouped.arm(bucket);
+    grouped.flushCache();
+    assertThat(grouped.held()).as("u0's unchanged state let go at its bucket's next turn").isEqualTo(1);
+    assertThat(text(grouped.get(userKey(other, "c")))).isEqualTo("b");
+
+    grouped.arm();
+    grouped.flushCache();
+    assertThat(written).last().isEqualTo(WriteBackStore.ALL);
+    assertThat(text(under.get(userKey(other, "c")))).isEqualTo("b");
+    assertThat(grouped.pending()).isZero();
+  }
+
+  private static Bytes userKey(String user, String conversation) {
+    return OrderedKey.key().string(user).string(conversation).bytes();
+  }
+
+  private static List<String> readUsers(KeyValueIterator<Bytes, byte[]> it) {
+    List<String> out = new ArrayList<>();
+    try (it) {
+      while (it.hasNext()) {
+        KeyValue<Bytes, byte[]> kv = it.next();
+        OrderedKey.Reader r = OrderedKey.read(kv.key);
+        out.add(r.string() + "/" + r.string() + "=" + text(kv.value));
+      }
+    }
+    return out;
   }
 
   private static Bytes key(String k) {

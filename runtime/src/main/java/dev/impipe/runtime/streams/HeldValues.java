@@ -1,0 +1,197 @@
+package dev.impipe.runtime.streams;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.function.ToIntFunction;
+import org.apache.kafka.common.utils.Bytes;
+
+/**
+ * The values a {@link WriteBackStore} holds in memory, by key: a hash map for lookups (the stream thread's, and
+ * queries' point reads), and for range reads the same slots in key order, one ordered map per key group (the keys
+ * sharing a prefix, e.g. a user's: a new key costs an insertion into its group's small map, not into one map of every
+ * held key). Written by the stream thread only; read by query threads too.
+ */
+final class HeldValues {
+
+  /** Byte order of keys ({@link OrderedKey#compare}, the order of {@link Bytes#compareTo}, vectorised). */
+  static final Comparator<Bytes> ORDER = (a, b) -> OrderedKey.compare(a.get(), b.get());
+  private static final Bytes ONE_GROUP = Bytes.wrap(new byte[0]);
+
+  /**
+   * How many buckets the keys fall into ({@link #groupBucket}): a write-back can write one bucket at a time. Part of the
+   * stored checkpoints' meaning: never changed.
+   */
+  static final int BUCKETS = 32;
+
+  /** A held key's value (or {@link WriteBackStore#DELETED}): changed in place by the stream thread. */
+  static final class Slot {
+    final Bytes group;
+    final int bucket;
+    volatile Object value;
+    /** Changed since it was last written below. Stream thread only. */
+    boolean dirty;
+
+    Slot(Bytes group, Object value) {
+      this.group = group;
+      this.bucket = groupBucket(group);
+      this.value = value;
+    }
+  }
+
+  private final ConcurrentHashMap<Bytes, Slot> slots = new ConcurrentHashMap<>();
+  /** The same slots by bucket, for write-backs. Stream thread only. */
+  private final List<Map<Bytes, Slot>> buckets = new ArrayList<>(BUCKETS);
+  private final ConcurrentHashMap<Bytes, ConcurrentSkipListMap<Bytes, Slot>> groups = new ConcurrentHashMap<>();
+  private final ToIntFunction<byte[]> groupLength;
+
+  /**
+   * @param groupLength the length of a key's group prefix ({@code <= 0}: the key is in the group of keys without one);
+   *     a range read within one group reads that group's map only. Null: every key in one group.
+   */
+  HeldValues(ToIntFunction<byte[]> groupLength) {
+    this.groupLength = groupLength;
+    for (int b = 0; b < BUCKETS; b++) {
+      buckets.add(new HashMap<>());
+    }
+  }
+
+  /**
+   * The bucket of a key whose group prefix (e.g. a user's first string field) is {@code group}: stable across
+   * processes and versions (the bytes' {@link Arrays#hashCode(byte[])}), so that a stored checkpoint of a bucket
+   * names the same keys after a restart. Keys without a group are in bucket 0.
+   */
+  static int groupBucket(Bytes group) {
+    return group.get().length == 0 ? 0 : Math.floorMod(Arrays.hashCode(group.get()), BUCKETS);
+  }
+
+  Slot get(Bytes key) {
+    return slots.get(key);
+  }
+
+  /** Holds {@code value} under {@code key}, which is not held yet. Stream thread. */
+  Slot add(Bytes key, Object value) {
+    Slot slot = new Slot(group(key.get()), value);
+    slots.put(key, slot);
+    buckets.get(slot.bucket).put(key, slot);
+    groups.computeIfAbsent(slot.group, g -> new ConcurrentSkipListMap<>(ORDER)).put(key, slot);
+    return slot;
+  }
+
+  /** Lets {@code key} go; its slot, or null when it was not held. Stream thread. */
+  Slot remove(Bytes key) {
+    Slot slot = slots.remove(key);
+    if (slot != null) {
+      buckets.get(slot.bucket).remove(key);
+      unlist(key, slot);
+    }
+    return slot;
+  }
+
+  private void unlist(Bytes key, Slot slot) {
+    ConcurrentSkipListMap<Bytes, Slot> group = groups.get(slot.group);
+    if (group != null) {
+      group.remove(key);
+      if (group.isEmpty()) {
+        groups.remove(slot.group, group); // only the stream thread adds: nothing is added to it meanwhile
+      }
+    }
+  }
+
+  int size() {
+    return slots.size();
+  }
+
+  /**
+   * The held slots of bucket {@code b}, for a write-back: removing one through the iterator lets its key go. Stream
+   * thread.
+   */
+  Iterator<Map.Entry<Bytes, Slot>> bucket(int b) {
+    Iterator<Map.Entry<Bytes, Slot>> it = buckets.get(b).entrySet().iterator();
+    return new Iterator<>() {
+      private Map.Entry<Bytes, Slot> last;
+
+      @Override
+      public boolean hasNext() {
+        return it.hasNext();
+      }
+
+      @Override
+      public Map.Entry<Bytes, Slot> next() {
+        last = it.next();
+        return last;
+      }
+
+      @Override
+      public void remove() {
+        it.remove();
+        slots.remove(last.getKey(), last.getValue());
+        unlist(last.getKey(), last.getValue());
+      }
+    };
+  }
+
+  void clear() {
+    slots.clear();
+    groups.clear();
+    for (Map<Bytes, Slot> b : buckets) {
+      b.clear();
+    }
+  }
+
+  /**
+   * The held slots from {@code from} (inclusive; null: from the first) to {@code to} (null: to the last), in key
+   * order: a view of the map of the group the range lies in, or a copy of the held slots in the range when it spans
+   * groups.
+   */
+  NavigableMap<Bytes, Slot> range(Bytes from, Bytes to, boolean toInclusive) {
+    if (groupLength == null) {
+      return view(groups.get(ONE_GROUP), from, to, toInclusive);
+    }
+    int length = from == null ? -1 : groupLength.applyAsInt(from.get());
+    if (length > 0 && to != null) {
+      byte[] end = OrderedKey.prefixEnd(Arrays.copyOf(from.get(), length));
+      if (end != null && OrderedKey.compare(to.get(), end) <= 0) {
+        return view(groups.get(Bytes.wrap(Arrays.copyOf(from.get(), length))), from, to, toInclusive);
+      }
+    }
+    TreeMap<Bytes, Slot> copy = new TreeMap<>(ORDER);
+    for (Map.Entry<Bytes, Slot> e : slots.entrySet()) {
+      Bytes k = e.getKey();
+      if ((from == null || ORDER.compare(k, from) >= 0)
+          && (to == null || (toInclusive ? ORDER.compare(k, to) <= 0 : ORDER.compare(k, to) < 0))) {
+        copy.put(k, e.getValue());
+      }
+    }
+    return copy;
+  }
+
+  private static NavigableMap<Bytes, Slot> view(NavigableMap<Bytes, Slot> held, Bytes from, Bytes to,
+      boolean toInclusive) {
+    if (held == null) {
+      return Collections.emptyNavigableMap();
+    }
+    NavigableMap<Bytes, Slot> v = held;
+    if (from != null) {
+      v = v.tailMap(from, true);
+    }
+    if (to != null) {
+      v = v.headMap(to, toInclusive);
+    }
+    return v;
+  }
+
+  private Bytes group(byte[] key) {
+    int length = groupLength == null ? -1 : groupLength.applyAsInt(key);
+    return length <= 0 ? ONE_GROUP : Bytes.wrap(Arrays.copyOf(key, length));
+  }
+}
