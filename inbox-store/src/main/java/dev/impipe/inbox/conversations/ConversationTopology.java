@@ -31,17 +31,17 @@ public final class ConversationTopology {
   private ConversationTopology() {}
 
   /**
-   * A write-back store ({@link WriteBackStore}) over a logged one: the processor's changes of a key between two
-   * write-backs reach RocksDB and the changelog once, encoded once. Uncached: the write-back layer is the cache, and
-   * its write-back would only pass through the record cache on the way. Every key starts with the user: a user's
-   * changes are kept in key order apart from the others' (a page reads one user's). Most reads below are of states
-   * the store does not hold yet (a new conversation, or one not changed for an interval and let go): its memtables
-   * get a Bloom filter.
+   * A write-back store ({@link WriteBackStore}) over a logged, cached one: the processor's changes of a key between
+   * two write-backs reach the record cache, RocksDB and the changelog once, encoded once. The write-back goes through
+   * the record cache, whose flush (at the same commit) writes each state to the changelog with its record context.
+   * Every key starts with the user: a user's changes are kept in key order apart from the others' (a page reads one
+   * user's). Most reads below are of states the store does not hold yet (a new conversation, or one not changed for
+   * an interval and let go): its memtables get a Bloom filter.
    */
   private static <V> WriteBackStoreBuilder<V> writeBack(String name, WriteBackStore.Codec<V> codec) {
     return new WriteBackStoreBuilder<>(
         Stores.keyValueStoreBuilder(StoreSuppliers.missReadKeyValue(name), Serdes.Bytes(),
-            Serdes.ByteArray()).withCachingDisabled(),
+            Serdes.ByteArray()).withCachingEnabled(),
         codec, true);
   }
 
