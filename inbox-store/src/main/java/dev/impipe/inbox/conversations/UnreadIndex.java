@@ -11,55 +11,90 @@ import java.util.Objects;
  * messageId, ascending by seq. A read marker removes a prefix; a recall finds its message by the hash (a RECALL
  * entry names the messageId only). Immutable.
  *
+ * <p>An index is a window {@code [from, to)} of arrays it may share with the indexes it was made from: a message
+ * newer than every indexed one (the usual case: a conversation's messages arrive in seq order) is written at
+ * {@code to} when no other index has written there yet, and dropping the oldest moves {@code from}, so that a
+ * conversation at its cap costs no copy of its index per message; the arrays are copied (with room to grow) only when
+ * they are full or shared past {@code to}. The slots inside a window are never written again, so an index handed to
+ * another thread (a query) stays as it was. Written from one thread (the stream thread).
+ *
  * <p>Stored form: {@code varint n}, then per message the seq as an unsigned varint delta from the previous one (the
  * first from 0) and the hash as 8 bytes big-endian.
  */
 public final class UnreadIndex {
 
-  public static final UnreadIndex EMPTY = new UnreadIndex(new long[0], new long[0]);
+  public static final UnreadIndex EMPTY = new UnreadIndex(new Slots(0), 0, 0);
 
   /** A varint of a long takes at most ten bytes (7 bits each). */
   private static final int MAX_VARINT_BYTES = 10;
 
-  private final long[] seqs;
-  private final long[] hashes;
+  /** The arrays an index's window is in; {@code used}: how far any index has written. */
+  private static final class Slots {
+    final long[] seqs;
+    final long[] hashes;
+    int used;
 
-  private UnreadIndex(long[] seqs, long[] hashes) {
-    this.seqs = seqs;
-    this.hashes = hashes;
+    Slots(int capacity) {
+      seqs = new long[capacity];
+      hashes = new long[capacity];
+    }
+  }
+
+  private final Slots slots;
+  private final int from;
+  private final int to;
+
+  private UnreadIndex(Slots slots, int from, int to) {
+    this.slots = slots;
+    this.from = from;
+    this.to = to;
   }
 
   /** Messages indexed. */
   public int size() {
-    return seqs.length;
+    return to - from;
   }
 
   /** Whether the message at {@code seq} is indexed. */
   public boolean contains(long seq) {
-    return Arrays.binarySearch(seqs, seq) >= 0;
+    return find(seq) >= 0;
   }
 
   /** The lowest indexed seq; only when not empty. */
   public long oldest() {
-    return seqs[0];
+    return slots.seqs[from];
+  }
+
+  /** {@code seq}'s position in the window (from 0), or {@code -(insertion point) - 1}. */
+  private int find(long seq) {
+    int at = Arrays.binarySearch(slots.seqs, from, to, seq);
+    return at >= 0 ? at - from : at + from;
   }
 
   /** With the message at {@code seq} added (in seq order); the same when it is there already. */
   public UnreadIndex with(long seq, String messageId) {
-    int at = Arrays.binarySearch(seqs, seq);
+    int at = find(seq);
     if (at >= 0) {
       return this;
     }
     int insert = -at - 1;
-    long[] s = new long[seqs.length + 1];
-    long[] h = new long[seqs.length + 1];
-    System.arraycopy(seqs, 0, s, 0, insert);
-    System.arraycopy(hashes, 0, h, 0, insert);
-    s[insert] = seq;
-    h[insert] = hash(messageId);
-    System.arraycopy(seqs, insert, s, insert + 1, seqs.length - insert);
-    System.arraycopy(hashes, insert, h, insert + 1, seqs.length - insert);
-    return new UnreadIndex(s, h);
+    int size = size();
+    if (insert == size && slots.used == to && to < slots.seqs.length) {
+      slots.seqs[to] = seq;
+      slots.hashes[to] = hash(messageId);
+      slots.used = to + 1;
+      return new UnreadIndex(slots, from, to + 1);
+    }
+    // A copy with room for half as many more (at least 4) after the new one.
+    Slots copy = new Slots(size + 1 + Math.max(4, (size + 1) / 2));
+    System.arraycopy(slots.seqs, from, copy.seqs, 0, insert);
+    System.arraycopy(slots.hashes, from, copy.hashes, 0, insert);
+    copy.seqs[insert] = seq;
+    copy.hashes[insert] = hash(messageId);
+    System.arraycopy(slots.seqs, from + insert, copy.seqs, insert + 1, size - insert);
+    System.arraycopy(slots.hashes, from + insert, copy.hashes, insert + 1, size - insert);
+    copy.used = size + 1;
+    return new UnreadIndex(copy, 0, size + 1);
   }
 
   /** Without its oldest message. */
@@ -69,7 +104,7 @@ public final class UnreadIndex {
 
   /** How many indexed messages are at or below {@code seq}. */
   public int countUpTo(long seq) {
-    int at = Arrays.binarySearch(seqs, seq);
+    int at = find(seq);
     return at >= 0 ? at + 1 : -at - 1;
   }
 
@@ -81,15 +116,20 @@ public final class UnreadIndex {
   /** Without the message whose messageId is {@code messageId}; the same when it is not indexed. */
   public UnreadIndex without(String messageId) {
     long h = hash(messageId);
-    for (int i = 0; i < hashes.length; i++) {
-      if (hashes[i] == h) {
-        long[] s = new long[seqs.length - 1];
-        long[] hs = new long[seqs.length - 1];
-        System.arraycopy(seqs, 0, s, 0, i);
-        System.arraycopy(hashes, 0, hs, 0, i);
-        System.arraycopy(seqs, i + 1, s, i, seqs.length - i - 1);
-        System.arraycopy(hashes, i + 1, hs, i, seqs.length - i - 1);
-        return new UnreadIndex(s, hs);
+    for (int i = from; i < to; i++) {
+      if (slots.hashes[i] == h) {
+        int size = size() - 1;
+        if (size == 0) {
+          return EMPTY;
+        }
+        Slots copy = new Slots(size);
+        int before = i - from;
+        System.arraycopy(slots.seqs, from, copy.seqs, 0, before);
+        System.arraycopy(slots.hashes, from, copy.hashes, 0, before);
+        System.arraycopy(slots.seqs, i + 1, copy.seqs, before, to - i - 1);
+        System.arraycopy(slots.hashes, i + 1, copy.hashes, before, to - i - 1);
+        copy.used = size;
+        return new UnreadIndex(copy, 0, size);
       }
     }
     return this;
@@ -99,23 +139,24 @@ public final class UnreadIndex {
     if (first <= 0) {
       return this;
     }
-    if (first >= seqs.length) {
+    if (first >= size()) {
       return EMPTY;
     }
-    return new UnreadIndex(Arrays.copyOfRange(seqs, first, seqs.length),
-        Arrays.copyOfRange(hashes, first, hashes.length));
+    return new UnreadIndex(slots, from + first, to);
   }
 
   /** The stored form (see the class comment). */
   public byte[] encode() {
-    ByteArrayOutputStream out = new ByteArrayOutputStream(2 + seqs.length * 10);
-    varint(out, seqs.length);
+    ByteArrayOutputStream out = new ByteArrayOutputStream(2 + size() * 10);
+    varint(out, size());
     long previous = 0;
-    for (int i = 0; i < seqs.length; i++) {
-      varint(out, seqs[i] - previous);
-      previous = seqs[i];
+    for (int i = from; i < to; i++) {
+      long seq = slots.seqs[i];
+      varint(out, seq - previous);
+      previous = seq;
+      long h = slots.hashes[i];
       for (int b = 56; b >= 0; b -= 8) {
-        out.write((int) (hashes[i] >>> b));
+        out.write((int) (h >>> b));
       }
     }
     return out.toByteArray();
@@ -132,8 +173,9 @@ public final class UnreadIndex {
       requireEnd(bytes, pos);
       return EMPTY;
     }
-    long[] s = new long[(int) n];
-    long[] h = new long[(int) n];
+    Slots read = new Slots((int) n);
+    long[] s = read.seqs;
+    long[] h = read.hashes;
     long previous = 0;
     for (int i = 0; i < n; i++) {
       long delta = readVarint(bytes, pos);
@@ -149,7 +191,8 @@ public final class UnreadIndex {
       h[i] = v;
     }
     requireEnd(bytes, pos);
-    return new UnreadIndex(s, h);
+    read.used = (int) n;
+    return new UnreadIndex(read, 0, (int) n);
   }
 
   /** FNV-1a over the UTF-8 bytes of a messageId. */
@@ -194,16 +237,19 @@ public final class UnreadIndex {
 
   @Override
   public boolean equals(Object o) {
-    return o instanceof UnreadIndex other && Arrays.equals(seqs, other.seqs) && Arrays.equals(hashes, other.hashes);
+    return o == this || o instanceof UnreadIndex other
+        && Arrays.equals(slots.seqs, from, to, other.slots.seqs, other.from, other.to)
+        && Arrays.equals(slots.hashes, from, to, other.slots.hashes, other.from, other.to);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(Arrays.hashCode(seqs), Arrays.hashCode(hashes));
+    return Objects.hash(Arrays.hashCode(Arrays.copyOfRange(slots.seqs, from, to)),
+        Arrays.hashCode(Arrays.copyOfRange(slots.hashes, from, to)));
   }
 
   @Override
   public String toString() {
-    return "UnreadIndex" + Arrays.toString(seqs);
+    return "UnreadIndex" + Arrays.toString(Arrays.copyOfRange(slots.seqs, from, to));
   }
 }

@@ -117,4 +117,49 @@ class UnreadIndexTest {
     negative[10] = 1;
     assertThatThrownBy(() -> UnreadIndex.decode(negative)).isInstanceOf(IllegalArgumentException.class);
   }
+
+  @Test
+  void anIndexAtItsCapTakesEachNewMessageAndLeavesTheIndexesBeforeItAsTheyWere() {
+    // Given an index of three messages, kept at three as a conversation at its cap is
+    UnreadIndex index = UnreadIndex.EMPTY.with(1, "m1").with(2, "m2").with(3, "m3");
+    UnreadIndex first = index;
+    java.util.List<UnreadIndex> seen = new java.util.ArrayList<>();
+    for (long seq = 4; seq <= 1_000; seq++) {
+      index = index.withoutOldest().with(seq, "m" + seq);
+      seen.add(index);
+    }
+    // Then each index holds the three newest of its time, found by seq and by id, and stores as such
+    for (int i = 0; i < seen.size(); i++) {
+      long newest = i + 4;
+      UnreadIndex at = seen.get(i);
+      assertThat(at).isEqualTo(UnreadIndex.EMPTY.with(newest - 2, "m" + (newest - 2)).with(newest - 1,
+          "m" + (newest - 1)).with(newest, "m" + newest));
+      assertThat(at.oldest()).isEqualTo(newest - 2);
+      assertThat(UnreadIndex.decode(at.encode())).isEqualTo(at);
+      assertThat(at.without("m" + newest).size()).isEqualTo(2);
+    }
+    assertThat(first).isEqualTo(UnreadIndex.EMPTY.with(1, "m1").with(2, "m2").with(3, "m3"));
+    assertThat(first.countUpTo(2)).isEqualTo(2);
+    assertThat(first.contains(4)).isFalse();
+  }
+
+  @Test
+  void twoIndexesMadeFromOneGoTheirOwnWays() {
+    // Given one index and two made from it, each with a message of its own
+    UnreadIndex base = UnreadIndex.EMPTY.with(1, "m1").with(2, "m2");
+    UnreadIndex a = base.with(3, "a3");
+    UnreadIndex b = base.with(3, "b3");
+    UnreadIndex c = base.withoutOldest().with(5, "c5");
+    // Then neither sees the other's message, and the one they came from is unchanged
+    assertThat(a.without("a3")).isEqualTo(base);
+    assertThat(b.without("b3")).isEqualTo(base);
+    assertThat(a.without("b3")).isSameAs(a);
+    assertThat(c).isEqualTo(UnreadIndex.EMPTY.with(2, "m2").with(5, "c5"));
+    assertThat(base).isEqualTo(UnreadIndex.EMPTY.with(1, "m1").with(2, "m2")).hasToString("UnreadIndex[1, 2]");
+    // And a message inserted before others, or the last one recalled, leaves them alone too
+    assertThat(a.with(0, "m0").oldest()).isEqualTo(0);
+    assertThat(a.oldest()).isEqualTo(1);
+    assertThat(UnreadIndex.EMPTY.with(9, "m9").without("m9")).isSameAs(UnreadIndex.EMPTY);
+    assertThat(a.withoutOldest().withoutOldest().withoutOldest()).isSameAs(UnreadIndex.EMPTY);
+  }
 }
