@@ -26,8 +26,13 @@ public record ConversationState(boolean member, boolean large, long fromSeq, lon
     long untracked, long untrackedMaxSeq, Last last, boolean muted, boolean pinned, long activityAt,
     long updatedAt, UnreadIndex index) {
 
-  /** Version 2: version 1 plus the unread index (version 1 kept it in a store of its own). */
-  private static final int VERSION = 2;
+  /**
+   * Version 3: version 2 with 4-byte hashes in the unread index, not 8. Version 2 (still read): version 1 plus the
+   * unread index (version 1 kept it in a store of its own).
+   */
+  private static final int VERSION = 3;
+  /** The version before, read as this one: the same fields, 8-byte hashes in the index. */
+  private static final int VERSION_8_BYTE_HASHES = 2;
   private static final String FORMAT = "conversations";
 
   /**
@@ -95,7 +100,7 @@ public record ConversationState(boolean member, boolean large, long fromSeq, lon
   }
 
   /**
-   * The stored form: {@code [version 2]} then the fields in order; {@code last} behind a presence byte, the index
+   * The stored form: {@code [version 3]} then the fields in order; {@code last} behind a presence byte, the index
    * last ({@link UnreadIndex#encode()}, length-prefixed).
    */
   public byte[] encode() {
@@ -112,7 +117,7 @@ public record ConversationState(boolean member, boolean large, long fromSeq, lon
 
   /** Reads what {@link #encode()} wrote. */
   public static ConversationState decode(byte[] value) {
-    VersionedValue.Reader r = VersionedValue.read(value, FORMAT, VERSION);
+    VersionedValue.Reader r = VersionedValue.read(value, FORMAT, VERSION, VERSION_8_BYTE_HASHES);
     int flags = r.int8();
     long fromSeq = r.int64();
     long readUpTo = r.int64();
@@ -130,7 +135,8 @@ public record ConversationState(boolean member, boolean large, long fromSeq, lon
     r.end();
     UnreadIndex decoded;
     try {
-      decoded = index == null ? UnreadIndex.EMPTY : UnreadIndex.decode(index);
+      decoded = index == null ? UnreadIndex.EMPTY
+          : UnreadIndex.decode(index, r.version() == VERSION ? Integer.BYTES : Long.BYTES);
     } catch (IllegalArgumentException e) {
       throw new VersionedValue.MalformedValueException(FORMAT + " value: " + e.getMessage());
     }
@@ -184,7 +190,9 @@ public record ConversationState(boolean member, boolean large, long fromSeq, lon
   }
 
   private static boolean isCurrent(byte[] value) {
-    return value != null && value.length >= ACTIVITY_AT + Long.BYTES && value[0] == VERSION;
+    // Versions 2 and 3 differ in the index only, after the fields read here.
+    return value != null && value.length >= ACTIVITY_AT + Long.BYTES
+        && (value[0] == VERSION || value[0] == VERSION_8_BYTE_HASHES);
   }
 
   private int flags() {

@@ -29,7 +29,7 @@ public record ConversationsConfig(int unreadTracked, int defaultLimit, int maxLi
       + "inbox entry) and `GET /v1/users/{userId}/conversations` and the settings route answer `404`");
 
   public static final Setting<Integer> UNREAD_TRACKED = Setting.integer("IM_CONVERSATION_UNREAD_TRACKED", 100, 1,
-      10_000, "unread messages indexed per user and conversation (inside its state, about 10 bytes each, rewritten "
+      10_000, "unread messages indexed per user and conversation (inside its state, about 5 bytes each, rewritten "
           + "with every entry of the conversation); older unread ones are still counted, but a recall of one no "
           + "longer lowers the count and the conversation says `unreadCapped`");
   public static final Setting<Integer> PAGE_DEFAULT = Setting.integer("IM_CONVERSATIONS_PAGE_DEFAULT", 50, 1,

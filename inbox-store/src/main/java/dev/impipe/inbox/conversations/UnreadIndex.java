@@ -7,7 +7,7 @@ import java.util.Objects;
 
 /**
  * The newest unread messages of one user's conversation, kept inside its {@link ConversationState} (no store of its
- * own, no write per message besides the state's): per message its conversation seq and a 64-bit hash of its
+ * own, no write per message besides the state's): per message its conversation seq and a 32-bit hash of its
  * messageId, ascending by seq. A read marker removes a prefix; a recall finds its message by the hash (a RECALL
  * entry names the messageId only). Immutable.
  *
@@ -19,7 +19,8 @@ import java.util.Objects;
  * another thread (a query) stays as it was. Written from one thread (the stream thread).
  *
  * <p>Stored form: {@code varint n}, then per message the seq as an unsigned varint delta from the previous one (the
- * first from 0) and the hash as 8 bytes big-endian.
+ * first from 0) and the hash as 4 bytes big-endian. The form of state version 2 had 8 bytes of hash (FNV-1a 64): it
+ * reads as the 32-bit hash of today ({@link #hash}, the two halves of that one xored).
  */
 public final class UnreadIndex {
 
@@ -31,12 +32,12 @@ public final class UnreadIndex {
   /** The arrays an index's window is in; {@code used}: how far any index has written. */
   private static final class Slots {
     final long[] seqs;
-    final long[] hashes;
+    final int[] hashes;
     int used;
 
     Slots(int capacity) {
       seqs = new long[capacity];
-      hashes = new long[capacity];
+      hashes = new int[capacity];
     }
   }
 
@@ -115,7 +116,7 @@ public final class UnreadIndex {
 
   /** Without the message whose messageId is {@code messageId}; the same when it is not indexed. */
   public UnreadIndex without(String messageId) {
-    long h = hash(messageId);
+    int h = hash(messageId);
     for (int i = from; i < to; i++) {
       if (slots.hashes[i] == h) {
         int size = size() - 1;
@@ -147,16 +148,16 @@ public final class UnreadIndex {
 
   /** The stored form (see the class comment). */
   public byte[] encode() {
-    ByteArrayOutputStream out = new ByteArrayOutputStream(2 + size() * 10);
+    ByteArrayOutputStream out = new ByteArrayOutputStream(2 + size() * 6);
     varint(out, size());
     long previous = 0;
     for (int i = from; i < to; i++) {
       long seq = slots.seqs[i];
       varint(out, seq - previous);
       previous = seq;
-      long h = slots.hashes[i];
-      for (int b = 56; b >= 0; b -= 8) {
-        out.write((int) (h >>> b));
+      int h = slots.hashes[i];
+      for (int b = 24; b >= 0; b -= 8) {
+        out.write(h >>> b);
       }
     }
     return out.toByteArray();
@@ -164,6 +165,14 @@ public final class UnreadIndex {
 
   /** Reads what {@link #encode()} wrote; {@link IllegalArgumentException} when it is not that. */
   public static UnreadIndex decode(byte[] bytes) {
+    return decode(bytes, Integer.BYTES);
+  }
+
+  /**
+   * Reads a stored index whose hashes are {@code hashBytes} long: 4 ({@link #encode()}), or 8 (the form of state
+   * version 2, each folded to today's 32 bits); {@link IllegalArgumentException} when it is not that.
+   */
+  static UnreadIndex decode(byte[] bytes, int hashBytes) {
     int[] pos = {0};
     long n = readVarint(bytes, pos);
     if (n < 0 || n > bytes.length) {
@@ -175,34 +184,42 @@ public final class UnreadIndex {
     }
     Slots read = new Slots((int) n);
     long[] s = read.seqs;
-    long[] h = read.hashes;
+    int[] h = read.hashes;
     long previous = 0;
     for (int i = 0; i < n; i++) {
       long delta = readVarint(bytes, pos);
-      if (delta < 0 || (i > 0 && delta == 0) || pos[0] + 8 > bytes.length) {
+      if (delta < 0 || (i > 0 && delta == 0) || pos[0] + hashBytes > bytes.length) {
         throw new IllegalArgumentException("not an unread index");
       }
       previous += delta;
       s[i] = previous;
       long v = 0;
-      for (int b = 0; b < 8; b++) {
+      for (int b = 0; b < hashBytes; b++) {
         v = (v << 8) | (bytes[pos[0]++] & 0xff);
       }
-      h[i] = v;
+      h[i] = hashBytes == Long.BYTES ? fold(v) : (int) v;
     }
     requireEnd(bytes, pos);
     read.used = (int) n;
     return new UnreadIndex(read, 0, (int) n);
   }
 
-  /** FNV-1a over the UTF-8 bytes of a messageId. */
-  static long hash(String messageId) {
+  /** FNV-1a 64 over the UTF-8 bytes of a messageId, its two halves xored. */
+  static int hash(String messageId) {
+    return fold(fnv1a64(messageId));
+  }
+
+  static long fnv1a64(String messageId) {
     long h = 0xcbf29ce484222325L;
     for (byte b : messageId.getBytes(StandardCharsets.UTF_8)) {
       h ^= b & 0xff;
       h *= 0x100000001b3L;
     }
     return h;
+  }
+
+  private static int fold(long h) {
+    return (int) (h ^ (h >>> 32));
   }
 
   private static void varint(ByteArrayOutputStream out, long value) {

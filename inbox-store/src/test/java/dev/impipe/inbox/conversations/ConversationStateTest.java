@@ -29,6 +29,27 @@ class ConversationStateTest {
   }
 
   @Test
+  void aStateOfVersion2WithEightByteHashesReadsAsToday() {
+    // Given a state stored by version 2: the same bytes up to the index, whose hashes had 8 bytes
+    ConversationState s = new ConversationState(true, false, 0, 3, 1, 0, -1, LAST, true, true, 100, 200)
+        .withIndex(UnreadIndex.EMPTY.with(9, "m9"));
+    byte[] today = s.encode();
+    byte[] index = {1, 9, 0, 0, 0, 0, 0, 0, 0, 0};
+    java.nio.ByteBuffer.wrap(index, 2, 8).putLong(UnreadIndex.fnv1a64("m9"));
+    byte[] v2 = Arrays.copyOf(today, today.length - 6 + index.length);
+    v2[0] = 2;
+    // the index is last, behind its length (an int32 of 6 today)
+    java.nio.ByteBuffer.wrap(v2, today.length - 6 - 4, 4).putInt(index.length);
+    System.arraycopy(index, 0, v2, today.length - 6, index.length);
+    // Then it decodes to the same state, its fast fields read alike, and it is written as version 3 again
+    assertThat(ConversationState.decode(v2)).isEqualTo(s);
+    assertThat(ConversationState.storedPinned(v2)).isTrue();
+    assertThat(ConversationState.storedActivityAt(v2)).isEqualTo(100);
+    assertThat(ConversationState.storedBadge(v2)).isZero(); // muted
+    assertThat(ConversationState.decode(v2).encode()).isEqualTo(today).startsWith(3);
+  }
+
+  @Test
   void pinnedAndActivityAreReadFromTheFirstBytesOfTheCurrentVersionOnly() {
     ConversationState s = new ConversationState(true, false, 0, 3, 2, 0, -1, LAST, false, true, 987_654_321L, 5);
     // Given only the bytes up to and including activityAt (version, flags, six int64 fields)

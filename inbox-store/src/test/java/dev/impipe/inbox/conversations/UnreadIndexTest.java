@@ -38,8 +38,8 @@ class UnreadIndexTest {
   void theStoredFormIsCompactAndRoundTripsAndGarbageIsRefused() {
     UnreadIndex index = UnreadIndex.EMPTY.with(1_000_000_000_000L, "a").with(1_000_000_000_001L, "b");
     byte[] stored = index.encode();
-    // one byte of count, then per message a varint delta (6 bytes for the first, 1 after) and 8 bytes of hash
-    assertThat(stored).hasSize(1 + 6 + 8 + 1 + 8);
+    // one byte of count, then per message a varint delta (6 bytes for the first, 1 after) and 4 bytes of hash
+    assertThat(stored).hasSize(1 + 6 + 4 + 1 + 4);
     assertThat(UnreadIndex.decode(stored)).isEqualTo(index);
     assertThat(UnreadIndex.decode(UnreadIndex.EMPTY.encode())).isEqualTo(UnreadIndex.EMPTY);
     assertThatThrownBy(() -> UnreadIndex.decode(new byte[] {2, 1})).isInstanceOf(IllegalArgumentException.class);
@@ -80,10 +80,30 @@ class UnreadIndexTest {
   }
 
   @Test
-  void theMessageIdHashIsFnv1a() {
-    // FNV-1a 64 test vectors: the stored form depends on it
-    assertThat(UnreadIndex.hash("")).isEqualTo(0xcbf29ce484222325L);
-    assertThat(UnreadIndex.hash("a")).isEqualTo(0xaf63dc4c8601ec8cL);
+  void theMessageIdHashIsFnv1aFoldedTo32Bits() {
+    // FNV-1a 64 test vectors, then its halves xored: the stored form depends on it
+    assertThat(UnreadIndex.fnv1a64("")).isEqualTo(0xcbf29ce484222325L);
+    assertThat(UnreadIndex.fnv1a64("a")).isEqualTo(0xaf63dc4c8601ec8cL);
+    assertThat(UnreadIndex.hash("")).isEqualTo(0xcbf29ce4 ^ 0x84222325);
+    assertThat(UnreadIndex.hash("a")).isEqualTo(0xaf63dc4c ^ 0x8601ec8c);
+  }
+
+  @Test
+  void theFormerFormWithEightByteHashesReadsAsTheSameIndex() {
+    // Given an index as state version 2 stored it: seq 3 and seq 5, each with FNV-1a 64 of its id in 8 bytes
+    byte[] former = new byte[1 + 2 * (1 + 8)];
+    former[0] = 2;
+    former[1] = 3;
+    java.nio.ByteBuffer.wrap(former, 2, 8).putLong(UnreadIndex.fnv1a64("m3"));
+    former[10] = 2;
+    java.nio.ByteBuffer.wrap(former, 11, 8).putLong(UnreadIndex.fnv1a64("m5"));
+    // Then it is the index of today, a recall finds its messages, and it is stored 4 bytes a hash from then on
+    UnreadIndex read = UnreadIndex.decode(former, Long.BYTES);
+    assertThat(read).isEqualTo(UnreadIndex.EMPTY.with(3, "m3").with(5, "m5"));
+    assertThat(read.without("m5")).isEqualTo(UnreadIndex.EMPTY.with(3, "m3"));
+    assertThat(read.encode()).hasSize(1 + 2 * (1 + 4));
+    // When the former form is read as today's, its lengths do not add up
+    assertThatThrownBy(() -> UnreadIndex.decode(former)).isInstanceOf(IllegalArgumentException.class);
   }
 
   @Test
@@ -93,11 +113,11 @@ class UnreadIndexTest {
     assertThat(UnreadIndex.decode(zero.encode())).isEqualTo(zero);
     byte[] stored = UnreadIndex.EMPTY.with(5, "a").encode();
     // When the same seq appears twice (a second delta of 0)
-    byte[] repeated = new byte[1 + 2 * 9];
-    System.arraycopy(stored, 1, repeated, 1, 9);
-    System.arraycopy(stored, 1, repeated, 10, 9);
+    byte[] repeated = new byte[1 + 2 * 5];
+    System.arraycopy(stored, 1, repeated, 1, 5);
+    System.arraycopy(stored, 1, repeated, 6, 5);
     repeated[0] = 2;
-    repeated[10] = 0;
+    repeated[6] = 0;
     assertThatThrownBy(() -> UnreadIndex.decode(repeated)).isInstanceOf(IllegalArgumentException.class);
     // When a byte trails a valid index
     byte[] trailing = Arrays.copyOf(stored, stored.length + 1);
@@ -111,7 +131,7 @@ class UnreadIndexTest {
     overlong[10] = 0;
     assertThatThrownBy(() -> UnreadIndex.decode(overlong)).isInstanceOf(IllegalArgumentException.class);
     // When a delta is negative (a ten-byte varint with the top bit set)
-    byte[] negative = new byte[1 + 10 + 8];
+    byte[] negative = new byte[1 + 10 + 4];
     negative[0] = 1;
     Arrays.fill(negative, 1, 10, (byte) 0xff);
     negative[10] = 1;
