@@ -68,6 +68,9 @@ public final class UnreadIndex {
 
   /** {@code seq}'s position in the window (from 0), or {@code -(insertion point) - 1}. */
   private int find(long seq) {
+    if (to == from || seq > slots.seqs[to - 1]) {
+      return -(to - from) - 1; // after the newest (the usual case): one slot read, no search
+    }
     int at = Arrays.binarySearch(slots.seqs, from, to, seq);
     return at >= 0 ? at - from : at + from;
   }
