@@ -64,15 +64,6 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   private long armed;
   private LongConsumer onWriteBack = buckets -> {};
   private String applicationId;
-  /**
-   * The innermost store (RocksDB), read directly by {@link #value} for a key not held: between two commits
-   * everything written below through this layer is there already (the write-back goes through the record cache,
-   * and Kafka Streams flushes that right after it, in the same commit), so the record cache and the metered and
-   * logging layers between only cost their lookups. Null when it is not a byte store.
-   */
-  private final KeyValueStore<Bytes, byte[]> innermost;
-  /** A byte-level write ({@link #put}, {@link #delete}) since the last commit: it may be in the cache only. */
-  private boolean wroteAround;
 
   /** Over {@code below}, its keys of any layout. */
   public WriteBackStore(KeyValueStore<Bytes, byte[]> below, Codec<V> codec) {
@@ -88,7 +79,6 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
     super(below);
     this.codec = codec;
     this.held = new HeldValues(byFirstString ? OrderedKey::firstStringLength : null);
-    this.innermost = innermost(below);
   }
 
   /**
@@ -128,15 +118,6 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
     super.init(context, root);
   }
 
-  @SuppressWarnings("unchecked")
-  private static KeyValueStore<Bytes, byte[]> innermost(StateStore store) {
-    StateStore s = store;
-    while (s instanceof WrappedStateStore<?, ?, ?> w) {
-      s = w.wrapped();
-    }
-    return s instanceof KeyValueStore<?, ?> kv ? (KeyValueStore<Bytes, byte[]>) kv : null;
-  }
-
   /** The current value of {@code key}, or null. Stream thread. */
   @SuppressWarnings("unchecked")
   public V value(Bytes key) {
@@ -145,7 +126,7 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
       Object v = c.value;
       return v == DELETED ? null : (V) v;
     }
-    byte[] stored = innermost == null || wroteAround ? wrapped().get(key) : innermost.get(key);
+    byte[] stored = wrapped().get(key);
     return stored == null ? null : codec.decoder().apply(stored);
   }
 
@@ -238,7 +219,6 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
       armed = 0;
     }
     super.flushCache();
-    wroteAround = false;
   }
 
   @Override
@@ -294,7 +274,6 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   @Override
   public void put(Bytes key, byte[] value) {
     forget(key);
-    wroteAround = true;
     wrapped().put(key, value);
   }
 
@@ -318,7 +297,6 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   public byte[] delete(Bytes key) {
     byte[] previous = get(key);
     forget(key);
-    wroteAround = true;
     wrapped().delete(key);
     return previous;
   }

@@ -12,7 +12,6 @@ import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.Stores;
-import org.apache.kafka.streams.state.internals.WrappedStateStore;
 import org.junit.jupiter.api.Test;
 
 class WriteBackStoreTest {
@@ -235,103 +234,6 @@ class WriteBackStoreTest {
       }
     }
     return out;
-  }
-
-  @Test
-  void aKeyNotHeldIsReadFromTheInnermostStoreUnlessSomethingWasWrittenAroundTheLayerSinceTheCommit() {
-    // Given the layer over a cache-like store (puts wait in it until the commit) over the innermost store
-    KeyValueStore<Bytes, byte[]> innermost = Stores.inMemoryKeyValueStore("innermost").get();
-    Buffered cache = new Buffered(innermost);
-    WriteBackStore<String> layered = new WriteBackStore<>(cache, TEXT);
-    layered.write(key("k"), "a");
-    layered.flushCache();
-    assertThat(text(innermost.get(key("k")))).as("the commit flushed the cache").isEqualTo("a");
-    layered.flushCache();
-    assertThat(layered.held()).isZero();
-    // When a key not held is read: from the innermost store, not through the cache
-    assertThat(layered.value(key("k"))).isEqualTo("a");
-    assertThat(layered.value(key("none"))).isNull();
-    assertThat(cache.gets).isZero();
-    // When a value is written around the layer: it is in the cache only, so reads go through it until the commit
-    layered.put(key("around"), bytes("x"));
-    assertThat(innermost.get(key("around"))).isNull();
-    assertThat(layered.value(key("around"))).isEqualTo("x");
-    assertThat(cache.gets).isEqualTo(1);
-    layered.flushCache();
-    assertThat(layered.value(key("around"))).isEqualTo("x");
-    assertThat(cache.gets).isEqualTo(1);
-    layered.delete(key("around"));
-    assertThat(layered.value(key("around"))).isNull();
-    assertThat(cache.gets).as("the delete's own read of the previous value, then the value's").isEqualTo(3);
-  }
-
-  /** A store whose puts wait in memory until {@link #flushCache}, like Kafka Streams' record cache; counts gets. */
-  private static final class Buffered extends WrappedStateStore<KeyValueStore<Bytes, byte[]>, Bytes, byte[]>
-      implements
-        KeyValueStore<Bytes, byte[]> {
-    private final java.util.TreeMap<Bytes, byte[]> pending = new java.util.TreeMap<>();
-    private final java.util.Set<Bytes> deleted = new java.util.HashSet<>();
-    int gets;
-
-    Buffered(KeyValueStore<Bytes, byte[]> below) {
-      super(below);
-    }
-
-    @Override
-    public byte[] get(Bytes key) {
-      gets++;
-      return deleted.contains(key) ? null : pending.containsKey(key) ? pending.get(key) : wrapped().get(key);
-    }
-
-    @Override
-    public void put(Bytes key, byte[] value) {
-      if (value == null) {
-        delete(key);
-        return;
-      }
-      deleted.remove(key);
-      pending.put(key, value);
-    }
-
-    @Override
-    public byte[] putIfAbsent(Bytes key, byte[] value) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public void putAll(List<KeyValue<Bytes, byte[]>> entries) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public byte[] delete(Bytes key) {
-      pending.remove(key);
-      deleted.add(key);
-      return null;
-    }
-
-    @Override
-    public void flushCache() {
-      pending.forEach(wrapped()::put);
-      deleted.forEach(wrapped()::delete);
-      pending.clear();
-      deleted.clear();
-    }
-
-    @Override
-    public KeyValueIterator<Bytes, byte[]> range(Bytes from, Bytes to) {
-      return wrapped().range(from, to);
-    }
-
-    @Override
-    public KeyValueIterator<Bytes, byte[]> all() {
-      return wrapped().all();
-    }
-
-    @Override
-    public long approximateNumEntries() {
-      return wrapped().approximateNumEntries();
-    }
   }
 
   private static Bytes key(String k) {
