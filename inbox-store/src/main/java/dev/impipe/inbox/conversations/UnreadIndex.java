@@ -90,15 +90,25 @@ public final class UnreadIndex {
       return new UnreadIndex(slots, from, to + 1);
     }
     // A copy with room for half as many more (at least 4) after the new one.
-    Slots copy = new Slots(size + 1 + Math.max(4, (size + 1) / 2));
-    System.arraycopy(slots.seqs, from, copy.seqs, 0, insert);
-    System.arraycopy(slots.hashes, from, copy.hashes, 0, insert);
+    Slots copy = copy(size + 1 + Math.max(4, (size + 1) / 2), insert, 0, 1);
     copy.seqs[insert] = seq;
     copy.hashes[insert] = hash(messageId);
-    System.arraycopy(slots.seqs, from + insert, copy.seqs, insert + 1, size - insert);
-    System.arraycopy(slots.hashes, from + insert, copy.hashes, insert + 1, size - insert);
-    copy.used = size + 1;
-    return new UnreadIndex(copy, 0, size + 1);
+    return new UnreadIndex(copy, 0, copy.used);
+  }
+
+  /**
+   * The window in new arrays of {@code capacity}: its first {@code split} messages, then {@code gap} empty slots
+   * (for an insertion), then the rest after skipping {@code skip} (a removal).
+   */
+  private Slots copy(int capacity, int split, int skip, int gap) {
+    Slots copy = new Slots(capacity);
+    int rest = size() - split - skip;
+    System.arraycopy(slots.seqs, from, copy.seqs, 0, split);
+    System.arraycopy(slots.hashes, from, copy.hashes, 0, split);
+    System.arraycopy(slots.seqs, from + split + skip, copy.seqs, split + gap, rest);
+    System.arraycopy(slots.hashes, from + split + skip, copy.hashes, split + gap, rest);
+    copy.used = split + gap + rest;
+    return copy;
   }
 
   /** Without its oldest message. */
@@ -122,18 +132,11 @@ public final class UnreadIndex {
     int h = hash(messageId);
     for (int i = from; i < to; i++) {
       if (slots.hashes[i] == h) {
-        int size = size() - 1;
-        if (size == 0) {
+        if (size() == 1) {
           return EMPTY;
         }
-        Slots copy = new Slots(size);
-        int before = i - from;
-        System.arraycopy(slots.seqs, from, copy.seqs, 0, before);
-        System.arraycopy(slots.hashes, from, copy.hashes, 0, before);
-        System.arraycopy(slots.seqs, i + 1, copy.seqs, before, to - i - 1);
-        System.arraycopy(slots.hashes, i + 1, copy.hashes, before, to - i - 1);
-        copy.used = size;
-        return new UnreadIndex(copy, 0, size);
+        Slots copy = copy(size() - 1, i - from, 1, 0);
+        return new UnreadIndex(copy, 0, copy.used);
       }
     }
     return this;
