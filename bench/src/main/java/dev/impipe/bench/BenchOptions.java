@@ -137,13 +137,16 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
     m.put("conversations", new ScenarioSpec("one user with many conversations (one direct message from each of "
         + "as many senders), then GET /v1/users/u0/conversations?limit=50: requests/s in a closed loop, p99 at "
         + "half that rate (target <= 10 ms); then the list's cost: fanout's workload drained by fan-out + inbox store "
-        + "with the list on and off, each as a ratio to the ceiling, and their quotient (target >= 0.9)",
+        + "with the list on and off in alternating rounds, each as a ratio to the ceiling, and the quotient of the means "
+        + "(target >= 0.9)",
         List.of(new Setting("conversations", "N", "conversations of the user (1000)"),
             new Setting("concurrency", "N", "connections of the closed loop and of the open loop (4)"),
             new Setting("duration", "SECONDS", "each measured phase (20; 5 at --scale small)"),
             new Setting("limit", "N", "conversations per page (50)"),
             new Setting("cost", "0|1", "1: also measure the list's cost on the write path, list on vs off (1)"),
-            new Setting("cost-off-first", "0|1", "1: drain with the list off first, then on (0: on first)"),
+            new Setting("cost-off-first", "0|1", "1: start with the list off (0: on first)"),
+            new Setting("cost-rounds", "N",
+                "cost phase: rounds of two drains, on and off, the order turned each round (2)"),
             new Setting("users", "N", "cost phase: users (50k" + COUNT + ")"),
             new Setting("groups", "N", "cost phase: groups (10k, scales)"),
             new Setting("large-groups", "N", "cost phase: groups of --large-size members (4, scales)"),
@@ -162,7 +165,9 @@ public record BenchOptions(String scenario, double scale, Optional<String> boots
             new Setting("backlog", "N", "messages of the full-speed phase (100k, scales)"),
             new Setting("duration", "SECONDS", "the half-rate phase (20; 8 at --scale small)"),
             new Setting("cost", "0|1", "1: also measure notify's cost on the fan-out, on vs off (1)"),
-            new Setting("cost-off-first", "0|1", "1: drain with notify off first, then on (0: on first)"),
+            new Setting("cost-off-first", "0|1", "1: start with notify off (0: on first)"),
+            new Setting("cost-rounds", "N",
+                "cost phase: rounds of two drains, on and off, the order turned each round (2)"),
             new Setting("users", "N", "cost phase: users (50k" + COUNT + ")"),
             new Setting("groups", "N", "cost phase: groups (10k, scales)"),
             new Setting("messages", "N", "cost phase: messages of each drain (200k, scales)"),

@@ -7,18 +7,22 @@ import dev.impipe.bench.report.Result;
 import dev.impipe.runtime.app.PipelineComponent;
 import dev.impipe.edge.app.PipelineRuntime;
 import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.stream.Collectors;
 
 /**
  * What a feature costs the write path, in one command: the fan-out benchmark's workload (same seed, same sizes)
- * drained at full speed with the feature on, then off, each as a ratio to the same ceiling (a raw producer of
+ * drained at full speed with the feature on and off, each as a ratio to the same ceiling (a raw producer of
  * inbox-entry-sized records), and their quotient. The drain is {@link FanoutDrain}'s: warm-up until the JIT is quiet,
  * a backlog produced with the apps paused, timed from the first inbox entry until every follower app has consumed
- * the last. By default the off drain comes second, in a JVM warmed by the first ({@code --cost-off-first 1}: the
- * other way round).
+ * the last. The drains alternate in rounds, on then off, then off then on ({@code --cost-rounds}, 2 by default;
+ * {@code --cost-off-first 1} starts with off): a drift of the machine through the command weighs on both states
+ * alike, and the quotient is of the mean ratios (ADR 0022).
  */
 final class OnOffCost {
 
@@ -67,36 +71,72 @@ final class OnOffCost {
         + "half direct, half group (bench fanout's workload)");
     String threshold = Long.toString(options.fixed("large-group-threshold", 1_000));
     boolean offFirst = options.fixed("cost-off-first", 0) > 0;
-    result.setup(n + " cost: order", offFirst ? n + " off, then on (--cost-off-first 1)" : n + " on, then off");
-    double[] ratios = new double[2];
-    boolean first = true;
-    for (boolean on : offFirst ? new boolean[] {false, true} : new boolean[] {true, false}) {
+    int rounds = (int) Math.max(1, options.fixed("cost-rounds", 2));
+    List<Boolean> order = order(rounds, offFirst);
+    result.setup(n + " cost: order", order.stream().map(on -> n + (on ? " on" : " off"))
+        .collect(Collectors.joining(", ")) + " (--cost-rounds " + rounds
+        + (offFirst ? ", --cost-off-first 1)" : ")"));
+    List<List<Double>> ratios = List.of(new ArrayList<>(), new ArrayList<>());
+    List<List<Double>> cpu = List.of(new ArrayList<>(), new ArrayList<>());
+    for (int i = 0; i < order.size(); i++) {
+      boolean on = order.get(i);
       String state = n + " " + (on ? "on" : "off");
-      Map<String, String> env = new java.util.HashMap<>(subject.env(on));
+      String drainName = state + " (drain " + (i + 1) + " of " + order.size() + ")";
+      Map<String, String> env = new HashMap<>(subject.env(on));
       env.put("IM_LARGE_GROUP_THRESHOLD", threshold);
       PipelineRuntime runtime = cluster.run(subject.components(on), env);
       subject.prepare(on, cluster, workload, runtime);
       FanoutDrain drain = new FanoutDrain(cluster, runtime, workload, subject.followers(on, cluster));
-      if (first) {
+      if (i == 0) {
         drain.joins(result, log);
-        first = false;
       }
-      result.setup(n + " cost: warm-up, " + state, drain.warmUp(warmup, warmupRounds));
-      FanoutDrain.Drained d = drain.drain(messages, result, log, "drain, " + state,
-          n + " cost: messages produced (apps paused), " + state);
+      result.setup(n + " cost: warm-up, " + drainName, drain.warmUp(warmup, warmupRounds));
+      FanoutDrain.Drained d = drain.drain(messages, result, log, "drain, " + drainName,
+          n + " cost: messages produced (apps paused), " + drainName);
       double ratio = d.rate() / ceiling;
-      result.figure(state + ": inbox entries written and consumed (full speed)", d.rate(), "entries/s");
-      result.figure(state + ": drain / ceiling", ratio, "ratio");
-      result.figure(state + ": CPU per 1,000 messages, this JVM", d.cpu().self() * 1000 / messages, "CPU-s");
-      result.figure(state + ": CPU per 1,000 messages, broker JVM", d.cpu().broker() * 1000 / messages, "CPU-s");
-      result.figure(state + ": JIT compilers' share of this JVM's CPU in the drain",
+      double cpuPer1000 = d.cpu().self() * 1000 / messages;
+      result.figure(drainName + ": inbox entries written and consumed (full speed)", d.rate(), "entries/s");
+      result.figure(drainName + ": drain / ceiling", ratio, "ratio");
+      result.figure(drainName + ": CPU per 1,000 messages, this JVM", cpuPer1000, "CPU-s");
+      result.figure(drainName + ": CPU per 1,000 messages, broker JVM", d.cpu().broker() * 1000 / messages,
+          "CPU-s");
+      result.figure(drainName + ": JIT compilers' share of this JVM's CPU in the drain",
           FanoutScenario.jitShare(d.threads()), "ratio");
       cluster.step(String.format(Locale.ROOT, "%s: %,d entries in %.1f s = %,.0f entries/s (%.0f%% of the "
-          + "ceiling's %,.0f records/s)", state, d.entries(), d.seconds(), d.rate(), ratio * 100, ceiling));
+          + "ceiling's %,.0f records/s)", drainName, d.entries(), d.seconds(), d.rate(), ratio * 100, ceiling));
       cluster.stop(runtime);
-      ratios[on ? 0 : 1] = ratio;
+      ratios.get(on ? 0 : 1).add(ratio);
+      cpu.get(on ? 0 : 1).add(cpuPer1000);
     }
-    double quotient = ratios[0] / ratios[1];
-    result.figure(n + " on / " + n + " off (ratios to the ceiling)", quotient, "ratio", ">= 0.9", quotient >= 0.9);
+    String of = " (mean of " + rounds + " drains)";
+    result.figure(n + " on: drain / ceiling" + of, mean(ratios.get(0)), "ratio");
+    result.figure(n + " off: drain / ceiling" + of, mean(ratios.get(1)), "ratio");
+    result.figure(n + " on: CPU per 1,000 messages, this JVM" + of, mean(cpu.get(0)), "CPU-s");
+    result.figure(n + " off: CPU per 1,000 messages, this JVM" + of, mean(cpu.get(1)), "CPU-s");
+    for (int r = 0; r < rounds; r++) {
+      result.figure(n + " on / " + n + " off, round " + (r + 1) + " alone", ratios.get(0).get(r)
+          / ratios.get(1).get(r), "ratio");
+    }
+    double quotient = mean(ratios.get(0)) / mean(ratios.get(1));
+    result.figure(n + " on / " + n + " off (mean ratios to the ceiling)", quotient, "ratio", ">= 0.9",
+        quotient >= 0.9);
+  }
+
+  /**
+   * The states of the drains, round by round: on then off in the first round ({@code offFirst}: off then on), the
+   * other way round in the next, and so on.
+   */
+  static List<Boolean> order(int rounds, boolean offFirst) {
+    List<Boolean> order = new ArrayList<>();
+    for (int r = 0; r < rounds; r++) {
+      boolean onFirst = (r % 2 == 0) != offFirst;
+      order.add(onFirst);
+      order.add(!onFirst);
+    }
+    return order;
+  }
+
+  private static double mean(List<Double> values) {
+    return values.stream().mapToDouble(Double::doubleValue).average().orElse(Double.NaN);
   }
 }
