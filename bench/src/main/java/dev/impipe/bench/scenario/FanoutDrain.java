@@ -45,8 +45,10 @@ final class FanoutDrain {
    * @param expectedEntries entries if every group were write-diffused
    * @param cpu this JVM's and the broker's CPU in the drain
    * @param threads this JVM's CPU in the drain by thread kind
+   * @param gcMs this JVM's collectors' time in the drain (GarbageCollectorMXBean: pauses, and G1's concurrent cycles)
    */
-  record Drained(long entries, double seconds, long expectedEntries, Support.Cpu cpu, Map<String, Double> threads) {
+  record Drained(long entries, double seconds, long expectedEntries, Support.Cpu cpu, Map<String, Double> threads,
+      long gcMs) {
     double rate() {
       return entries / seconds;
     }
@@ -155,6 +157,7 @@ final class FanoutDrain {
     double baseline = entries();
     Support.Cpu cpuStart = Support.Cpu.now(cluster.brokerPid());
     ThreadCpu threadsStart = ThreadCpu.now();
+    long gcStart = gcMillis();
     resume();
     long[] firstLast = new long[2];
     double written;
@@ -171,7 +174,12 @@ final class FanoutDrain {
     }
     Support.Cpu cpu = Support.Cpu.now(cluster.brokerPid()).since(cpuStart);
     return new Drained((long) written, (firstLast[1] - firstLast[0]) / 1e9, expectedEntries, cpu,
-        ThreadCpu.now().since(threadsStart));
+        ThreadCpu.now().since(threadsStart), gcMillis() - gcStart);
+  }
+
+  private static long gcMillis() {
+    return java.lang.management.ManagementFactory.getGarbageCollectorMXBeans().stream()
+        .mapToLong(b -> Math.max(0, b.getCollectionTime())).sum();
   }
 
   /**

@@ -100,6 +100,8 @@ final class OnOffCost {
       result.figure(drainName + ": CPU per 1,000 messages, this JVM", cpuPer1000, "CPU-s");
       result.figure(drainName + ": CPU per 1,000 messages, broker JVM", d.cpu().broker() * 1000 / messages,
           "CPU-s");
+      result.figure(drainName + ": this JVM's garbage collectors per second of the drain", d.gcMs() / d.seconds(),
+          "ms/s");
       result.figure(drainName + ": JIT compilers' share of this JVM's CPU in the drain",
           FanoutScenario.jitShare(d.threads()), "ratio");
       cluster.step(String.format(Locale.ROOT, "%s: %,d entries in %.1f s = %,.0f entries/s (%.0f%% of the "
