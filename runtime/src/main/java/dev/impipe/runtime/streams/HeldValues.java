@@ -53,6 +53,8 @@ final class HeldValues {
   private final List<Map<Bytes, Slot>> buckets = new ArrayList<>(BUCKETS);
   private final ConcurrentHashMap<Bytes, ConcurrentSkipListMap<Bytes, Slot>> groups = new ConcurrentHashMap<>();
   private final ToIntFunction<byte[]> groupLength;
+  /** The keys written below at the last write-back ({@link #written}). Stream thread only. */
+  private List<Bytes> written = new ArrayList<>();
 
   /**
    * @param groupLength the length of a key's group prefix ({@code <= 0}: the key is in the group of keys without one);
@@ -107,6 +109,28 @@ final class HeldValues {
     }
   }
 
+  /** {@code key} was written below: it is let go at the next {@link #letGoWritten} unless changed again. */
+  void written(Bytes key) {
+    written.add(key);
+  }
+
+  /**
+   * Lets the keys written at the last write-back go (a commit has passed since: a range read that began before that
+   * write has ended), except those changed since (dirty). Stream thread.
+   */
+  void letGoWritten() {
+    if (written.isEmpty()) {
+      return;
+    }
+    for (Bytes key : written) {
+      Slot slot = slots.get(key);
+      if (slot != null && !slot.dirty) {
+        remove(key);
+      }
+    }
+    written = new ArrayList<>();
+  }
+
   int size() {
     return slots.size();
   }
@@ -141,6 +165,7 @@ final class HeldValues {
   }
 
   void clear() {
+    written = new ArrayList<>();
     slots.clear();
     groups.clear();
     for (Map<Bytes, Slot> b : buckets) {

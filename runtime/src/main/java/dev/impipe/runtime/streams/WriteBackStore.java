@@ -31,8 +31,9 @@ import org.apache.kafka.streams.state.internals.WrappedStateStore;
  *
  * <p>Queries (interactive queries on other threads, through the {@code KeyValueStore} methods) see the changed values
  * as soon as they are written, merged over the store below in key order. A value written below stays in memory
- * until the next write-back, so that a range read that began before the write below (and takes less than a commit
- * interval) still finds it in one of the two, and a value changed again by then costs no read below.
+ * until the next commit, so that a range read that began before the write below (and takes less than a commit
+ * interval) still finds it in one of the two; then it is let go unless it changed again. What is held is what changed
+ * since its last write-back, not what was written: memory that the garbage collector copies while it is held.
  *
  * @param <V> the decoded value (immutable: it is read by query threads while the stream thread goes on)
  */
@@ -160,10 +161,8 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
 
   private void forget(Bytes key) {
     HeldValues.Slot c = held.remove(key);
-    if (c != null) {
-      if (c.dirty) {
-        dirty--;
-      }
+    if (c != null && c.dirty) {
+      dirty--;
     }
   }
 
@@ -208,6 +207,7 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
    */
   @Override
   public void flushCache() {
+    held.letGoWritten(); // written at the last write-back, a commit ago
     long buckets = everyCommit || (applicationId != null && CLOSING.contains(applicationId)) ? ALL : armed;
     if (buckets != 0) {
       for (int b = 0; b < BUCKETS; b++) {
@@ -230,11 +230,8 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   }
 
   /**
-   * Writes the changed values of a bucket below. A value written at the bucket's write-back before and not changed
-   * since has been below for at least a commit: a range read that began before that write (and takes less than a
-   * commit interval) finds it there now, so it is let go; the values written now are held until the bucket's next
-   * write-back, so that such a read finds them in one of the two, and the processor finds a value it changes again
-   * in memory.
+   * Writes the changed values of a bucket below. The values written now are held until the next commit
+   * ({@link HeldValues#letGoWritten}), so that a range read that began before this write finds them in one of the two.
    */
   @SuppressWarnings("unchecked")
   private void writeBack(int bucket) {
@@ -243,9 +240,10 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
       Map.Entry<Bytes, HeldValues.Slot> e = it.next();
       HeldValues.Slot c = e.getValue();
       if (!c.dirty) {
-        it.remove();
+        it.remove(); // written at a write-back and not let go since (none between, e.g. a write-back every commit)
         continue;
       }
+      held.written(e.getKey());
       if (c.value == DELETED) {
         below.delete(e.getKey());
       } else {
@@ -256,11 +254,10 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
     }
   }
 
+  @SuppressWarnings("unchecked")
   private byte[] bytes(HeldValues.Slot c) {
     Object v = c.value;
-    @SuppressWarnings("unchecked")
-    V value = (V) v;
-    return v == DELETED ? null : codec.encoder().apply(value);
+    return v == DELETED ? null : codec.encoder().apply((V) v);
   }
 
   // The byte-level store, for queries and for writers that bypass the write-back layer.

@@ -66,24 +66,30 @@ class WriteBackStoreTest {
   }
 
   @Test
-  void aHeldKeyIsLetGoOnlyAtAWriteBackAfterOneThatFoundItUnchanged() {
+  void aKeyWrittenBelowIsLetGoAtTheNextCommitUnlessChangedAgain() {
     store.writeBackEveryCommit(false);
     store.write(key("busy"), "a");
     store.write(key("quiet"), "q");
     store.arm();
     store.flushCache();
-    store.flushCache();
-    store.flushCache();
-    assertThat(store.held()).as("unarmed commits let nothing go").isEqualTo(2);
+    assertThat(store.held()).as("held for one commit after the write below").isEqualTo(2);
 
     store.write(key("busy"), "b");
     assertThat(store.pending()).as("changed in place, counted once").isEqualTo(1);
+    store.flushCache();
+    assertThat(store.held()).as("an unarmed commit lets the unchanged one go, keeps the changed one").isEqualTo(1);
+    assertThat(store.value(key("quiet"))).as("now read from below").isEqualTo("q");
+    assertThat(text(store.get(key("busy")))).isEqualTo("b");
+    assertThat(text(below.get(key("busy")))).as("not armed: not written yet").isEqualTo("a");
+
+    store.flushCache();
+    store.flushCache();
+    assertThat(store.held()).as("a pending change is held until it is written").isEqualTo(1);
     store.arm();
     store.flushCache();
-    assertThat(store.held()).as("the quiet key was below since the write-back before").isEqualTo(1);
-    assertThat(store.value(key("quiet"))).isEqualTo("q");
-    assertThat(text(store.get(key("busy")))).isEqualTo("b");
     assertThat(text(below.get(key("busy")))).isEqualTo("b");
+    store.flushCache();
+    assertThat(store.held()).isZero();
   }
 
   @Test
@@ -208,9 +214,8 @@ class WriteBackStoreTest {
     assertThat(under.get(userKey(other, "c"))).as("another bucket: still waiting").isNull();
     assertThat(grouped.pending()).isEqualTo(1);
 
-    grouped.arm(bucket);
     grouped.flushCache();
-    assertThat(grouped.held()).as("u0's unchanged state let go at its bucket's next turn").isEqualTo(1);
+    assertThat(grouped.held()).as("u0's unchanged state let go at the next commit").isEqualTo(1);
     assertThat(text(grouped.get(userKey(other, "c")))).isEqualTo("b");
 
     grouped.arm();
