@@ -5,10 +5,10 @@ import java.util.Arrays;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentSkipListMap;
@@ -135,33 +135,9 @@ final class HeldValues {
     return slots.size();
   }
 
-  /**
-   * The held slots of bucket {@code b}, for a write-back: removing one through the iterator lets its key go. Stream
-   * thread.
-   */
-  Iterator<Map.Entry<Bytes, Slot>> bucket(int b) {
-    Iterator<Map.Entry<Bytes, Slot>> it = buckets.get(b).entrySet().iterator();
-    return new Iterator<>() {
-      private Map.Entry<Bytes, Slot> last;
-
-      @Override
-      public boolean hasNext() {
-        return it.hasNext();
-      }
-
-      @Override
-      public Map.Entry<Bytes, Slot> next() {
-        last = it.next();
-        return last;
-      }
-
-      @Override
-      public void remove() {
-        it.remove();
-        slots.remove(last.getKey(), last.getValue());
-        unlist(last.getKey(), last.getValue());
-      }
-    };
+  /** The held slots of bucket {@code b}, for a write-back (read-only: {@link #letGoWritten} lets keys go). */
+  Set<Map.Entry<Bytes, Slot>> bucket(int b) {
+    return Collections.unmodifiableMap(buckets.get(b)).entrySet();
   }
 
   void clear() {

@@ -5,7 +5,6 @@ import java.util.Map;
 import java.util.NavigableMap;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.Iterator;
 import java.util.function.Function;
 import java.util.function.LongConsumer;
 import org.apache.kafka.common.serialization.Serializer;
@@ -236,12 +235,10 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   @SuppressWarnings("unchecked")
   private void writeBack(int bucket) {
     KeyValueStore<Bytes, byte[]> below = wrapped();
-    for (Iterator<Map.Entry<Bytes, HeldValues.Slot>> it = held.bucket(bucket); it.hasNext();) {
-      Map.Entry<Bytes, HeldValues.Slot> e = it.next();
+    for (Map.Entry<Bytes, HeldValues.Slot> e : held.bucket(bucket)) {
       HeldValues.Slot c = e.getValue();
       if (!c.dirty) {
-        it.remove(); // written at a write-back and not let go since (none between, e.g. a write-back every commit)
-        continue;
+        continue; // not changed since it was written below (let go at the next commit)
       }
       held.written(e.getKey());
       if (c.value == DELETED) {
