@@ -7,6 +7,7 @@ import dev.impipe.delay.internal.DelayProcessor;
 import dev.impipe.delay.internal.Outgoing;
 import dev.impipe.delay.internal.ScheduleRules;
 import dev.impipe.delay.internal.SweepBudget;
+import dev.impipe.runtime.streams.KeptOffsetsWindowStore;
 import dev.impipe.runtime.streams.MemtableBudget;
 import dev.impipe.runtime.topics.ImTopics;
 import java.nio.charset.StandardCharsets;
@@ -108,7 +109,8 @@ public final class DelayTopology {
         Long.toString(config.changelogRetentionMs()));
     Set<StoreBuilder<?>> stores = new LinkedHashSet<>();
     for (String name : List.of(SCHEDULE_STORE, INDEX_STORE)) {
-      stores.add(Stores.windowStoreBuilder(MemtableBudget.window(segmented(name, config.segmentMs())),
+      stores.add(Stores.windowStoreBuilder(MemtableBudget.window(
+          KeptOffsetsWindowStore.supplier(segmented(name, config.segmentMs()))),
           Serdes.Bytes(), Serdes.ByteArray()).withLoggingEnabled(changelog));
     }
     // The supplier attaches the stores: the processor knows them by the names it is given, not by our constants.

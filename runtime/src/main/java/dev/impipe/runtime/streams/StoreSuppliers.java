@@ -36,12 +36,15 @@ public final class StoreSuppliers {
         : MemtableBudget.keyValue(Stores.persistentKeyValueStore(name));
   }
 
-  /** A window store named {@code name}, see {@link Stores#persistentWindowStore(String, Duration, Duration, boolean)}. */
+  /**
+   * A window store named {@code name}, see {@link Stores#persistentWindowStore(String, Duration, Duration, boolean)};
+   * on RocksDB it keeps its committed offsets while it has no segment ({@link KeptOffsetsWindowStore}).
+   */
   public static WindowBytesStoreSupplier window(String name, Duration retention, Duration windowSize,
       boolean retainDuplicates) {
     return inMemory()
         ? Stores.inMemoryWindowStore(name, retention, windowSize, retainDuplicates)
-        : Stores.persistentWindowStore(name, retention, windowSize, retainDuplicates);
+        : KeptOffsetsWindowStore.supplier(Stores.persistentWindowStore(name, retention, windowSize, retainDuplicates));
   }
 
   /**
