@@ -56,7 +56,12 @@ public final class KeptOffsetsWindowStore extends WrappedStateStore<WindowStore<
 
   /** {@code supplier}'s stores, keeping their offsets while they have no segment. */
   public static WindowBytesStoreSupplier supplier(WindowBytesStoreSupplier supplier) {
-    return new Supplier(supplier);
+    return new WrappingWindowSupplier(supplier) {
+      @Override
+      WindowStore<Bytes, byte[]> wrap(WindowStore<Bytes, byte[]> store) {
+        return new KeptOffsetsWindowStore(store);
+      }
+    };
   }
 
   @Override
@@ -197,43 +202,5 @@ public final class KeptOffsetsWindowStore extends WrappedStateStore<WindowStore<
   @Override
   public KeyValueIterator<Windowed<Bytes>, byte[]> backwardAll() {
     return wrapped().backwardAll();
-  }
-
-  /** Supplies a {@link KeptOffsetsWindowStore} around the given supplier's store. */
-  private record Supplier(WindowBytesStoreSupplier inner) implements WindowBytesStoreSupplier {
-    @Override
-    public String name() {
-      return inner.name();
-    }
-
-    @Override
-    public WindowStore<Bytes, byte[]> get() {
-      return new KeptOffsetsWindowStore(inner.get());
-    }
-
-    @Override
-    public String metricsScope() {
-      return inner.metricsScope();
-    }
-
-    @Override
-    public long segmentIntervalMs() {
-      return inner.segmentIntervalMs();
-    }
-
-    @Override
-    public long windowSize() {
-      return inner.windowSize();
-    }
-
-    @Override
-    public boolean retainDuplicates() {
-      return inner.retainDuplicates();
-    }
-
-    @Override
-    public long retentionPeriod() {
-      return inner.retentionPeriod();
-    }
   }
 }
