@@ -157,7 +157,7 @@ final class FanoutDrain {
     double baseline = entries();
     Support.Cpu cpuStart = Support.Cpu.now(cluster.brokerPid());
     ThreadCpu threadsStart = ThreadCpu.now();
-    long gcStart = gcMillis();
+    long gcStart = Support.gcMillis();
     resume();
     long[] firstLast = new long[2];
     double written;
@@ -174,12 +174,7 @@ final class FanoutDrain {
     }
     Support.Cpu cpu = Support.Cpu.now(cluster.brokerPid()).since(cpuStart);
     return new Drained((long) written, (firstLast[1] - firstLast[0]) / 1e9, expectedEntries, cpu,
-        ThreadCpu.now().since(threadsStart), gcMillis() - gcStart);
-  }
-
-  private static long gcMillis() {
-    return java.lang.management.ManagementFactory.getGarbageCollectorMXBeans().stream()
-        .mapToLong(b -> Math.max(0, b.getCollectionTime())).sum();
+        ThreadCpu.now().since(threadsStart), Support.gcMillis() - gcStart);
   }
 
   /**
