@@ -18,11 +18,16 @@ import org.apache.kafka.streams.state.internals.WrappedStateStore;
 
 /**
  * A write-back layer on top of a (logged) key-value store: its processor reads and writes decoded values
- * ({@link #value}, {@link #write}), and the values changed since the last write-back are encoded and written to the
- * store below at a commit the processor asked for ({@link #arm}): Kafka Streams flushes every store's cache
- * ({@link #flushCache}) before it commits the transaction, and an armed store writes its changes below there, then
- * runs its {@link #onWriteBack} hook in the same transaction. A value changed many times between two write-backs
- * costs one encoding, one store write and one changelog record, and none of its reads decodes.
+ * ({@link #value}, {@link #write}), and the values changed since the last write-back are written to the store below
+ * at a commit the processor asked for ({@link #arm}): Kafka Streams flushes every store's cache ({@link #flushCache})
+ * before it commits the transaction, and an armed store writes its changes below there, then runs its
+ * {@link #onWriteBack} hook in the same transaction. A value changed many times between two write-backs costs one
+ * store write and one changelog record.
+ *
+ * <p>A changed value is held encoded, as the one byte array it is stored as: each {@link #write} encodes and each
+ * {@link #value} of a held key decodes, but what stays in the heap until the write-back (up to an interval: long
+ * enough for many young collections to copy it, ADR 0020) is one array without references per key, not the decoded
+ * value's graph of objects.
  *
  * <p>Armed at every commit, it is exactly-once like the store below. Armed less often, the store below lags the
  * committed input; the processor must then be able to apply that input again after a crash (the hook writes how far
@@ -31,10 +36,9 @@ import org.apache.kafka.streams.state.internals.WrappedStateStore;
  * <p>Queries (interactive queries on other threads, through the {@code KeyValueStore} methods) see the changed values
  * as soon as they are written, merged over the store below in key order. A value written below stays in memory
  * until the next commit, so that a range read that began before the write below (and takes less than a commit
- * interval) still finds it in one of the two; then it is let go unless it changed again. What is held is what changed
- * since its last write-back, not what was written: memory that the garbage collector copies while it is held.
+ * interval) still finds it in one of the two; then it is let go unless it changed again.
  *
- * @param <V> the decoded value (immutable: it is read by query threads while the stream thread goes on)
+ * @param <V> the decoded value
  */
 public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Bytes, byte[]>, Bytes, byte[]>
     implements
@@ -52,10 +56,7 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   private static final Set<String> CLOSING = ConcurrentHashMap.newKeySet();
 
   private final Codec<V> codec;
-  /**
-   * The values held in memory: those changed since the last write-back, and those written below at the last
-   * write-back; a held key changed again is changed in place.
-   */
+  /** Held: what changed since the last write-back, and what it wrote (until the next commit). */
   private final HeldValues held;
   /** How many held values changed since the last write-back. */
   private int dirty;
@@ -64,6 +65,10 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   private long armed;
   private LongConsumer onWriteBack = buckets -> {};
   private String applicationId;
+  /** The bottom store below (RocksDB): {@link #value} reads it directly, the layers between only pass a read on. */
+  private KeyValueStore<Bytes, byte[]> bottom;
+  /** A byte-level write went through the record cache since its flush: it may hold newer than the bottom store. */
+  private boolean writtenBelow;
 
   /** Over {@code below}, its keys of any layout. */
   public WriteBackStore(KeyValueStore<Bytes, byte[]> below, Codec<V> codec) {
@@ -113,26 +118,27 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   }
 
   @Override
+  @SuppressWarnings("unchecked")
   public void init(StateStoreContext context, StateStore root) {
     applicationId = context.applicationId();
     super.init(context, root);
+    StateStore s = wrapped();
+    while (s instanceof WrappedStateStore<?, ?, ?> w) {
+      s = w.wrapped();
+    }
+    bottom = s instanceof KeyValueStore<?, ?> kv ? (KeyValueStore<Bytes, byte[]>) kv : wrapped();
   }
 
   /** The current value of {@code key}, or null. Stream thread. */
-  @SuppressWarnings("unchecked")
   public V value(Bytes key) {
     HeldValues.Slot c = held.get(key);
-    if (c != null) {
-      Object v = c.value;
-      return v == DELETED ? null : (V) v;
-    }
-    byte[] stored = wrapped().get(key);
+    byte[] stored = c != null ? bytes(c) : (writtenBelow || bottom == null ? wrapped() : bottom).get(key);
     return stored == null ? null : codec.decoder().apply(stored);
   }
 
   /** Sets {@code key} to {@code value} (null: deletes it), written below at the next write-back. Stream thread. */
   public void write(Bytes key, V value) {
-    Object v = value == null ? DELETED : value;
+    Object v = value == null ? DELETED : codec.encoder().apply(value);
     HeldValues.Slot c = held.get(key);
     if (c == null) {
       c = held.add(key, v);
@@ -218,6 +224,7 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
       armed = 0;
     }
     super.flushCache();
+    writtenBelow = false;
   }
 
   @Override
@@ -232,7 +239,6 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
    * Writes the changed values of a bucket below. The values written now are held until the next commit
    * ({@link HeldValues#letGoWritten}), so that a range read that began before this write finds them in one of the two.
    */
-  @SuppressWarnings("unchecked")
   private void writeBack(int bucket) {
     KeyValueStore<Bytes, byte[]> below = wrapped();
     for (Map.Entry<Bytes, HeldValues.Slot> e : held.bucket(bucket)) {
@@ -244,17 +250,17 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
       if (c.value == DELETED) {
         below.delete(e.getKey());
       } else {
-        below.put(e.getKey(), codec.encoder().apply((V) c.value));
+        below.put(e.getKey(), (byte[]) c.value);
       }
       c.dirty = false;
       dirty--;
     }
   }
 
-  @SuppressWarnings("unchecked")
+  /** The held bytes of a slot (never changed: a write replaces them), null when deleted. */
   private byte[] bytes(HeldValues.Slot c) {
     Object v = c.value;
-    return v == DELETED ? null : codec.encoder().apply((V) v);
+    return v == DELETED ? null : (byte[]) v;
   }
 
   // The byte-level store, for queries and for writers that bypass the write-back layer.
@@ -268,6 +274,7 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   @Override
   public void put(Bytes key, byte[] value) {
     forget(key);
+    writtenBelow = true;
     wrapped().put(key, value);
   }
 
@@ -291,6 +298,7 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   public byte[] delete(Bytes key) {
     byte[] previous = get(key);
     forget(key);
+    writtenBelow = true;
     wrapped().delete(key);
     return previous;
   }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.serialization.Serdes;
@@ -11,7 +12,9 @@ import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.processor.api.MockProcessorContext;
 import org.apache.kafka.streams.state.Stores;
+import org.apache.kafka.streams.state.internals.WrappedStateStore;
 import org.junit.jupiter.api.Test;
 
 class WriteBackStoreTest {
@@ -147,6 +150,81 @@ class WriteBackStoreTest {
     assertThat(store.held()).isZero();
     store.flushCache();
     assertThat(text(below.get(key("k")))).isEqualTo("z");
+  }
+
+  @Test
+  void aKeyNotHeldIsReadFromTheBottomStoreUnlessAByteLevelWriteWaitsInALayerBetween() {
+    Cache cache = new Cache(below);
+    WriteBackStore<String> layered = new WriteBackStore<>(cache, TEXT);
+    layered.init(new MockProcessorContext<>().getStateStoreContext(), layered);
+    below.put(key("k"), bytes("a"));
+    cache.waiting.put(key("k"), bytes("stale"));
+    assertThat(layered.value(key("k"))).as("past the layers: the bottom store").isEqualTo("a");
+    cache.waiting.clear();
+
+    layered.put(key("k"), bytes("b"));
+    assertThat(below.get(key("k"))).isNotNull().isEqualTo(bytes("a"));
+    assertThat(layered.value(key("k"))).as("written through the layer, not flushed yet").isEqualTo("b");
+    layered.flushCache();
+    cache.waiting.put(key("k"), bytes("stale"));
+    assertThat(layered.value(key("k"))).as("flushed: the bottom store again").isEqualTo("b");
+  }
+
+  /** A layer between that keeps writes until its flush, as Kafka Streams' record cache does. */
+  private static final class Cache extends WrappedStateStore<KeyValueStore<Bytes, byte[]>, Bytes, byte[]>
+      implements
+        KeyValueStore<Bytes, byte[]> {
+    final Map<Bytes, byte[]> waiting = new HashMap<>();
+
+    Cache(KeyValueStore<Bytes, byte[]> below) {
+      super(below);
+    }
+
+    @Override
+    public byte[] get(Bytes key) {
+      return waiting.containsKey(key) ? waiting.get(key) : wrapped().get(key);
+    }
+
+    @Override
+    public void put(Bytes key, byte[] value) {
+      waiting.put(key, value);
+    }
+
+    @Override
+    public void flushCache() {
+      waiting.forEach(wrapped()::put);
+      waiting.clear();
+    }
+
+    @Override
+    public byte[] putIfAbsent(Bytes key, byte[] value) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public void putAll(List<KeyValue<Bytes, byte[]>> entries) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public byte[] delete(Bytes key) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public KeyValueIterator<Bytes, byte[]> range(Bytes from, Bytes to) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public KeyValueIterator<Bytes, byte[]> all() {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public long approximateNumEntries() {
+      return wrapped().approximateNumEntries();
+    }
   }
 
   @Test
