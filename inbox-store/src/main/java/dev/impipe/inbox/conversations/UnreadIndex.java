@@ -188,7 +188,9 @@ public final class UnreadIndex {
       requireEnd(bytes, pos);
       return EMPTY;
     }
-    Slots read = new Slots((int) n);
+    // Room for one more: the entry that decoded it adds its message without a copy (the write-back layer holds a
+    // state as its bytes, so each entry decodes the index anew).
+    Slots read = new Slots((int) n + 1);
     long[] s = read.seqs;
     int[] h = read.hashes;
     long previous = 0;
