@@ -1,6 +1,5 @@
 package dev.impipe.inbox.conversations;
 
-import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Objects;
@@ -154,19 +153,20 @@ public final class UnreadIndex {
 
   /** The stored form (see the class comment). */
   public byte[] encode() {
-    ByteArrayOutputStream out = new ByteArrayOutputStream(2 + size() * 6);
-    varint(out, size());
+    // At most a varint and 4 bytes per message, after the count: written into one array, no stream.
+    byte[] out = new byte[MAX_VARINT_BYTES * (size() + 1) + Integer.BYTES * size()];
+    int at = varint(out, 0, size());
     long previous = 0;
     for (int i = from; i < to; i++) {
       long seq = slots.seqs[i];
-      varint(out, seq - previous);
+      at = varint(out, at, seq - previous);
       previous = seq;
       int h = slots.hashes[i];
       for (int b = 24; b >= 0; b -= 8) {
-        out.write(h >>> b);
+        out[at++] = (byte) (h >>> b);
       }
     }
-    return out.toByteArray();
+    return Arrays.copyOf(out, at);
   }
 
   /** Reads what {@link #encode()} wrote; {@link IllegalArgumentException} when it is not that. */
@@ -230,13 +230,16 @@ public final class UnreadIndex {
     return (int) (h ^ (h >>> 32));
   }
 
-  private static void varint(ByteArrayOutputStream out, long value) {
+  /** Writes {@code value} as an unsigned varint at {@code at}; returns the position after it. */
+  private static int varint(byte[] out, int at, long value) {
     long v = value;
+    int i = at;
     while ((v & ~0x7FL) != 0) {
-      out.write((int) ((v & 0x7F) | 0x80));
+      out[i++] = (byte) ((v & 0x7F) | 0x80);
       v >>>= 7;
     }
-    out.write((int) v);
+    out[i++] = (byte) v;
+    return i;
   }
 
   private static long readVarint(byte[] bytes, int[] pos) {

@@ -1,6 +1,5 @@
 package dev.impipe.runtime.streams;
 
-import java.io.ByteArrayOutputStream;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -80,27 +79,43 @@ public final class VersionedValue {
 
   /** Appends fields after the version byte. */
   public static final class Writer {
-    private final ByteArrayOutputStream out = new ByteArrayOutputStream(32);
+    // A plain growing array, big-endian by hand: a state is encoded at every change of it (the write-back layer holds
+    // values as their bytes), and a ByteArrayOutputStream locks per byte written and grows from 32 bytes.
+    private byte[] buf = new byte[128];
+    private int size;
 
     private Writer(int version) {
       if (version < 1 || version > 255) {
         throw new IllegalArgumentException("version must be 1..255, got " + version);
       }
-      out.write(version);
+      buf[size++] = (byte) version;
+    }
+
+    private void room(int n) {
+      if (size + n > buf.length) {
+        buf = Arrays.copyOf(buf, Math.max(buf.length * 2, size + n));
+      }
     }
 
     public Writer int8(int value) {
-      out.write(value);
+      room(1);
+      buf[size++] = (byte) value;
       return this;
     }
 
     public Writer int32(int value) {
-      out.writeBytes(ByteBuffer.allocate(Integer.BYTES).putInt(value).array());
+      room(Integer.BYTES);
+      for (int shift = 24; shift >= 0; shift -= 8) {
+        buf[size++] = (byte) (value >>> shift);
+      }
       return this;
     }
 
     public Writer int64(long value) {
-      out.writeBytes(ByteBuffer.allocate(Long.BYTES).putLong(value).array());
+      room(Long.BYTES);
+      for (int shift = 56; shift >= 0; shift -= 8) {
+        buf[size++] = (byte) (value >>> shift);
+      }
       return this;
     }
 
@@ -110,7 +125,9 @@ public final class VersionedValue {
         return int32(-1);
       }
       int32(value.length);
-      out.writeBytes(value);
+      room(value.length);
+      System.arraycopy(value, 0, buf, size, value.length);
+      size += value.length;
       return this;
     }
 
@@ -120,7 +137,7 @@ public final class VersionedValue {
     }
 
     public byte[] build() {
-      return out.toByteArray();
+      return Arrays.copyOf(buf, size);
     }
   }
 
