@@ -33,22 +33,30 @@ final class HeldValues {
    */
   static final int BUCKETS = 32;
 
-  /** A held key's value (or {@link WriteBackStore#DELETED}): changed in place by the stream thread. */
+  /** Where a held key's value is: its bytes in the {@link ValueArena}, as numbers, changed under the lock. */
   static final class Slot {
     final Bytes group;
     final int bucket;
-    volatile Object value;
+    private long at;
+    /** {@link #DELETED}: held as deleted; {@link #LET_GO}: no longer held, its bytes in {@link #letGo}. */
+    private int length = DELETED;
+    /** The bytes of a slot let go, for a range read that still holds the slot. */
+    private byte[] letGo;
     /** Changed since it was last written below. Stream thread only. */
     boolean dirty;
 
-    Slot(Bytes group, Object value) {
+    Slot(Bytes group) {
       this.group = group;
       this.bucket = groupBucket(group);
-      this.value = value;
     }
   }
 
+  private static final int DELETED = -1;
+  private static final int LET_GO = -2;
+
   private final ConcurrentHashMap<Bytes, Slot> slots = new ConcurrentHashMap<>();
+  /** The held values' bytes. Under the lock: {@code this}. */
+  private final ValueArena arena = new ValueArena();
   /** The same slots by bucket, for write-backs. Stream thread only. */
   private final List<Map<Bytes, Slot>> buckets = new ArrayList<>(BUCKETS);
   private final ConcurrentHashMap<Bytes, ConcurrentSkipListMap<Bytes, Slot>> groups = new ConcurrentHashMap<>();
@@ -80,9 +88,10 @@ final class HeldValues {
     return slots.get(key);
   }
 
-  /** Holds {@code value} under {@code key}, which is not held yet. Stream thread. */
-  Slot add(Bytes key, Object value) {
-    Slot slot = new Slot(group(key.get()), value);
+  /** Holds {@code value} (null: deleted) under {@code key}, which is not held yet. Stream thread. */
+  Slot add(Bytes key, byte[] value) {
+    Slot slot = new Slot(group(key.get()));
+    set(slot, value);
     slots.put(key, slot);
     buckets.get(slot.bucket).put(key, slot);
     groups.computeIfAbsent(slot.group, g -> new ConcurrentSkipListMap<>(ORDER)).put(key, slot);
@@ -95,8 +104,55 @@ final class HeldValues {
     if (slot != null) {
       buckets.get(slot.bucket).remove(key);
       unlist(key, slot);
+      synchronized (this) {
+        slot.letGo = slot.length >= 0 ? arena.copy(slot.at, slot.length) : null;
+        free(slot);
+        slot.length = LET_GO;
+      }
     }
     return slot;
+  }
+
+  /** Sets a held slot's value (null: deleted). Stream thread. */
+  synchronized void set(Slot slot, byte[] value) {
+    free(slot);
+    if (value == null) {
+      slot.length = DELETED;
+    } else {
+      slot.at = arena.add(value);
+      slot.length = value.length;
+    }
+    if (arena.fragmented()) {
+      compact();
+    }
+  }
+
+  /** A copy of a slot's bytes; null when it is held as deleted. Any thread. */
+  synchronized byte[] bytes(Slot slot) {
+    if (slot.length == LET_GO) {
+      return slot.letGo;
+    }
+    return slot.length < 0 ? null : arena.copy(slot.at, slot.length);
+  }
+
+  /** Whether a slot is held as deleted. */
+  synchronized boolean deleted(Slot slot) {
+    return slot.length == DELETED;
+  }
+
+  private void free(Slot slot) {
+    if (slot.length >= 0) {
+      arena.free(slot.at, slot.length);
+    }
+  }
+
+  /** Moves the values out of old chunks, so that those are dropped: the chunks hold at most about twice what is live. */
+  private void compact() {
+    for (Slot slot : slots.values()) {
+      if (slot.length >= 0) {
+        slot.at = arena.moveIfOld(slot.at, slot.length);
+      }
+    }
   }
 
   private void unlist(Bytes key, Slot slot) {
@@ -141,6 +197,9 @@ final class HeldValues {
   }
 
   void clear() {
+    synchronized (this) {
+      arena.clear();
+    }
     written = new ArrayList<>();
     slots.clear();
     groups.clear();

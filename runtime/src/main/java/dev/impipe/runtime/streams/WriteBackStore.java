@@ -24,10 +24,10 @@ import org.apache.kafka.streams.state.internals.WrappedStateStore;
  * {@link #onWriteBack} hook in the same transaction. A value changed many times between two write-backs costs one
  * store write and one changelog record.
  *
- * <p>A changed value is held encoded, as the one byte array it is stored as: each {@link #write} encodes and each
- * {@link #value} of a held key decodes, but what stays in the heap until the write-back (up to an interval: long
- * enough for many young collections to copy it, ADR 0020) is one array without references per key, not the decoded
- * value's graph of objects.
+ * <p>A changed value is held encoded, in large chunks of bytes ({@link ValueArena}): each {@link #write} encodes and
+ * each {@link #value} of a held key decodes, but a change leaves no object in the heap that lives until the
+ * write-back (up to an interval: long enough for many young collections to copy it, ADR 0020), and stores no
+ * reference into the long-lived slot that holds the key (whose card each young collection would scan).
  *
  * <p>Armed at every commit, it is exactly-once like the store below. Armed less often, the store below lags the
  * committed input; the processor must then be able to apply that input again after a crash (the hook writes how far
@@ -47,7 +47,6 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   /** How values are stored below. */
   public record Codec<V>(Function<V, byte[]> encoder, Function<byte[], V> decoder) {}
 
-  static final Object DELETED = new Object();
   /** How many buckets the keys fall into (a write-back writes some or all). */
   public static final int BUCKETS = HeldValues.BUCKETS;
   /** Every bucket (see {@link #onWriteBack}). */
@@ -132,18 +131,18 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   /** The current value of {@code key}, or null. Stream thread. */
   public V value(Bytes key) {
     HeldValues.Slot c = held.get(key);
-    byte[] stored = c != null ? bytes(c) : (writtenBelow || bottom == null ? wrapped() : bottom).get(key);
+    byte[] stored = c != null ? held.bytes(c) : (writtenBelow || bottom == null ? wrapped() : bottom).get(key);
     return stored == null ? null : codec.decoder().apply(stored);
   }
 
   /** Sets {@code key} to {@code value} (null: deletes it), written below at the next write-back. Stream thread. */
   public void write(Bytes key, V value) {
-    Object v = value == null ? DELETED : codec.encoder().apply(value);
+    byte[] v = value == null ? null : codec.encoder().apply(value);
     HeldValues.Slot c = held.get(key);
     if (c == null) {
       c = held.add(key, v);
     } else {
-      c.value = v;
+      held.set(c, v);
     }
     if (!c.dirty) {
       c.dirty = true;
@@ -247,20 +246,14 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
         continue; // not changed since it was written below (let go at the next commit)
       }
       held.written(e.getKey());
-      if (c.value == DELETED) {
+      if (held.deleted(c)) {
         below.delete(e.getKey());
       } else {
-        below.put(e.getKey(), (byte[]) c.value);
+        below.put(e.getKey(), held.bytes(c));
       }
       c.dirty = false;
       dirty--;
     }
-  }
-
-  /** The held bytes of a slot (never changed: a write replaces them), null when deleted. */
-  private byte[] bytes(HeldValues.Slot c) {
-    Object v = c.value;
-    return v == DELETED ? null : (byte[]) v;
   }
 
   // The byte-level store, for queries and for writers that bypass the write-back layer.
@@ -268,7 +261,7 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   @Override
   public byte[] get(Bytes key) {
     HeldValues.Slot c = held.get(key);
-    return c != null ? bytes(c) : wrapped().get(key);
+    return c != null ? held.bytes(c) : wrapped().get(key);
   }
 
   @Override
@@ -329,7 +322,7 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
     // The store below's prefix scan, and the changes whose keys start with the prefix.
     Bytes end = OrderedKey.prefixEnd(from);
     NavigableMap<Bytes, HeldValues.Slot> changes = held.range(from, end, false);
-    return new WriteBackIterator<>(changes, wrapped().prefixScan(prefix, prefixKeySerializer), false, this::bytes);
+    return new WriteBackIterator<>(changes, wrapped().prefixScan(prefix, prefixKeySerializer), false, held::bytes);
   }
 
   @Override
@@ -343,6 +336,6 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
     }
     NavigableMap<Bytes, HeldValues.Slot> changes = held.range(from, to, true);
     KeyValueIterator<Bytes, byte[]> below = reverse ? wrapped().reverseRange(from, to) : wrapped().range(from, to);
-    return new WriteBackIterator<>(reverse ? changes.descendingMap() : changes, below, reverse, this::bytes);
+    return new WriteBackIterator<>(reverse ? changes.descendingMap() : changes, below, reverse, held::bytes);
   }
 }
