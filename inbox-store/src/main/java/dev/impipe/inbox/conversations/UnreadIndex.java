@@ -1,5 +1,6 @@
 package dev.impipe.inbox.conversations;
 
+import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Objects;
@@ -153,20 +154,19 @@ public final class UnreadIndex {
 
   /** The stored form (see the class comment). */
   public byte[] encode() {
-    // At most a varint and 4 bytes per message, after the count: written into one array, no stream.
-    byte[] out = new byte[MAX_VARINT_BYTES * (size() + 1) + Integer.BYTES * size()];
-    int at = varint(out, 0, size());
+    ByteArrayOutputStream out = new ByteArrayOutputStream(2 + size() * 6);
+    varint(out, size());
     long previous = 0;
     for (int i = from; i < to; i++) {
       long seq = slots.seqs[i];
-      at = varint(out, at, seq - previous);
+      varint(out, seq - previous);
       previous = seq;
       int h = slots.hashes[i];
       for (int b = 24; b >= 0; b -= 8) {
-        out[at++] = (byte) (h >>> b);
+        out.write(h >>> b);
       }
     }
-    return Arrays.copyOf(out, at);
+    return out.toByteArray();
   }
 
   /** Reads what {@link #encode()} wrote; {@link IllegalArgumentException} when it is not that. */
@@ -188,9 +188,7 @@ public final class UnreadIndex {
       requireEnd(bytes, pos);
       return EMPTY;
     }
-    // Room for one more: the entry that decoded it adds its message without a copy (the write-back layer holds a
-    // state as its bytes, so each entry decodes the index anew).
-    Slots read = new Slots((int) n + 1);
+    Slots read = new Slots((int) n);
     long[] s = read.seqs;
     int[] h = read.hashes;
     long previous = 0;
@@ -230,16 +228,13 @@ public final class UnreadIndex {
     return (int) (h ^ (h >>> 32));
   }
 
-  /** Writes {@code value} as an unsigned varint at {@code at}; returns the position after it. */
-  private static int varint(byte[] out, int at, long value) {
+  private static void varint(ByteArrayOutputStream out, long value) {
     long v = value;
-    int i = at;
     while ((v & ~0x7FL) != 0) {
-      out[i++] = (byte) ((v & 0x7F) | 0x80);
+      out.write((int) ((v & 0x7F) | 0x80));
       v >>>= 7;
     }
-    out[i++] = (byte) v;
-    return i;
+    out.write((int) v);
   }
 
   private static long readVarint(byte[] bytes, int[] pos) {

@@ -129,4 +129,10 @@ class StoreKeysTest {
     assertThat(StoreKeys.committed("bob", "#g")).isEqualTo(StoreKeys.groupPosition("bob", "", "g"));
     assertThat(StoreKeys.committed("bob", "phone")).isEqualTo(StoreKeys.cursor("bob", "phone"));
   }
+
+  @Test
+  void aCopiedKeyGivesBackItsPreviousSeqAndRefusesANegativeOne() {
+    assertThat(StoreKeys.copiedPrevSeq(StoreKeys.copied("u1", 3, 4_242L))).isEqualTo(4_242L);
+    assertThatThrownBy(() -> StoreKeys.copied("u1", 3, -1)).isInstanceOf(IllegalArgumentException.class);
+  }
 }
