@@ -33,15 +33,7 @@ final class ValueArena {
 
   /** Appends {@code value}; returns where it is (a chunk index in the high half, the offset in the low half). */
   long add(byte[] value) {
-    if (current < 0 || used + value.length > chunks.get(current).length) {
-      newChunk(Math.max(CHUNK, value.length));
-    }
-    long at = ((long) current << 32) | used;
-    System.arraycopy(value, 0, chunks.get(current), used, value.length);
-    used += value.length;
-    live[current] += value.length;
-    liveBytes += value.length;
-    return at;
+    return append(value, 0, value.length);
   }
 
   /** A copy of the {@code length} bytes at {@code at}. */
@@ -72,18 +64,22 @@ final class ValueArena {
     if (chunk(at) == current) {
       return at;
     }
-    byte[] chunk = chunks.get(chunk(at));
-    int from = offset(at);
+    long to = append(chunks.get(chunk(at)), offset(at), length);
+    free(at, length);
+    return to;
+  }
+
+  /** Appends {@code length} bytes of {@code source} from {@code from} to the current chunk; returns where. */
+  private long append(byte[] source, int from, int length) {
     if (current < 0 || used + length > chunks.get(current).length) {
       newChunk(Math.max(CHUNK, length));
     }
-    long to = ((long) current << 32) | used;
-    System.arraycopy(chunk, from, chunks.get(current), used, length);
+    long at = ((long) current << 32) | used;
+    System.arraycopy(source, from, chunks.get(current), used, length);
     used += length;
     live[current] += length;
     liveBytes += length;
-    free(at, length);
-    return to;
+    return at;
   }
 
   /** Whether the chunks hold more than twice what is live (and more than a few chunks): time to move. */
