@@ -2,256 +2,235 @@ package dev.impipe.runtime.streams;
 
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.Comparator;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
-import java.util.NavigableMap;
-import java.util.Set;
-import java.util.TreeMap;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.locks.StampedLock;
 import java.util.function.ToIntFunction;
 import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.KeyValue;
 
 /**
- * The values a {@link WriteBackStore} holds in memory, by key: a hash map for lookups (the stream thread's, and
- * queries' point reads), and for range reads the same slots in key order, one ordered map per key group (the keys
- * sharing a prefix, e.g. a user's: a new key costs an insertion into its group's small map, not into one map of every
- * held key). Written by the stream thread only; read by query threads too.
+ * The values a {@link WriteBackStore} holds in memory, by key, as bytes in primitive arrays ({@link HeldSlots}): a
+ * change writes bytes and ints into long-lived arrays, never a reference, so young collections have no dirty card to
+ * scan for it. Point reads find a key through a hash index; a range read within one key group (the keys sharing a
+ * prefix, e.g. a user's) reads that group's keys only, any other range every held key. Each slot remembers whether it
+ * changed since it was last written below (dirty) and whether the last write-back wrote it, for
+ * {@link #letGoWritten}.
+ *
+ * <p>Written by the stream thread only; read by query threads too. A lock guards the arrays: the stream thread takes
+ * it to write (uncontended, a compare-and-set), readers take it shared and get copies of the bytes, never the arrays
+ * (which the stream thread overwrites in place, moves and replaces). The stream thread reads without it, as no one
+ * else writes; the flags and the write-back bookkeeping are its own.
  */
 final class HeldValues {
-
-  /** Byte order of keys ({@link OrderedKey#compare}, the order of {@link Bytes#compareTo}, vectorised). */
-  static final Comparator<Bytes> ORDER = (a, b) -> OrderedKey.compare(a.get(), b.get());
-  private static final Bytes ONE_GROUP = Bytes.wrap(new byte[0]);
 
   /**
    * How many buckets the keys fall into ({@link #groupBucket}): a write-back can write one bucket at a time. Part of the
    * stored checkpoints' meaning: never changed.
    */
   static final int BUCKETS = 32;
+  /** What {@link #get} returns for a key not held (a distinct instance: a held empty value is another array). */
+  static final byte[] NOT_HELD = new byte[0];
+  private static final byte[] NO_GROUP = new byte[0];
+  private static final Comparator<KeyValue<Bytes, byte[]>> ORDER = (a, b) -> OrderedKey.compare(a.key.get(),
+      b.key.get());
+  /** Flag: changed since it was last written below. */
+  private static final int DIRTY = 1;
+  /** Flag: written below by the last write-back. */
+  private static final int WRITTEN = 2;
 
-  /** Where a held key's value is: its bytes in the {@link ValueArena}, as numbers, changed under the lock. */
-  static final class Slot {
-    final Bytes group;
-    final int bucket;
-    private long at;
-    /** {@link #DELETED}: held as deleted; {@link #LET_GO}: no longer held, its bytes in {@link #letGo}. */
-    private int length = DELETED;
-    /** The bytes of a slot let go, for a range read that still holds the slot. */
-    private byte[] letGo;
-    /** Changed since it was last written below. Stream thread only. */
-    boolean dirty;
-
-    Slot(Bytes group) {
-      this.group = group;
-      this.bucket = groupBucket(group);
-    }
+  /** Where a write-back writes a changed key: its value, or null when it was deleted. */
+  interface Below {
+    void write(Bytes key, byte[] value);
   }
 
-  private static final int DELETED = -1;
-  private static final int LET_GO = -2;
-
-  private final ConcurrentHashMap<Bytes, Slot> slots = new ConcurrentHashMap<>();
-  /** The held values' bytes. Under the lock: {@code this}. */
-  private final ValueArena arena = new ValueArena();
-  /** The same slots by bucket, for write-backs. Stream thread only. */
-  private final List<Map<Bytes, Slot>> buckets = new ArrayList<>(BUCKETS);
-  private final ConcurrentHashMap<Bytes, ConcurrentSkipListMap<Bytes, Slot>> groups = new ConcurrentHashMap<>();
+  private final StampedLock lock = new StampedLock();
+  private final HeldSlots slots = new HeldSlots();
   private final ToIntFunction<byte[]> groupLength;
-  /** The keys written below at the last write-back ({@link #written}). Stream thread only. */
-  private List<Bytes> written = new ArrayList<>();
+  /** Held slots that are dirty. Stream thread. */
+  private int pending;
+  /** The slots the last write-back wrote (flag {@link #WRITTEN}). Stream thread. */
+  private int[] written = new int[64];
+  private int writtenCount;
 
   /**
    * @param groupLength the length of a key's group prefix ({@code <= 0}: the key is in the group of keys without one);
-   *     a range read within one group reads that group's map only. Null: every key in one group.
+   *     a range read within one group reads that group's keys only. Null: every key in one group.
    */
   HeldValues(ToIntFunction<byte[]> groupLength) {
     this.groupLength = groupLength;
-    for (int b = 0; b < BUCKETS; b++) {
-      buckets.add(new HashMap<>());
-    }
   }
 
   /**
    * The bucket of a key whose group prefix (e.g. a user's first string field) is {@code group}: stable across
    * processes and versions (the bytes' {@link Arrays#hashCode(byte[])}), so that a stored checkpoint of a bucket
-   * names the same keys after a restart. Keys without a group are in bucket 0.
+   * names the same keys after a restart. Keys without a group are in bucket 0. ({@link HeldSlots} computes the same.)
    */
   static int groupBucket(Bytes group) {
     return group.get().length == 0 ? 0 : Math.floorMod(Arrays.hashCode(group.get()), BUCKETS);
   }
 
-  Slot get(Bytes key) {
-    return slots.get(key);
+  /** A copy of the value held for {@code key}: null when it is held as deleted, {@link #NOT_HELD}. Any thread. */
+  byte[] get(Bytes key) {
+    long stamp = lock.readLock();
+    try {
+      int s = slots.find(key.get());
+      return s < 0 ? NOT_HELD : slots.value(s);
+    } finally {
+      lock.unlockRead(stamp);
+    }
   }
 
-  /** Holds {@code value} (null: deleted) under {@code key}, which is not held yet. Stream thread. */
-  Slot add(Bytes key, byte[] value) {
-    Slot slot = new Slot(group(key.get()));
-    set(slot, value);
-    slots.put(key, slot);
-    buckets.get(slot.bucket).put(key, slot);
-    groups.computeIfAbsent(slot.group, g -> new ConcurrentSkipListMap<>(ORDER)).put(key, slot);
-    return slot;
-  }
-
-  /** Lets {@code key} go; its slot, or null when it was not held. Stream thread. */
-  Slot remove(Bytes key) {
-    Slot slot = slots.remove(key);
-    if (slot != null) {
-      buckets.get(slot.bucket).remove(key);
-      unlist(key, slot);
-      synchronized (this) {
-        slot.letGo = slot.length >= 0 ? arena.copy(slot.at, slot.length) : null;
-        free(slot);
-        slot.length = LET_GO;
+  /** Holds {@code value} (null: deleted) for {@code key} until it is written below. Stream thread. */
+  void write(Bytes key, byte[] value) {
+    byte[] k = key.get();
+    int s = slots.find(k);
+    long stamp = lock.writeLock();
+    try {
+      if (s < 0) {
+        s = slots.insert(k, groupLength == null ? 0 : Math.max(0, groupLength.applyAsInt(k)));
       }
+      slots.set(s, value);
+    } finally {
+      lock.unlockWrite(stamp);
     }
-    return slot;
-  }
-
-  /** Sets a held slot's value (null: deleted). Stream thread. */
-  synchronized void set(Slot slot, byte[] value) {
-    free(slot);
-    if (value == null) {
-      slot.length = DELETED;
-    } else {
-      slot.at = arena.add(value);
-      slot.length = value.length;
-    }
-    if (arena.fragmented()) {
-      compact();
+    int f = slots.flags(s);
+    if ((f & DIRTY) == 0) {
+      slots.setFlags(s, f | DIRTY);
+      pending++;
     }
   }
 
-  /** A copy of a slot's bytes; null when it is held as deleted. Any thread. */
-  synchronized byte[] bytes(Slot slot) {
-    if (slot.length == LET_GO) {
-      return slot.letGo;
-    }
-    return slot.length < 0 ? null : arena.copy(slot.at, slot.length);
-  }
-
-  /** Whether a slot is held as deleted. */
-  synchronized boolean deleted(Slot slot) {
-    return slot.length == DELETED;
-  }
-
-  private void free(Slot slot) {
-    if (slot.length >= 0) {
-      arena.free(slot.at, slot.length);
+  /** Lets {@code key} go, changed or not. Stream thread. */
+  void remove(Bytes key) {
+    int s = slots.find(key.get());
+    if (s >= 0) {
+      letGo(s);
     }
   }
 
-  /** Moves the values out of old chunks, so that those are dropped: the chunks hold at most about twice what is live. */
-  private void compact() {
-    for (Slot slot : slots.values()) {
-      if (slot.length >= 0) {
-        slot.at = arena.moveIfOld(slot.at, slot.length);
-      }
+  private void letGo(int slot) {
+    if ((slots.flags(slot) & DIRTY) != 0) {
+      pending--;
+    }
+    long stamp = lock.writeLock();
+    try {
+      slots.remove(slot);
+    } finally {
+      lock.unlockWrite(stamp);
     }
   }
 
-  private void unlist(Bytes key, Slot slot) {
-    ConcurrentSkipListMap<Bytes, Slot> group = groups.get(slot.group);
-    if (group != null) {
-      group.remove(key);
-      if (group.isEmpty()) {
-        groups.remove(slot.group, group); // only the stream thread adds: nothing is added to it meanwhile
-      }
-    }
+  /** How many held values changed since they were last written below. Stream thread. */
+  int pending() {
+    return pending;
   }
 
-  /** {@code key} was written below: it is let go at the next {@link #letGoWritten} unless changed again. */
-  void written(Bytes key) {
-    written.add(key);
-  }
-
-  /**
-   * Lets the keys written at the last write-back go (a commit has passed since: a range read that began before that
-   * write has ended), except those changed since (dirty). Stream thread.
-   */
-  void letGoWritten() {
-    if (written.isEmpty()) {
-      return;
-    }
-    for (Bytes key : written) {
-      Slot slot = slots.get(key);
-      if (slot != null && !slot.dirty) {
-        remove(key);
-      }
-    }
-    written = new ArrayList<>();
-  }
-
+  /** How many values are held. Stream thread. */
   int size() {
     return slots.size();
   }
 
-  /** The held slots of bucket {@code b}, for a write-back (read-only: {@link #letGoWritten} lets keys go). */
-  Set<Map.Entry<Bytes, Slot>> bucket(int b) {
-    return Collections.unmodifiableMap(buckets.get(b)).entrySet();
-  }
-
-  void clear() {
-    synchronized (this) {
-      arena.clear();
+  /**
+   * Writes the changed values of the keys in {@code buckets} (bit {@code b}: bucket {@code b}) to {@code below}, in
+   * no particular order, and marks them written: they stay held until the next {@link #letGoWritten}. One pass over
+   * the slots, without the lock (the values do not change meanwhile: the stream thread is writing them). Stream
+   * thread.
+   */
+  void writeBack(long buckets, Below below) {
+    if (pending == 0) {
+      return;
     }
-    written = new ArrayList<>();
-    slots.clear();
-    groups.clear();
-    for (Map<Bytes, Slot> b : buckets) {
-      b.clear();
+    for (int s = 0, end = slots.slotEnd(); s < end; s++) {
+      if (slots.held(s) && (slots.flags(s) & DIRTY) != 0 && (buckets & (1L << slots.bucket(s))) != 0) {
+        below.write(Bytes.wrap(slots.key(s)), slots.value(s));
+        slots.setFlags(s, WRITTEN);
+        pending--;
+        if (writtenCount == written.length) {
+          written = Arrays.copyOf(written, 2 * writtenCount);
+        }
+        written[writtenCount++] = s;
+      }
     }
   }
 
   /**
-   * The held slots from {@code from} (inclusive; null: from the first) to {@code to} (null: to the last), in key
-   * order: a view of the map of the group the range lies in, or a copy of the held slots in the range when it spans
-   * groups.
+   * Lets the keys written at the last write-back go (a commit has passed since: a range read that began before that
+   * write has ended), except those changed since (dirty). A key let go meanwhile by {@link #remove} lost its flags
+   * (its slot too, maybe to another key, whose flags start clear). Stream thread.
    */
-  NavigableMap<Bytes, Slot> range(Bytes from, Bytes to, boolean toInclusive) {
-    if (groupLength == null) {
-      return view(groups.get(ONE_GROUP), from, to, toInclusive);
-    }
-    int length = from == null ? -1 : groupLength.applyAsInt(from.get());
-    if (length > 0 && to != null) {
-      byte[] end = OrderedKey.prefixEnd(Arrays.copyOf(from.get(), length));
-      if (end != null && OrderedKey.compare(to.get(), end) <= 0) {
-        return view(groups.get(Bytes.wrap(Arrays.copyOf(from.get(), length))), from, to, toInclusive);
+  void letGoWritten() {
+    for (int i = 0; i < writtenCount; i++) {
+      int s = written[i];
+      int f = slots.flags(s);
+      if ((f & WRITTEN) != 0) {
+        if ((f & DIRTY) == 0) {
+          letGo(s);
+        } else {
+          slots.setFlags(s, DIRTY);
+        }
       }
     }
-    TreeMap<Bytes, Slot> copy = new TreeMap<>(ORDER);
-    for (Map.Entry<Bytes, Slot> e : slots.entrySet()) {
-      Bytes k = e.getKey();
-      if ((from == null || ORDER.compare(k, from) >= 0)
-          && (to == null || (toInclusive ? ORDER.compare(k, to) <= 0 : ORDER.compare(k, to) < 0))) {
-        copy.put(k, e.getValue());
+    writtenCount = 0;
+  }
+
+  /** Lets every key go. Stream thread. */
+  void clear() {
+    long stamp = lock.writeLock();
+    try {
+      slots.clear();
+    } finally {
+      lock.unlockWrite(stamp);
+    }
+    pending = 0;
+    written = new int[64];
+    writtenCount = 0;
+  }
+
+  /**
+   * Copies of the held keys from {@code from} (inclusive; null: from the first) to {@code to} (null: to the last) and
+   * their values (null: held as deleted), in key order: read from the group the range lies in, or from every held key
+   * when it spans groups. Any thread.
+   */
+  List<KeyValue<Bytes, byte[]>> range(Bytes from, Bytes to, boolean toInclusive) {
+    byte[] f = from == null ? null : from.get();
+    byte[] t = to == null ? null : to.get();
+    int length = groupLength == null ? 0 : f == null ? -1 : groupLength.applyAsInt(f);
+    boolean oneGroup = groupLength == null;
+    if (length > 0 && t != null) {
+      byte[] end = OrderedKey.prefixEnd(Arrays.copyOf(f, length));
+      oneGroup = end != null && OrderedKey.compare(t, end) <= 0;
+    }
+    List<KeyValue<Bytes, byte[]>> out = new ArrayList<>();
+    long stamp = lock.readLock();
+    try {
+      if (oneGroup) {
+        for (int s = slots.firstOfGroup(f == null ? NO_GROUP : f, length); s >= 0; s = slots.nextOfGroup(s)) {
+          addIfWithin(out, s, f, t, toInclusive);
+        }
+      } else {
+        for (int s = 0, end = slots.slotEnd(); s < end; s++) {
+          if (slots.held(s)) {
+            addIfWithin(out, s, f, t, toInclusive);
+          }
+        }
       }
+    } finally {
+      lock.unlockRead(stamp);
     }
-    return copy;
+    out.sort(ORDER);
+    return out;
   }
 
-  private static NavigableMap<Bytes, Slot> view(NavigableMap<Bytes, Slot> held, Bytes from, Bytes to,
-      boolean toInclusive) {
-    if (held == null) {
-      return Collections.emptyNavigableMap();
+  private void addIfWithin(List<KeyValue<Bytes, byte[]>> out, int s, byte[] from, byte[] to, boolean toInclusive) {
+    if ((from == null || slots.compareKey(s, from) >= 0)
+        && (to == null || slots.compareKey(s, to) < (toInclusive ? 1 : 0))) {
+      out.add(KeyValue.pair(Bytes.wrap(slots.key(s)), slots.value(s)));
     }
-    NavigableMap<Bytes, Slot> v = held;
-    if (from != null) {
-      v = v.tailMap(from, true);
-    }
-    if (to != null) {
-      v = v.headMap(to, toInclusive);
-    }
-    return v;
   }
 
-  private Bytes group(byte[] key) {
-    int length = groupLength == null ? -1 : groupLength.applyAsInt(key);
-    return length <= 0 ? ONE_GROUP : Bytes.wrap(Arrays.copyOf(key, length));
+  /** The slots, for tests. */
+  HeldSlots slots() {
+    return slots;
   }
 }

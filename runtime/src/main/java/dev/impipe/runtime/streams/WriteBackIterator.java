@@ -1,42 +1,39 @@
 package dev.impipe.runtime.streams;
 
-import java.util.Iterator;
-import java.util.Map;
-import java.util.NavigableMap;
+import java.util.List;
 import java.util.NoSuchElementException;
-import java.util.function.Function;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
 import org.apache.kafka.streams.state.KeyValueIterator;
 
 /**
- * A {@link WriteBackStore}'s range read: its changes over the store below, in key order (reversed when asked), a
- * change replacing the stored value of its key, deleted keys (whose bytes are null) left out.
- *
- * @param <C> a change, made bytes by the function given
+ * A {@link WriteBackStore}'s range read: its changes (copies taken when the read began, see
+ * {@link HeldValues#range}) over the store below, in key order (reversed when asked), a change replacing the stored
+ * value of its key, deleted keys (whose value is null) left out.
  */
-final class WriteBackIterator<C> implements KeyValueIterator<Bytes, byte[]> {
-  private final Iterator<Map.Entry<Bytes, C>> changes;
+final class WriteBackIterator implements KeyValueIterator<Bytes, byte[]> {
+  /** In ascending key order; walked from the end when reversed. */
+  private final List<KeyValue<Bytes, byte[]>> changes;
   private final KeyValueIterator<Bytes, byte[]> below;
   private final boolean reverse;
-  private final Function<C, byte[]> encode;
-  private Map.Entry<Bytes, C> change;
+  /** How many changes were taken. */
+  private int taken;
   private KeyValue<Bytes, byte[]> next;
 
-  WriteBackIterator(NavigableMap<Bytes, C> changes, KeyValueIterator<Bytes, byte[]> below, boolean reverse,
-      Function<C, byte[]> encode) {
-    this.changes = changes.entrySet().iterator();
+  WriteBackIterator(List<KeyValue<Bytes, byte[]>> changes, KeyValueIterator<Bytes, byte[]> below, boolean reverse) {
+    this.changes = changes;
     this.below = below;
     this.reverse = reverse;
-    this.encode = encode;
-    this.change = this.changes.hasNext() ? this.changes.next() : null;
   }
 
   @Override
   public boolean hasNext() {
-    while (next == null && (change != null || below.hasNext())) {
+    while (next == null && (taken < changes.size() || below.hasNext())) {
+      KeyValue<Bytes, byte[]> change = taken < changes.size()
+          ? changes.get(reverse ? changes.size() - 1 - taken : taken)
+          : null;
       Bytes belowKey = below.hasNext() ? below.peekNextKey() : null;
-      int order = change == null ? 1 : belowKey == null ? -1 : change.getKey().compareTo(belowKey);
+      int order = change == null ? 1 : belowKey == null ? -1 : change.key.compareTo(belowKey);
       if (reverse && change != null && belowKey != null) {
         order = -order;
       }
@@ -44,11 +41,9 @@ final class WriteBackIterator<C> implements KeyValueIterator<Bytes, byte[]> {
         if (order == 0) {
           below.next(); // the change replaces it
         }
-        Map.Entry<Bytes, C> c = change;
-        change = changes.hasNext() ? changes.next() : null;
-        byte[] value = encode.apply(c.getValue());
-        if (value != null) {
-          next = KeyValue.pair(c.getKey(), value);
+        taken++;
+        if (change.value != null) {
+          next = change;
         }
       } else {
         next = below.next();

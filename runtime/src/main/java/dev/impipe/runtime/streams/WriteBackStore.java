@@ -1,8 +1,6 @@
 package dev.impipe.runtime.streams;
 
 import java.util.List;
-import java.util.Map;
-import java.util.NavigableMap;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
@@ -24,19 +22,21 @@ import org.apache.kafka.streams.state.internals.WrappedStateStore;
  * {@link #onWriteBack} hook in the same transaction. A value changed many times between two write-backs costs one
  * store write and one changelog record.
  *
- * <p>A changed value is held encoded, in large chunks of bytes ({@link ValueArena}): each {@link #write} encodes and
- * each {@link #value} of a held key decodes, but a change leaves no object in the heap that lives until the
- * write-back (up to an interval: long enough for many young collections to copy it, ADR 0020), and stores no
- * reference into the long-lived slot that holds the key (whose card each young collection would scan).
+ * <p>A changed value is held encoded, as the bytes it is stored as, in large primitive arrays ({@link HeldValues}):
+ * each {@link #write} encodes and each {@link #value} of a held key decodes, but nothing a change makes stays in the
+ * heap until the write-back (up to an interval: long enough for many young collections to copy it, ADR 0020), and a
+ * change, a new key or a key let go stores no reference into a long-lived object (whose card each young collection
+ * would scan): the bytes and where they are go into arrays of bytes and ints.
  *
  * <p>Armed at every commit, it is exactly-once like the store below. Armed less often, the store below lags the
  * committed input; the processor must then be able to apply that input again after a crash (the hook writes how far
  * the store below goes, see the conversation list's checkpoints). A task closed without a commit drops the changes.
  *
  * <p>Queries (interactive queries on other threads, through the {@code KeyValueStore} methods) see the changed values
- * as soon as they are written, merged over the store below in key order. A value written below stays in memory
- * until the next commit, so that a range read that began before the write below (and takes less than a commit
- * interval) still finds it in one of the two; then it is let go unless it changed again.
+ * as soon as they are written, merged over the store below in key order (a range read copies the held values of its
+ * range when it begins). A value written below stays in memory until the next commit, so that a range read that
+ * began before the write below (and takes less than a commit interval) still finds it in one of the two; then it is
+ * let go unless it changed again.
  *
  * @param <V> the decoded value
  */
@@ -57,8 +57,6 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   private final Codec<V> codec;
   /** Held: what changed since the last write-back, and what it wrote (until the next commit). */
   private final HeldValues held;
-  /** How many held values changed since the last write-back. */
-  private int dirty;
   private boolean everyCommit = true;
   /** Buckets to write at the next commit, a bit each. */
   private long armed;
@@ -130,29 +128,21 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
 
   /** The current value of {@code key}, or null. Stream thread. */
   public V value(Bytes key) {
-    HeldValues.Slot c = held.get(key);
-    byte[] stored = c != null ? held.bytes(c) : (writtenBelow || bottom == null ? wrapped() : bottom).get(key);
+    byte[] stored = held.get(key);
+    if (stored == HeldValues.NOT_HELD) {
+      stored = (writtenBelow || bottom == null ? wrapped() : bottom).get(key);
+    }
     return stored == null ? null : codec.decoder().apply(stored);
   }
 
   /** Sets {@code key} to {@code value} (null: deletes it), written below at the next write-back. Stream thread. */
   public void write(Bytes key, V value) {
-    byte[] v = value == null ? null : codec.encoder().apply(value);
-    HeldValues.Slot c = held.get(key);
-    if (c == null) {
-      c = held.add(key, v);
-    } else {
-      held.set(c, v);
-    }
-    if (!c.dirty) {
-      c.dirty = true;
-      dirty++;
-    }
+    held.write(key, value == null ? null : codec.encoder().apply(value));
   }
 
   /** How many changed values wait for a write-back. Stream thread. */
   public int pending() {
-    return dirty;
+    return held.pending();
   }
 
   /**
@@ -161,13 +151,6 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
    */
   public int held() {
     return held.size();
-  }
-
-  private void forget(Bytes key) {
-    HeldValues.Slot c = held.remove(key);
-    if (c != null && c.dirty) {
-      dirty--;
-    }
   }
 
   /**
@@ -214,11 +197,7 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
     held.letGoWritten(); // written at the last write-back, a commit ago
     long buckets = everyCommit || (applicationId != null && CLOSING.contains(applicationId)) ? ALL : armed;
     if (buckets != 0) {
-      for (int b = 0; b < BUCKETS; b++) {
-        if ((buckets & (1L << b)) != 0) {
-          writeBack(b);
-        }
-      }
+      writeBack(buckets);
       onWriteBack.accept(buckets);
       armed = 0;
     }
@@ -230,43 +209,36 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   public void close() {
     // Closed without a commit: what was not written below is dropped with the input that made it.
     held.clear();
-    dirty = 0;
     super.close();
   }
 
   /**
-   * Writes the changed values of a bucket below. The values written now are held until the next commit
-   * ({@link HeldValues#letGoWritten}), so that a range read that began before this write finds them in one of the two.
+   * Writes the changed values of the keys in {@code buckets} below. The values written now are held until the next
+   * commit ({@link HeldValues#letGoWritten}), so that a range read that began before this write finds them in one of
+   * the two.
    */
-  private void writeBack(int bucket) {
+  private void writeBack(long buckets) {
     KeyValueStore<Bytes, byte[]> below = wrapped();
-    for (Map.Entry<Bytes, HeldValues.Slot> e : held.bucket(bucket)) {
-      HeldValues.Slot c = e.getValue();
-      if (!c.dirty) {
-        continue; // not changed since it was written below (let go at the next commit)
-      }
-      held.written(e.getKey());
-      if (held.deleted(c)) {
-        below.delete(e.getKey());
+    held.writeBack(buckets, (key, value) -> {
+      if (value == null) {
+        below.delete(key);
       } else {
-        below.put(e.getKey(), held.bytes(c));
+        below.put(key, value);
       }
-      c.dirty = false;
-      dirty--;
-    }
+    });
   }
 
   // The byte-level store, for queries and for writers that bypass the write-back layer.
 
   @Override
   public byte[] get(Bytes key) {
-    HeldValues.Slot c = held.get(key);
-    return c != null ? held.bytes(c) : wrapped().get(key);
+    byte[] stored = held.get(key);
+    return stored == HeldValues.NOT_HELD ? wrapped().get(key) : stored;
   }
 
   @Override
   public void put(Bytes key, byte[] value) {
-    forget(key);
+    held.remove(key);
     writtenBelow = true;
     wrapped().put(key, value);
   }
@@ -290,7 +262,7 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
   @Override
   public byte[] delete(Bytes key) {
     byte[] previous = get(key);
-    forget(key);
+    held.remove(key);
     writtenBelow = true;
     wrapped().delete(key);
     return previous;
@@ -321,8 +293,8 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
     Bytes from = Bytes.wrap(prefixKeySerializer.serialize(null, prefix));
     // The store below's prefix scan, and the changes whose keys start with the prefix.
     Bytes end = OrderedKey.prefixEnd(from);
-    NavigableMap<Bytes, HeldValues.Slot> changes = held.range(from, end, false);
-    return new WriteBackIterator<>(changes, wrapped().prefixScan(prefix, prefixKeySerializer), false, held::bytes);
+    List<KeyValue<Bytes, byte[]>> changes = held.range(from, end, false);
+    return new WriteBackIterator(changes, wrapped().prefixScan(prefix, prefixKeySerializer), false);
   }
 
   @Override
@@ -334,8 +306,8 @@ public final class WriteBackStore<V> extends WrappedStateStore<KeyValueStore<Byt
     if (from != null && to != null && from.compareTo(to) > 0) {
       return wrapped().range(from, to); // Kafka Streams' own answer to an inverted range
     }
-    NavigableMap<Bytes, HeldValues.Slot> changes = held.range(from, to, true);
+    List<KeyValue<Bytes, byte[]>> changes = held.range(from, to, true);
     KeyValueIterator<Bytes, byte[]> below = reverse ? wrapped().reverseRange(from, to) : wrapped().range(from, to);
-    return new WriteBackIterator<>(reverse ? changes.descendingMap() : changes, below, reverse, held::bytes);
+    return new WriteBackIterator(changes, below, reverse);
   }
 }
