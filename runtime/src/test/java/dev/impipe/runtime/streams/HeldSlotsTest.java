@@ -2,7 +2,6 @@ package dev.impipe.runtime.streams;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.Arrays;
 import java.util.HashSet;
 import java.util.Map;
 import java.util.Set;
@@ -29,7 +28,7 @@ class HeldSlotsTest {
     for (int round = 0; round < 6; round++) {
       boolean growing = round % 2 == 0; // fill up, then let most go: the arena fills with dead bytes
       for (int op = 0; op < 60_000; op++) {
-        Bytes key = key(random.nextInt(400), random.nextInt(150));
+        Bytes key = HeldValuesTest.key(random.nextInt(400), random.nextInt(150));
         int choice = random.nextInt(10);
         if (choice < (growing ? 8 : 3)) {
           put(key, value(random.nextInt(10) == 0 ? 600 : 60));
@@ -57,35 +56,35 @@ class HeldSlotsTest {
 
   @Test
   void aValueChangedAgainIsWrittenOverTheOldOneWhenItFitsElseTakenAnew() {
-    byte[] key = key(1, 1).get();
+    byte[] key = HeldValuesTest.key(1, 1).get();
     int s = slots.insert(key, OrderedKey.firstStringLength(key));
     slots.set(s, new byte[100]);
     int used = slots.arena().used();
-    slots.set(s, filled(110, 7));
+    slots.set(s, HeldValuesTest.filled(110, 7));
     assertThat(slots.arena().used()).as("within its room: in place").isEqualTo(used);
-    assertThat(slots.value(s)).isEqualTo(filled(110, 7));
+    assertThat(slots.value(s)).isEqualTo(HeldValuesTest.filled(110, 7));
     slots.set(s, null);
     assertThat(slots.value(s)).isNull();
-    slots.set(s, filled(400, 9));
+    slots.set(s, HeldValuesTest.filled(400, 9));
     assertThat(slots.arena().used()).as("beyond it: taken anew").isGreaterThan(used);
-    assertThat(slots.value(s)).isEqualTo(filled(400, 9));
+    assertThat(slots.value(s)).isEqualTo(HeldValuesTest.filled(400, 9));
     assertThat(slots.arena().live()).as("the key and the new room").isEqualTo(key.length + 400 + 100 + 8);
   }
 
   @Test
   void aCompactionAfterMostKeysWentLeavesAnArenaOfAboutTwiceWhatIsLive() {
     for (int i = 0; i < 10_000; i++) {
-      put(key(i % 400, i / 400), value(200));
+      put(HeldValuesTest.key(i % 400, i / 400), value(200));
     }
     int full = slots.arena().capacity();
     for (int i = 100; i < 10_000; i++) {
-      Bytes key = key(i % 400, i / 400);
+      Bytes key = HeldValuesTest.key(i % 400, i / 400);
       slots.remove(slots.find(key.get()));
       model.remove(key);
     }
     int compactions = slots.arena().compactions();
     for (int i = 0; slots.arena().compactions() == compactions && i < 1_000_000; i++) {
-      Bytes key = key(i % 100, 0);
+      Bytes key = HeldValuesTest.key(i % 100, 0);
       slots.remove(slots.find(key.get())); // its bytes dead, new ones taken
       put(key, value(200));
     }
@@ -99,7 +98,7 @@ class HeldSlotsTest {
   void aGroupReadsItsKeysOnlyAndKeysWithoutAGroupAreInBucketZero() {
     for (int u = 0; u < 50; u++) {
       for (int c = 0; c < 20; c++) {
-        byte[] k = key(u, c).get();
+        byte[] k = HeldValuesTest.key(u, c).get();
         slots.set(slots.insert(k, OrderedKey.firstStringLength(k)), new byte[] {(byte) c});
       }
     }
@@ -107,7 +106,7 @@ class HeldSlotsTest {
     int s = slots.insert(plain, 0);
     assertThat(slots.bucket(s)).isZero();
     for (int c = 0; c < 20; c += 3) {
-      slots.remove(slots.find(key(7, c).get()));
+      slots.remove(slots.find(HeldValuesTest.key(7, c).get()));
     }
     byte[] seven = OrderedKey.key().string("u7").build();
     Set<Bytes> read = new HashSet<>();
@@ -150,7 +149,7 @@ class HeldSlotsTest {
       assertThat(group).isEqualTo(model.subMap(from, OrderedKey.prefixEnd(from)).keySet());
     }
     for (int i = 0; i < 1_000; i++) {
-      Bytes key = key(400 + i, i);
+      Bytes key = HeldValuesTest.key(400 + i, i);
       assertThat(slots.find(key.get())).isEqualTo(-1);
     }
     int held = 0;
@@ -164,15 +163,5 @@ class HeldSlotsTest {
     byte[] v = new byte[random.nextInt(maxLength + 1)];
     random.nextBytes(v);
     return v;
-  }
-
-  private static byte[] filled(int length, int b) {
-    byte[] v = new byte[length];
-    Arrays.fill(v, (byte) b);
-    return v;
-  }
-
-  private static Bytes key(int user, int conversation) {
-    return OrderedKey.key().string("u" + user).string("c" + conversation).bytes();
   }
 }

@@ -169,13 +169,14 @@ class HeldValuesTest {
     return out;
   }
 
-  private static byte[] filled(int length, int b) {
+  static byte[] filled(int length, int b) {
     byte[] v = new byte[length];
     Arrays.fill(v, (byte) b);
     return v;
   }
 
-  private static Bytes key(int user, int conversation) {
+  /** A user's conversation key, grouped by the user. */
+  static Bytes key(int user, int conversation) {
     return OrderedKey.key().string("u" + user).string("c" + conversation).bytes();
   }
 }
