@@ -70,14 +70,8 @@ final class HeldSlots {
    * {@code groupLength} bytes (0: the group of keys without one), its bucket {@link HeldValues#groupBucket} that.
    */
   int insert(byte[] key, int groupLength) {
-    int prefixHash = 1;
-    for (int i = 0; i < groupLength; i++) {
-      prefixHash = 31 * prefixHash + key[i];
-    }
-    int hash = prefixHash;
-    for (int i = groupLength; i < key.length; i++) {
-      hash = 31 * hash + key[i];
-    }
+    int prefixHash = hash(1, key, 0, groupLength);
+    int hash = hash(prefixHash, key, groupLength, key.length);
     int s = newSlot();
     int at = allocate(key.length); // before the slot is in use: a compaction here leaves it out
     System.arraycopy(key, 0, arena.bytes(), at, key.length);
@@ -87,7 +81,7 @@ final class HeldSlots {
     valueAt[s] = 0;
     valueLength[s] = -1;
     valueRoom[s] = 0;
-    bucket[s] = (byte) (groupLength <= 0 ? 0 : Math.floorMod(prefixHash, HeldValues.BUCKETS));
+    bucket[s] = (byte) HeldValues.bucket(prefixHash, groupLength);
     flags[s] = 0;
     int g = groups.find(prefixHash, key, 0, groupLength);
     if (g < 0) {
@@ -166,11 +160,7 @@ final class HeldSlots {
 
   /** The first slot of the group of the keys starting with {@code key[0, groupLength)}, or -1 when none is held. */
   int firstOfGroup(byte[] key, int groupLength) {
-    int hash = 1;
-    for (int i = 0; i < groupLength; i++) {
-      hash = 31 * hash + key[i];
-    }
-    int g = groups.find(hash, key, 0, groupLength);
+    int g = groups.find(hash(1, key, 0, groupLength), key, 0, groupLength);
     return g < 0 ? -1 : groupFirst[g];
   }
 
@@ -229,6 +219,18 @@ final class HeldSlots {
     groupHash = new int[MIN_SLOTS];
     groupEnd = 0;
     freeGroup = -1;
+  }
+
+  /**
+   * {@link Arrays#hashCode(byte[])} continued from {@code hash} over {@code key[from, to)}: from 1 over a whole key,
+   * its hash; over its group prefix, the group's.
+   */
+  private static int hash(int hash, byte[] key, int from, int to) {
+    int h = hash;
+    for (int i = from; i < to; i++) {
+      h = 31 * h + key[i];
+    }
+    return h;
   }
 
   /** A slot not in use (group -1 until {@link #insert} links it). */

@@ -64,10 +64,15 @@ final class HeldValues {
   /**
    * The bucket of a key whose group prefix (e.g. a user's first string field) is {@code group}: stable across
    * processes and versions (the bytes' {@link Arrays#hashCode(byte[])}), so that a stored checkpoint of a bucket
-   * names the same keys after a restart. Keys without a group are in bucket 0. ({@link HeldSlots} computes the same.)
+   * names the same keys after a restart. Keys without a group are in bucket 0.
    */
   static int groupBucket(Bytes group) {
-    return group.get().length == 0 ? 0 : Math.floorMod(Arrays.hashCode(group.get()), BUCKETS);
+    return bucket(Arrays.hashCode(group.get()), group.get().length);
+  }
+
+  /** The bucket of a group prefix of {@code length} bytes whose {@link Arrays#hashCode(byte[])} is {@code hash}. */
+  static int bucket(int hash, int length) {
+    return length <= 0 ? 0 : Math.floorMod(hash, BUCKETS);
   }
 
   /** A copy of the value held for {@code key}: null when it is held as deleted, {@link #NOT_HELD}. Any thread. */
